@@ -1,0 +1,35 @@
+# Two commands a newcomer needs (see README):
+#   make run   - install into .venv and run the whole pipeline (dvc repro) on the default params
+#   make test  - install into .venv (with dev tools) and run lint, type checks and the test suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+export DVC_NO_ANALYTICS := 1
+
+.PHONY: install run test lint pytest clean
+
+# torch first: ==2.13.0 takes the CPU build from local disk; a bare `torch` pulls CUDA (GBs).
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	dvc repro
+
+lint: install
+	ruff check .
+	ruff format --check .
+	mypy
+
+pytest: install
+	pytest
+
+test: lint pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
