@@ -1,0 +1,128 @@
+"""Reading and writing artifacts: validated on both sides, written atomically.
+
+Contract:
+- ``write_table`` validates a DataFrame against its pandera schema *before* anything
+  touches the disk, then writes parquet to a temporary file in the target folder and
+  renames it into place. A crash or a validation error never leaves a half-written or
+  invalid file at ``path``.
+- ``read_table`` reads parquet and validates it, so a stage never computes on data
+  that does not match the schema it expects.
+- Validation failures become :class:`CurllError` naming the file, the first failing
+  row (0-based table index, as stored) and the field, plus a short list of the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pandera.errors as pa_errors
+import pandera.pandas as pa
+
+from curll.errors import CurllError
+
+#: at most this many failures are listed in one validation message
+_MAX_LISTED = 5
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it to ``path`` on success.
+
+    On any exception the temporary file is removed and ``path`` is left as it was.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        yield tmp
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    """Write ``obj`` as indented, key-sorted JSON atomically (stable diffs for DVC metrics)."""
+    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def validate(df: pd.DataFrame, schema: type[pa.DataFrameModel], *, source: str | Path) -> pd.DataFrame:
+    """Validate ``df`` with ``schema``; raise CurllError naming ``source``, row and field."""
+    try:
+        return schema.validate(df, lazy=True)
+    except pa_errors.SchemaErrors as exc:
+        raise _to_curll_error(exc, schema, source) from None
+
+
+def write_table(
+    df: pd.DataFrame,
+    path: str | Path,
+    schema: type[pa.DataFrameModel],
+    *,
+    writer: Callable[[pd.DataFrame, Path], None] | None = None,
+) -> None:
+    """Validate ``df`` against ``schema`` and write it to ``path`` as parquet, atomically."""
+    checked = validate(df, schema, source=path)
+    with atomic_path(path) as tmp:
+        if writer is None:
+            checked.to_parquet(tmp, index=False)
+        else:
+            writer(checked, tmp)
+
+
+def read_table(path: str | Path, schema: type[pa.DataFrameModel]) -> pd.DataFrame:
+    """Read a parquet artifact and validate it against ``schema``."""
+    p = Path(path)
+    if not p.is_file():
+        raise CurllError("artifact not found (did the stage that makes it run?)", file=p)
+    try:
+        df = pd.read_parquet(p)
+    except Exception as exc:  # pyarrow raises several unrelated types for a corrupt file
+        raise CurllError(f"not a readable parquet file ({exc})", file=p) from None
+    return validate(df, schema, source=p)
+
+
+def _to_curll_error(
+    exc: pa_errors.SchemaErrors, schema: type[pa.DataFrameModel], source: str | Path
+) -> CurllError:
+    cases = exc.failure_cases
+    lines = []
+    first_row: int | None = None
+    first_field: str | None = None
+    for rec in cases.head(_MAX_LISTED).to_dict("records"):
+        column = rec.get("column")
+        index = rec.get("index")
+        check = rec.get("check")
+        value = rec.get("failure_case")
+        if check in ("column_in_dataframe", "column_in_schema"):
+            column = str(value)  # a missing or unexpected column: its name is the failure case
+        elif column == schema.__name__:
+            column = None  # another table-level failure: pandera names the schema, not a field
+        row = None if index is None or pd.isna(index) else int(index)
+        if first_field is None and column is not None:
+            first_field = str(column)
+        if first_row is None and row is not None:
+            first_row = row
+        where = ", ".join(
+            x for x in (f"row {row}" if row is not None else "", f"field {column!r}" if column else "") if x
+        )
+        lines.append(f"  - {where or 'table'}: failed {check} (value {value!r})")
+    more = len(cases) - _MAX_LISTED
+    if more > 0:
+        lines.append(f"  ... and {more} more")
+    message = f"does not match schema {schema.__name__}:\n" + "\n".join(lines)
+    return CurllError(message, file=source, row=first_row, field=first_field)

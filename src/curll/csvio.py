@@ -1,0 +1,61 @@
+"""Strict CSV reading shared by the importers.
+
+:func:`read_csv` decodes UTF-8 (a BOM is accepted), refuses an empty file or one
+that is not UTF-8 (naming the row of the first bad byte), and returns the header and
+the data rows with their spreadsheet row numbers (header = row 1). Short rows are
+padded with empty cells so importers can index columns safely.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+from curll.errors import CurllError
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    """A decoded CSV: ``rows[i]`` is ``(spreadsheet_row, cells)``; cells are raw strings."""
+
+    path: Path
+    header: list[str]
+    rows: list[tuple[int, list[str]]]
+
+    def column(self, *names: str) -> int | None:
+        """Index of the first header cell equal (after strip) to one of ``names``."""
+        stripped = [h.strip() for h in self.header]
+        for name in names:
+            if name in stripped:
+                return stripped.index(name)
+        return None
+
+
+def read_csv(path: str | Path) -> CsvTable:
+    """Read ``path`` strictly; see the module docstring for the contract."""
+    p = Path(path)
+    if not p.is_file():
+        raise CurllError("file not found", file=p)
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        row = raw[: exc.start].count(b"\n") + 1
+        raise CurllError(
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); re-save the file as UTF-8",
+            file=p,
+            row=row,
+        ) from None
+    if not text.strip():
+        raise CurllError("file is empty", file=p)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        records = list(reader)
+    except csv.Error as exc:
+        raise CurllError(f"malformed CSV: {exc}", file=p, row=reader.line_num) from None
+    header, body = records[0], records[1:]
+    width = len(header)
+    rows = [(i + 2, cells + [""] * (width - len(cells))) for i, cells in enumerate(body)]
+    return CsvTable(path=p, header=header, rows=rows)

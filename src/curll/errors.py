@@ -1,0 +1,44 @@
+"""One user-facing error type that says *where* the problem is.
+
+Every bad input (a malformed CSV, an unknown param, a table that fails its schema)
+is raised as :class:`CurllError` carrying the file, the row and the field. The CLI
+prints ``str(error)`` and exits non-zero; a traceback is for bugs, not for bad data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class CurllError(Exception):
+    """Bad input or bad params, located by file, row and field where known.
+
+    ``row`` is where a person would look: in a CSV, the spreadsheet row (the header
+    is row 1, the first data row is row 2); in a YAML list, the 1-based item; in a
+    parquet table, the 0-based table index. ``field`` is a column name or a dotted
+    params key.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        row: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = str(file) if file is not None else None
+        self.row = row
+        self.field = field
+
+    def __str__(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(self.file)
+        if self.row is not None:
+            where.append(f"row {self.row}")
+        if self.field is not None:
+            where.append(f"field {self.field!r}")
+        return f"{', '.join(where)}: {self.message}" if where else self.message

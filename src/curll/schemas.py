@@ -1,0 +1,65 @@
+"""Pandera schemas: one per artifact, the contract at every stage boundary.
+
+Columns are listed with their meaning; ``strict = True`` rejects unknown columns so a
+stage cannot silently pass along data nobody declared.
+"""
+
+from __future__ import annotations
+
+import pandera.pandas as pa
+from pandera.typing import Series
+
+#: the parts of speech the paper keeps from the AoA norms
+POS_TAGS = ("Noun", "Verb", "Adjective", "Adverb")
+
+#: highest stage the code accepts (the paper uses 0-4; the authors' CSV goes to 6)
+MAX_STAGE = 9
+
+
+class IndicatorSchema(pa.DataFrameModel):
+    """``indicators.parquet``: one row per indicator (a skill tuple at one stage).
+
+    - indicator_id: 16 hex chars, a hash of (stage, skill, subskill, goal, indicator);
+      stable across re-imports and row reordering.
+    - stage: 0..9; age_group: "0-5" for stage 0, "{4+k}-{5+k}" for stage k.
+    - skill / subskill / goal / indicator: the hierarchy, whitespace-normalised.
+    - source / source_row: the input file name and its row (for error messages and audit).
+    """
+
+    indicator_id: Series[str] = pa.Field(unique=True, str_matches=r"^[0-9a-f]{16}$")
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    age_group: Series[str] = pa.Field(str_matches=r"^\d+-\d+$")
+    skill: Series[str] = pa.Field(str_length={"min_value": 1})
+    subskill: Series[str] = pa.Field(str_length={"min_value": 1})
+    goal: Series[str] = pa.Field(str_length={"min_value": 1})
+    indicator: Series[str] = pa.Field(str_length={"min_value": 1})
+    source: Series[str] = pa.Field(str_length={"min_value": 1})
+    source_row: Series[int] = pa.Field(ge=1)
+
+    class Config:
+        strict = True
+        ordered = True
+
+
+class WordSchema(pa.DataFrameModel):
+    """``words.parquet``: the stage vocabulary that seeds generation.
+
+    - word: the lemma, lower-case as in the source; pos: one of :data:`POS_TAGS`.
+    - aoa: age of acquisition in years (null for the built-in list, which has bands only).
+    - perc_known: share of raters who knew the word, 0..1 (null for the built-in list).
+    - stage: the band the word belongs to; a word can sit in several stages only when
+      bands are cumulative.
+    - rank: 0-based order within the stage (most widely known first).
+    """
+
+    word: Series[str] = pa.Field(str_length={"min_value": 1})
+    pos: Series[str] = pa.Field(isin=list(POS_TAGS))
+    aoa: Series[float] = pa.Field(nullable=True, ge=0, le=30)
+    perc_known: Series[float] = pa.Field(nullable=True, ge=0, le=1)
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    rank: Series[int] = pa.Field(ge=0)
+
+    class Config:
+        strict = True
+        ordered = True
+        unique = ["stage", "word", "pos"]  # noqa: RUF012 (pandera reads a plain list)

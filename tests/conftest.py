@@ -1,0 +1,35 @@
+"""Shared fixtures. Third-party reference data is read from ../shared/reference and
+tests that need it skip cleanly when it is absent (it is never copied into the repo)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT.parent / "shared" / "reference"
+
+
+def reference_file(*parts: str) -> Path:
+    """Path under ../shared/reference, or skip the test when it is not there."""
+    path = REFERENCE.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"reference data not available: {path}")
+    return path
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """write(name, text_or_bytes) -> path of a new file under tmp_path."""
+
+    def _write(name: str, content: str | bytes) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        return path
+
+    return _write

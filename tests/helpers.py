@@ -1,0 +1,39 @@
+"""Running the real ``curll`` and ``dvc`` commands from tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BIN = str(Path(sys.executable).parent)
+
+
+def env() -> dict[str, str]:
+    """The test's environment with this interpreter's scripts (curll, dvc) first on PATH."""
+    out = dict(os.environ)
+    out["PATH"] = BIN + os.pathsep + out.get("PATH", "")
+    out.update(
+        DVC_NO_ANALYTICS="1",
+        GIT_AUTHOR_NAME="curll-tests",
+        GIT_AUTHOR_EMAIL="tests@curll.invalid",
+        GIT_COMMITTER_NAME="curll-tests",
+        GIT_COMMITTER_EMAIL="tests@curll.invalid",
+    )
+    return out
+
+
+def run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(args, cwd=cwd, env=env(), text=True, capture_output=True, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def curll(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "pipeline.cli", *args], cwd=cwd, check=check)
+
+
+def dvc(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return run([sys.executable, "-m", "dvc", *args], cwd=cwd, check=check)

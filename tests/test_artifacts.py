@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from curll.artifacts import atomic_path, read_table, write_json, write_table
+from curll.errors import CurllError
+from curll.schemas import WordSchema
+
+
+def words(**over) -> pd.DataFrame:
+    base = {
+        "word": ["dog", "cat"],
+        "pos": ["Noun", "Noun"],
+        "aoa": [3.0, None],
+        "perc_known": [1.0, None],
+        "stage": [0, 0],
+        "rank": [0, 1],
+    }
+    base.update(over)
+    return pd.DataFrame(base).astype({"aoa": "float64", "perc_known": "float64"})
+
+
+def test_round_trip(tmp_path):
+    path = tmp_path / "w.parquet"
+    write_table(words(), path, WordSchema)
+    pd.testing.assert_frame_equal(read_table(path, WordSchema), words())
+    assert [p.name for p in tmp_path.iterdir()] == ["w.parquet"]
+
+
+def test_invalid_table_names_row_and_field_and_writes_nothing(tmp_path):
+    path = tmp_path / "w.parquet"
+    with pytest.raises(CurllError) as err:
+        write_table(words(pos=["Noun", "Pronoun"]), path, WordSchema)
+    assert (err.value.row, err.value.field) == (1, "pos")
+    assert "Pronoun" in str(err.value) and str(path) in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_or_missing_columns_are_refused(tmp_path):
+    with pytest.raises(CurllError, match="extra"):
+        write_table(words(extra=[1, 2]), tmp_path / "a.parquet", WordSchema)
+    with pytest.raises(CurllError) as err:
+        write_table(words().drop(columns=["rank"]), tmp_path / "b.parquet", WordSchema)
+    assert err.value.field == "rank"
+
+
+def test_crash_mid_write_keeps_previous_file(tmp_path):
+    path = tmp_path / "w.parquet"
+    write_table(words(), path, WordSchema)
+    before = path.read_bytes()
+
+    def crashing_writer(df: pd.DataFrame, tmp) -> None:
+        tmp.write_bytes(b"half a parq")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        write_table(words(word=["emu", "owl"]), path, WordSchema, writer=crashing_writer)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["w.parquet"]
+
+
+def test_atomic_path_and_json(tmp_path):
+    target = tmp_path / "sub" / "m.json"
+    write_json(target, {"b": 1, "a": 2})
+    assert json.loads(target.read_text()) == {"a": 2, "b": 1}
+    with pytest.raises(ValueError), atomic_path(target) as tmp:
+        tmp.write_text("partial")
+        raise ValueError
+    assert json.loads(target.read_text()) == {"a": 2, "b": 1}
+
+
+def test_read_errors(tmp_path):
+    with pytest.raises(CurllError, match="not found"):
+        read_table(tmp_path / "missing.parquet", WordSchema)
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet")
+    with pytest.raises(CurllError, match="not a readable parquet"):
+        read_table(bad, WordSchema)
+
+
+def test_multi_column_uniqueness_names_the_fields(tmp_path):
+    with pytest.raises(CurllError, match="multiple_fields_uniqueness") as err:
+        write_table(words(word=["dog", "dog"]), tmp_path / "w.parquet", WordSchema)
+    assert err.value.row == 0 and err.value.field in {"stage", "word", "pos"}
