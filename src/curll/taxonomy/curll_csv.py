@@ -1,0 +1,147 @@
+"""Importer for the CurLL authors' taxonomy CSV layout.
+
+Layout (one file per age range, e.g. ``age_0_5.csv`` and ``age_5_11.csv``)::
+
+    <index>, Skills, Sub-skills, Goals, stage-1, stage-2, ...
+
+- The hierarchy columns are written once and left empty below: they are forward-filled,
+  and a new value at a level clears the levels beneath it (a new skill starts with no
+  sub-skill until one is given).
+- Each non-empty stage cell is one indicator of that stage. Indicator cells are never
+  forward-filled: an empty cell means "no indicator here".
+- Header variants are accepted: ``Skill``/``Skills``, ``Sub-skill(s)``/``Subskill(s)``,
+  ``Goal``/``Goals``, ``stage-k``/``Stage-k``/``Stage k``; other columns are ignored.
+- Cells are stripped and inner white space is folded.
+
+Failure behaviour: missing hierarchy or stage columns, a stage column with no
+indicator, an indicator with no skill/sub-skill/goal above it, and duplicate
+indicators raise :class:`CurllError` with the file, spreadsheet row and column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from curll.csvio import CsvTable, read_csv
+from curll.errors import CurllError
+from curll.taxonomy.model import IndicatorRecord, normalise
+
+_LEVELS = ("skill", "subskill", "goal")
+_LEVEL_NAMES = {"skill": "Skills", "subskill": "Sub-skills", "goal": "Goals"}
+_STAGE_RE = re.compile(r"^stage[\s_-]*(\d+)$")
+
+
+def _header_key(cell: str) -> str | None:
+    """Map a header cell to 'skill' / 'subskill' / 'goal' / 'stage:N', or None."""
+    key = normalise(cell).lower()
+    m = _STAGE_RE.match(key)
+    if m:
+        return f"stage:{int(m.group(1))}"
+    compact = re.sub(r"[\s_-]", "", key)
+    return {
+        "skill": "skill",
+        "skills": "skill",
+        "subskill": "subskill",
+        "subskills": "subskill",
+        "goal": "goal",
+        "goals": "goal",
+    }.get(compact)
+
+
+def _columns(table: CsvTable) -> tuple[dict[str, int], dict[int, int]]:
+    levels: dict[str, int] = {}
+    stages: dict[int, int] = {}
+    for idx, cell in enumerate(table.header):
+        key = _header_key(cell)
+        if key is None:
+            continue
+        if key.startswith("stage:"):
+            stage = int(key.split(":")[1])
+            if stage in stages:
+                raise CurllError(f"stage {stage} appears in two columns", file=table.path, row=1, field=cell)
+            stages[stage] = idx
+        elif key in levels:
+            raise CurllError(f"two columns mean {_LEVEL_NAMES[key]!r}", file=table.path, row=1, field=cell)
+        else:
+            levels[key] = idx
+    missing = [_LEVEL_NAMES[lv] for lv in _LEVELS if lv not in levels]
+    if missing:
+        raise CurllError(
+            f"missing column(s) {missing}; expected Skills, Sub-skills, Goals and stage-k columns",
+            file=table.path,
+            row=1,
+            field=missing[0],
+        )
+    if not stages:
+        raise CurllError("no stage columns (expected headers like 'stage-1')", file=table.path, row=1)
+    return levels, stages
+
+
+def read_curll_csv(path: str | Path) -> Iterator[IndicatorRecord]:
+    """Yield the indicators of one CurLL-layout CSV file, in file order."""
+    table = read_csv(path)
+    levels, stages = _columns(table)
+    current: dict[str, str | None] = dict.fromkeys(_LEVELS)
+    found = dict.fromkeys(stages, 0)
+    for row_no, cells in table.rows:
+        for depth, level in enumerate(_LEVELS):
+            value = normalise(cells[levels[level]])
+            if value:
+                current[level] = value
+                for lower in _LEVELS[depth + 1 :]:
+                    current[lower] = None
+        for stage, col in stages.items():
+            text = normalise(cells[col])
+            if not text:
+                continue
+            for level in _LEVELS:
+                if current[level] is None:
+                    raise CurllError(
+                        f"indicator has no {_LEVEL_NAMES[level]} value on this row or above it",
+                        file=table.path,
+                        row=row_no,
+                        field=table.header[levels[level]].strip(),
+                    )
+            found[stage] += 1
+            yield IndicatorRecord(
+                stage=stage,
+                skill=str(current["skill"]),
+                subskill=str(current["subskill"]),
+                goal=str(current["goal"]),
+                indicator=text,
+                source=table.path.name,
+                source_row=row_no,
+                source_field=table.header[col].strip(),
+            )
+    for stage, count in found.items():
+        if count == 0:
+            raise CurllError(
+                f"stage {stage} column has no indicators",
+                file=table.path,
+                field=table.header[stages[stage]].strip(),
+            )
+
+
+def read_curll_csvs(paths: Sequence[str | Path]) -> Iterator[IndicatorRecord]:
+    """Yield indicators from several files (or folders of ``*.csv``), in sorted path order."""
+    for path in expand_inputs(paths, "*.csv"):
+        yield from read_curll_csv(path)
+
+
+def expand_inputs(paths: Sequence[str | Path], pattern: str) -> list[Path]:
+    """Files as given; a folder contributes its files matching ``pattern``, sorted."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            matches = sorted(p.glob(pattern))
+            if not matches:
+                raise CurllError(f"folder has no {pattern} files", file=p)
+            out.extend(matches)
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise CurllError("input not found", file=p)
+    return out

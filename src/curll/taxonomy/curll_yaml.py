@@ -1,0 +1,80 @@
+"""Reader for curll's own YAML taxonomy layout (the built-in taxonomy uses it).
+
+Layout: a top-level ``goals`` list; each item names its ``skill``, ``subskill`` and
+``goal`` and maps stage numbers to lists of indicator sentences::
+
+    goals:
+      - skill: Mathematics
+        subskill: Number
+        goal: Counting and comparing quantities
+        indicators:
+          1: ["Counts objects up to 20 ...", ...]
+          2: [...]
+
+``source_row`` is the 1-based position of the goal block in the list. Failure
+behaviour: a missing or empty field, a non-integer stage or a non-string indicator
+raises :class:`CurllError` naming the file, the block and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from curll.errors import CurllError
+from curll.taxonomy.curll_csv import expand_inputs
+from curll.taxonomy.model import IndicatorRecord, normalise
+
+
+def _text(block: dict[str, Any], key: str, path: Path, row: int) -> str:
+    value = block.get(key)
+    if not isinstance(value, str) or not normalise(value):
+        raise CurllError("must be a non-empty string", file=path, row=row, field=key)
+    return normalise(value)
+
+
+def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
+    """Yield the indicators of one YAML taxonomy file, in file order."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise CurllError("not valid UTF-8", file=p) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise CurllError(f"invalid YAML: {exc}", file=p, row=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict) or not isinstance(data.get("goals"), list) or not data["goals"]:
+        raise CurllError("expected a non-empty top-level 'goals' list", file=p, field="goals")
+    for row, block in enumerate(data["goals"], start=1):
+        if not isinstance(block, dict):
+            raise CurllError("each goal must be a mapping", file=p, row=row, field="goals")
+        unknown = set(block) - {"skill", "subskill", "goal", "indicators"}
+        if unknown:
+            raise CurllError(f"unknown key(s) {sorted(unknown)}", file=p, row=row, field=sorted(unknown)[0])
+        skill, subskill, goal = (_text(block, k, p, row) for k in ("skill", "subskill", "goal"))
+        by_stage = block.get("indicators")
+        if not isinstance(by_stage, dict) or not by_stage:
+            raise CurllError(
+                "must map stage numbers to lists of indicators", file=p, row=row, field="indicators"
+            )
+        for stage, items in by_stage.items():
+            field = f"indicators.{stage}"
+            if not isinstance(stage, int) or isinstance(stage, bool) or stage < 0:
+                raise CurllError("stage must be a non-negative integer", file=p, row=row, field=field)
+            if not isinstance(items, list) or not items:
+                raise CurllError("must be a non-empty list of sentences", file=p, row=row, field=field)
+            for item in items:
+                if not isinstance(item, str) or not normalise(item):
+                    raise CurllError(
+                        f"indicator must be a non-empty string, got {item!r}", file=p, row=row, field=field
+                    )
+                yield IndicatorRecord(stage, skill, subskill, goal, normalise(item), p.name, row, field)
+
+
+def read_curll_yamls(paths: Sequence[str | Path]) -> Iterator[IndicatorRecord]:
+    """Yield indicators from several YAML files (or folders of ``*.yaml``)."""
+    for path in expand_inputs(paths, "*.yaml"):
+        yield from read_curll_yaml(path)

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from curll.errors import CurllError
+from curll.taxonomy import import_taxonomy
+
+BUILTIN = Path(__file__).resolve().parents[2] / "src" / "curll" / "resources" / "taxonomy_builtin.yaml"
+EARLY_YEARS = {
+    "Approaches to Learning",
+    "Social and Emotional Development",
+    "Language and Communication",
+    "Literacy",
+    "Mathematics Development",
+    "Scientific Reasoning",
+    "Perceptual, Motor, and Physical Development",
+}
+SCHOOL = {"English", "Mathematics", "Science", "Computing", "Digital Literacy", "Global Perspectives"}
+
+
+def test_builtin_taxonomy_covers_stages_and_skill_areas():
+    df = import_taxonomy("curll-yaml", [BUILTIN])
+    assert sorted(df["stage"].unique()) == [0, 1, 2, 3, 4]
+    assert df.groupby("stage").size().min() >= 12
+    assert set(df.loc[df["stage"] == 0, "skill"]) == EARLY_YEARS
+    for stage in range(1, 5):
+        assert set(df.loc[df["stage"] == stage, "skill"]) == SCHOOL
+
+
+@pytest.mark.parametrize(
+    ("text", "row", "field"),
+    [
+        ("goals: []\n", None, "goals"),
+        ("goals:\n  - {skill: A, subskill: B, indicators: {1: [x]}}\n", 1, "goal"),
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {one: [x]}}\n", 1, "indicators.one"),
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: []}}\n", 1, "indicators.1"),
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: [x]}, note: y}\n", 1, "note"),
+    ],
+)
+def test_yaml_layout_errors_name_block_and_field(write, text, row, field):
+    with pytest.raises(CurllError) as err:
+        import_taxonomy("curll-yaml", [write("t.yaml", text)])
+    assert (err.value.row, err.value.field) == (row, field)
