@@ -1,0 +1,61 @@
+"""Stage vocabulary from Age-of-Acquisition data.
+
+Public API::
+
+    df = import_vocab("kuperman", "AoA_51715_words.csv", stages=range(5), max_per_stage=1000, seed=42)
+    stats = vocab_stats(df, range(5))   # {"stages": {"0": {"words": n}, ...}}
+
+``df`` follows :class:`curll.schemas.WordSchema`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from curll.artifacts import validate
+from curll.errors import CurllError
+from curll.schemas import WordSchema
+from curll.vocab.bands import BandMode, assign_stages, vocab_stats
+from curll.vocab.sources import FORMATS, Candidate, aoa_band
+
+
+def import_vocab(
+    fmt: str,
+    path: str | Path,
+    *,
+    stages: Iterable[int] = range(5),
+    bands: BandMode = "exclusive",
+    max_per_stage: int = 0,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Read ``path`` in format ``fmt`` and return the validated words table."""
+    if fmt not in FORMATS:
+        raise CurllError(
+            f"unknown vocabulary format {fmt!r}; choose one of {sorted(FORMATS)}", field="format"
+        )
+    if max_per_stage < 0:
+        raise CurllError("must be >= 0 (0 = no cap)", field="max_per_stage")
+    candidates = FORMATS[fmt](path)
+    df = assign_stages(candidates, stages, bands=bands, max_per_stage=max_per_stage, seed=seed)
+    return validate(df, WordSchema, source=path)
+
+
+__all__ = ["FORMATS", "BandMode", "Candidate", "aoa_band", "assign_stages", "import_vocab", "vocab_stats"]
+
+
+def save_vocab(
+    df: pd.DataFrame, stages: Iterable[int], words_path: str | Path, stats_path: str | Path
+) -> dict[str, object]:
+    """Write ``words.parquet`` (validated, atomic) and its stats JSON; return the stats."""
+    from curll.artifacts import write_json, write_table
+
+    stats = vocab_stats(df, stages)
+    write_table(df, words_path, WordSchema)
+    write_json(stats_path, stats)
+    return dict(stats)
+
+
+__all__ += ["save_vocab"]

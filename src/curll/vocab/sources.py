@@ -1,0 +1,120 @@
+"""Vocabulary sources -> candidate words with a stage *band*.
+
+A candidate is one (word, pos) with its age of acquisition (``aoa``, years), the share
+of raters who knew it (``perc_known``) and its ``band``: the one stage it first
+belongs to. :mod:`curll.vocab.bands` then turns bands into stages and caps them.
+
+Formats:
+- ``kuperman``: the Kuperman et al. AoA norms CSV. Following the CurLL paper: word =
+  ``Lemma_highest_PoS``, pos = ``Dom_PoS_SUBTLEX`` kept only for Noun, Verb, Adjective,
+  Adverb; rows missing lemma, pos, ``AoA_Kup_lem`` or ``Perc_known_lem`` are dropped
+  (``NA``/``#N/A``/empty mean missing), then duplicates of (lemma, ``AoA_Kup_lem``)
+  keep their first row. Band: 0 if AoA <= 5, else k with 4+k < AoA <= 5+k.
+- ``curll-words``: curll's own list (the built-in vocabulary), columns
+  ``word,pos,stage``; the stage column is the band and aoa/perc_known are unknown.
+
+Failure behaviour: a missing column, a non-numeric or out-of-range age or share, an
+unknown part of speech (``curll-words``) or a bad stage raise :class:`CurllError`
+naming the file, spreadsheet row and column.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from curll.csvio import CsvTable, read_csv
+from curll.errors import CurllError
+from curll.schemas import MAX_STAGE, POS_TAGS
+
+MISSING = frozenset({"", "NA", "N/A", "#N/A", "NaN", "nan", "NULL"})
+KUPERMAN_COLUMNS = ("Lemma_highest_PoS", "Dom_PoS_SUBTLEX", "AoA_Kup_lem", "Perc_known_lem")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    word: str
+    pos: str
+    aoa: float | None
+    perc_known: float | None
+    band: int
+
+
+def aoa_band(aoa: float) -> int:
+    """Stage band of an age of acquisition: 0 for AoA <= 5, k for 4+k < AoA <= 5+k."""
+    return 0 if aoa <= 5 else math.ceil(aoa - 5)
+
+
+def _require(table: CsvTable, names: tuple[str, ...]) -> dict[str, int]:
+    cols = {}
+    for name in names:
+        idx = table.column(name)
+        if idx is None:
+            raise CurllError(f"missing column {name!r}", file=table.path, row=1, field=name)
+        cols[name] = idx
+    return cols
+
+
+def _number(raw: str, table: CsvTable, row: int, field: str, lo: float, hi: float) -> float | None:
+    text = raw.strip()
+    if text in MISSING:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise CurllError(f"expected a number, got {text!r}", file=table.path, row=row, field=field) from None
+    if not (lo <= value <= hi) or math.isnan(value):
+        raise CurllError(f"{value} is outside {lo}..{hi}", file=table.path, row=row, field=field)
+    return value
+
+
+def read_kuperman(path: str | Path) -> list[Candidate]:
+    """Candidates from a Kuperman AoA CSV (see module docstring), in file order."""
+    table = read_csv(path)
+    col = _require(table, KUPERMAN_COLUMNS)
+    lemma_c, pos_c, aoa_c, known_c = (col[n] for n in KUPERMAN_COLUMNS)
+    seen: set[tuple[str, float]] = set()
+    out = []
+    for row, cells in table.rows:
+        # parse both numbers on every row, so a corrupt file fails loudly even where
+        # the row would have been filtered out
+        aoa = _number(cells[aoa_c], table, row, KUPERMAN_COLUMNS[2], 0.0, 30.0)
+        known = _number(cells[known_c], table, row, KUPERMAN_COLUMNS[3], 0.0, 1.0)
+        lemma = cells[lemma_c].strip()
+        pos = cells[pos_c].strip()
+        if aoa is None or known is None or lemma in MISSING or pos not in POS_TAGS:
+            continue
+        if (lemma, aoa) in seen:
+            continue
+        seen.add((lemma, aoa))
+        out.append(Candidate(lemma, pos, aoa, known, aoa_band(aoa)))
+    return out
+
+
+def read_curll_words(path: str | Path) -> list[Candidate]:
+    """Candidates from curll's ``word,pos,stage`` list, in file order."""
+    table = read_csv(path)
+    col = _require(table, ("word", "pos", "stage"))
+    out = []
+    seen: dict[tuple[str, str], int] = {}
+    for row, cells in table.rows:
+        word, pos, stage_raw = (cells[col[n]].strip() for n in ("word", "pos", "stage"))
+        if not word:
+            raise CurllError("empty word", file=table.path, row=row, field="word")
+        if pos not in POS_TAGS:
+            raise CurllError(
+                f"pos must be one of {list(POS_TAGS)}, got {pos!r}", file=table.path, row=row, field="pos"
+            )
+        if not stage_raw.isdigit() or int(stage_raw) > MAX_STAGE:
+            raise CurllError(
+                f"stage must be 0..{MAX_STAGE}, got {stage_raw!r}", file=table.path, row=row, field="stage"
+            )
+        if (word, pos) in seen:
+            raise CurllError(f"duplicate of row {seen[(word, pos)]}", file=table.path, row=row, field="word")
+        seen[(word, pos)] = row
+        out.append(Candidate(word, pos, None, None, int(stage_raw)))
+    return out
+
+
+FORMATS = {"kuperman": read_kuperman, "curll-words": read_curll_words}

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from curll.errors import CurllError
+from curll.vocab import import_vocab
+
+BUILTIN = Path(__file__).resolve().parents[2] / "src" / "curll" / "resources" / "vocab_builtin.csv"
+
+
+def test_builtin_list_has_every_stage_and_part_of_speech():
+    df = import_vocab("curll-words", BUILTIN, stages=range(5))
+    assert df.groupby("stage").size().min() >= 20
+    assert set(df["pos"]) == {"Noun", "Verb", "Adjective", "Adverb"}
+    assert df["aoa"].isna().all()
+
+
+@pytest.mark.parametrize(
+    ("row", "field"),
+    [("dog,Noun,x", "stage"), ("dog,Pronoun,0", "pos"), (",Noun,0", "word"), ("cat,Noun,0", "word")],
+)
+def test_word_list_errors(write, row, field):
+    path = write("w.csv", "word,pos,stage\ncat,Noun,0\n" + row + "\n")
+    with pytest.raises(CurllError) as err:
+        import_vocab("curll-words", path)
+    assert (err.value.row, err.value.field) == (3, field)

@@ -1,0 +1,126 @@
+from __future__ import annotations
+
+import pytest
+
+from curll.errors import CurllError
+from curll.vocab import aoa_band, import_vocab, vocab_stats
+from tests.conftest import reference_file
+
+HEADER = "Word,Dom_PoS_SUBTLEX,Lemma_highest_PoS,AoA_Kup_lem,Perc_known_lem\n"
+
+
+def kuperman(rows: list[str]) -> str:
+    return HEADER + "".join(r + "\n" for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("aoa", "band"), [(2.0, 0), (5.0, 0), (5.01, 1), (6.0, 1), (6.5, 2), (9.0, 4), (9.01, 5)]
+)
+def test_paper_band_rule(aoa, band):
+    assert aoa_band(aoa) == band
+
+
+def test_filters_dedup_and_bands(write):
+    path = write(
+        "aoa.csv",
+        kuperman(
+            [
+                "dog,Noun,dog,3.0,1.00",
+                "dogs,Noun,dog,3.0,1.00",  # same (lemma, AoA): dropped
+                "ran,Verb,run,4.5,0.98",
+                "paris,Name,paris,6.0,1.00",  # not a kept part of speech
+                "the,Article,the,2.0,1.00",
+                "zebra,Noun,zebra,NA,0.90",  # missing AoA
+                "yak,Noun,yak,5.5,#N/A",  # missing share known
+                "quickly,Adverb,quickly,5.5,0.97",
+                "ancient,Adjective,ancient,9.5,0.99",  # band 5: outside stages 0-4
+                ",Noun,,3.0,1.00",  # missing lemma
+            ]
+        ),
+    )
+    df = import_vocab("kuperman", path, stages=range(5))
+    assert df[["word", "pos", "stage"]].values.tolist() == [
+        ["dog", "Noun", 0],
+        ["run", "Verb", 0],
+        ["quickly", "Adverb", 1],
+    ]
+    assert vocab_stats(df, range(5)) == {
+        "stages": {str(s): {"words": n} for s, n in enumerate([2, 1, 0, 0, 0])}
+    }
+
+
+def test_cumulative_bands(write):
+    path = write("aoa.csv", kuperman(["dog,Noun,dog,3.0,1.00", "quickly,Adverb,quickly,5.5,0.97"]))
+    df = import_vocab("kuperman", path, stages=[0, 1], bands="cumulative")
+    assert df[["word", "stage"]].values.tolist() == [["dog", 0], ["dog", 1], ["quickly", 1]]
+
+
+def test_sorted_by_known_share_then_word(write):
+    rows = ["b,Noun,b,3,0.90", "c,Noun,c,3,1.00", "a,Noun,a,3,0.90", "d,Verb,d,3,0.95"]
+    df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=[0])
+    assert df["word"].tolist() == ["c", "d", "a", "b"]
+    assert df["rank"].tolist() == [0, 1, 2, 3]
+
+
+def test_cap_is_a_seeded_sample_in_sorted_order(write):
+    rows = [f"w{i:03d},Noun,w{i:03d},4.0,{(i % 50) / 100 + 0.5:.2f}" for i in range(200)]
+    path = write("aoa.csv", kuperman(rows))
+    full = import_vocab("kuperman", path, stages=[0])
+    a = import_vocab("kuperman", path, stages=[0], max_per_stage=20, seed=1)
+    again = import_vocab("kuperman", path, stages=[0], max_per_stage=20, seed=1)
+    other = import_vocab("kuperman", path, stages=[0], max_per_stage=20, seed=2)
+    assert len(a) == 20 and a["rank"].tolist() == list(range(20))
+    assert a.equals(again)
+    assert set(a["word"]) != set(other["word"])
+    order = {w: i for i, w in enumerate(full["word"])}
+    assert [order[w] for w in a["word"]] == sorted(order[w] for w in a["word"])
+    # a cap above the stage size keeps every word
+    assert len(import_vocab("kuperman", path, stages=[0], max_per_stage=500)) == 200
+
+
+def test_non_numeric_age_names_file_row_and_field(write):
+    path = write("aoa.csv", kuperman(["dog,Noun,dog,3.0,1.00", "cat,Noun,cat,three,1.00"]))
+    with pytest.raises(CurllError, match="expected a number, got 'three'") as err:
+        import_vocab("kuperman", path)
+    assert (err.value.file, err.value.row, err.value.field) == (str(path), 3, "AoA_Kup_lem")
+
+
+@pytest.mark.parametrize(
+    ("content", "message", "field"),
+    [
+        (
+            "Word,Dom_PoS_SUBTLEX,AoA_Kup_lem,Perc_known_lem\nx,Noun,3,1\n",
+            "missing column",
+            "Lemma_highest_PoS",
+        ),
+        (HEADER + "dog,Noun,dog,-2,1.0\n", "outside", "AoA_Kup_lem"),
+        (HEADER + "dog,Noun,dog,3,1.5\n", "outside", "Perc_known_lem"),
+    ],
+)
+def test_bad_aoa_files(write, content, message, field):
+    with pytest.raises(CurllError, match=message) as err:
+        import_vocab("kuperman", write("aoa.csv", content))
+    assert err.value.field == field
+
+
+def test_empty_and_non_utf8_files(write):
+    with pytest.raises(CurllError, match="empty"):
+        import_vocab("kuperman", write("e.csv", b""))
+    with pytest.raises(CurllError, match="UTF-8") as err:
+        import_vocab("kuperman", write("l.csv", HEADER.encode() + b"caf\xe9,Noun,caf\xe9,3,1\n"))
+    assert err.value.row == 2
+
+
+@pytest.mark.reference
+def test_reference_norms_follow_the_paper_rule():
+    path = reference_file("aoa", "AoA_51715_words.csv")
+    capped = import_vocab("kuperman", path, stages=range(5), max_per_stage=1000, seed=42)
+    full = import_vocab("kuperman", path, stages=range(5))
+    counts = full.groupby("stage").size().tolist()
+    assert counts[:2] == [922, 984] and all(n > 1000 for n in counts[2:])
+    assert capped.groupby("stage").size().tolist() == [922, 984, 1000, 1000, 1000]
+    assert set(capped["pos"]) <= {"Noun", "Verb", "Adjective", "Adverb"}
+    for key, part in full.groupby("stage"):
+        stage = int(str(key))
+        lo, hi = (0.0, 5.0) if stage == 0 else (4.0 + stage, 5.0 + stage)
+        assert part["aoa"].max() <= hi and (stage == 0 or part["aoa"].min() > lo)
