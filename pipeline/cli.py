@@ -1,0 +1,71 @@
+"""The ``curll`` command: every DVC stage, plus the public importers.
+
+``curll STAGE run`` runs one DVC stage from ``params.yaml`` (this is each stage's
+``cmd`` in dvc.yaml). Other sub-commands are tools a user calls directly, such as
+``curll taxonomy import``. A :class:`CurllError` (bad input, bad params) is printed
+as one clear line and exits with status 2; nothing is written in that case.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from curll.config import DEFAULT_PARAMS, load_params
+from curll.errors import CurllError
+from pipeline import tools
+from pipeline.report import fail, say
+
+app = typer.Typer(
+    name="curll",
+    help="CurLL curriculum datasets and continual-learning experiments, as a DVC pipeline.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+#: DVC stages in data-flow order: name -> one-line help. Each has a module pipeline/<name>.py.
+STAGES = {
+    "taxonomy": "Skill taxonomy -> indicators table (stage, skill, sub-skill, goal, indicator).",
+    "vocab": "Age-of-Acquisition vocabulary -> words per stage.",
+}
+
+ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's default is params.yaml)")]
+
+
+def _stage_app(name: str, help_text: str) -> typer.Typer:
+    sub = typer.Typer(help=help_text, no_args_is_help=True)
+
+    @sub.command("run", help=f"Run the '{name}' DVC stage with the params file's '{name}' section.")
+    def run(params: ParamsOpt = DEFAULT_PARAMS) -> None:
+        module = importlib.import_module(f"pipeline.{name}")
+        module.run(load_params(params))
+
+    app.add_typer(sub, name=name)
+    return sub
+
+
+_SUBAPPS = {name: _stage_app(name, text) for name, text in STAGES.items()}
+tools.register(_SUBAPPS)
+
+
+@app.command("params", help="Validate a params file and print it as curll reads it.")
+def show_params(params: ParamsOpt = DEFAULT_PARAMS) -> None:
+    loaded = load_params(params)
+    say(loaded.model_dump_json(indent=2))
+
+
+def main() -> None:
+    """Console entry point: run the app, turning CurllError into a clear message and exit 2."""
+    try:
+        app()
+    except CurllError as exc:
+        fail(str(exc))
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

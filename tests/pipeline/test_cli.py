@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from pipeline.cli import STAGES
+from tests.helpers import curll
+
+ROOT = Path(__file__).resolve().parents[2]
+CSV = ",Skills,Sub-skills,Goals,stage-1\n,Maths,Number,Count,Counts to 10\n,,,,Adds within 5\n"
+
+
+def test_help_lists_every_dvc_stage_and_each_stage_is_a_curll_command(tmp_path):
+    dvc_stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert list(dvc_stages) == list(STAGES)
+    help_text = curll("--help", cwd=tmp_path).stdout
+    for name, stage in dvc_stages.items():
+        assert name in help_text
+        assert stage["cmd"] == f"curll {name} run"
+        assert (ROOT / "pipeline" / f"{name}.py").is_file()
+
+
+def test_taxonomy_import_writes_table_and_stats(tmp_path, write):
+    src = write("t.csv", CSV)
+    curll(
+        "taxonomy", "import", "--layout", "curll-csv", "--out", str(tmp_path / "out"), str(src), cwd=tmp_path
+    )
+    df = pd.read_parquet(tmp_path / "out" / "indicators.parquet")
+    assert df["indicator"].tolist() == ["Counts to 10", "Adds within 5"]
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert stats == {"stages": {"1": {"skills": 1, "subskills": 1, "goals": 1, "indicators": 2}}}
+
+
+def test_failed_import_exits_nonzero_names_the_place_and_writes_nothing(tmp_path, write):
+    src = write("t.csv", CSV + ",,,,Adds within 5\n")
+    proc = curll("taxonomy", "import", "--out", str(tmp_path / "out"), str(src), cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "t.csv" in proc.stderr and "row 4" in proc.stderr and "duplicate indicator" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_vocab_import_caps_each_stage(tmp_path, write):
+    rows = "".join(f"w{i},Noun,w{i},{3 + (i % 2) * 2.5},1.0\n" for i in range(40))
+    src = write("aoa.csv", "Word,Dom_PoS_SUBTLEX,Lemma_highest_PoS,AoA_Kup_lem,Perc_known_lem\n" + rows)
+    out = tmp_path / "v"
+    curll(
+        "vocab",
+        "import",
+        "--format",
+        "kuperman",
+        "--out",
+        str(out),
+        "--max-per-stage",
+        "7",
+        str(src),
+        cwd=tmp_path,
+    )
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats == {
+        "stages": {
+            "0": {"words": 7},
+            "1": {"words": 7},
+            "2": {"words": 0},
+            "3": {"words": 0},
+            "4": {"words": 0},
+        }
+    }
+    assert len(pd.read_parquet(out / "words.parquet")) == 14
+
+
+def _params(tmp_path: Path, **vocab_over) -> Path:
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for section in ("taxonomy", "vocab"):
+        data[section]["input"] = str(ROOT / data[section]["input"])
+    data["vocab"].update(vocab_over)
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_stage_run_reads_params_and_writes_declared_outputs(tmp_path):
+    _params(tmp_path, max_per_stage=3)
+    curll("vocab", "run", cwd=tmp_path)
+    curll("taxonomy", "run", cwd=tmp_path)
+    words = pd.read_parquet(tmp_path / "data" / "vocab" / "words.parquet")
+    assert words.groupby("stage").size().tolist() == [3, 3, 3, 3, 3]
+    assert (tmp_path / "data" / "taxonomy" / "indicators.parquet").is_file()
+
+
+def test_bad_param_stops_the_stage_naming_the_key(tmp_path):
+    _params(tmp_path, max_per_stage=-5)
+    proc = curll("vocab", "run", cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert "vocab.max_per_stage" in proc.stderr and "params.yaml" in proc.stderr
+    assert not (tmp_path / "data").exists()
