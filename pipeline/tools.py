@@ -7,7 +7,7 @@ These write the same artifacts as the stages, into ``--out DIR``, without params
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -62,11 +62,12 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
         bands: Annotated[str, typer.Option("--bands", help="exclusive (paper) or cumulative")] = "exclusive",
         seed: Annotated[int, typer.Option("--seed")] = 42,
     ) -> None:
-        from curll.vocab import import_vocab, save_vocab
+        from curll.vocab import BandMode, import_vocab, save_vocab
 
         if bands not in ("exclusive", "cumulative"):
             raise CurllError(f"must be exclusive or cumulative, got {bands!r}", field="--bands")
         wanted = parse_stages(stages) or list(range(5))
-        df = import_vocab(fmt, file, stages=wanted, bands=bands, max_per_stage=max_per_stage, seed=seed)  # type: ignore[arg-type]
+        mode = cast(BandMode, bands)
+        df = import_vocab(fmt, file, stages=wanted, bands=mode, max_per_stage=max_per_stage, seed=seed)
         stats = save_vocab(df, wanted, out / "words.parquet", out / "stats.json")
         say(f"{len(df)} words -> {out / 'words.parquet'}; per stage: {stats['stages']}")

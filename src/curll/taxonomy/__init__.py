@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from curll.artifacts import validate
+from curll.artifacts import validate, write_json, write_table
 from curll.errors import CurllError
 from curll.schemas import IndicatorSchema
 from curll.taxonomy.curll_csv import read_curll_csvs
 from curll.taxonomy.curll_yaml import read_curll_yamls
-from curll.taxonomy.model import IndicatorRecord, age_group, indicator_id, taxonomy_stats
+from curll.taxonomy.model import IndicatorRecord, age_group, build_table, indicator_id, taxonomy_stats
 
 Reader = Callable[[Sequence[str | Path]], Iterator[IndicatorRecord]]
 
@@ -37,8 +37,6 @@ def import_taxonomy(
     ``stages`` keeps only those stages (None keeps all found); a requested stage with no
     indicator is an error.
     """
-    from curll.taxonomy.model import build_table
-
     if layout not in LAYOUTS:
         raise CurllError(
             f"unknown taxonomy layout {layout!r}; choose one of {sorted(LAYOUTS)}", field="layout"
@@ -49,17 +47,20 @@ def import_taxonomy(
     return validate(df, IndicatorSchema, source=", ".join(str(p) for p in inputs))
 
 
-__all__ = ["LAYOUTS", "IndicatorRecord", "age_group", "import_taxonomy", "indicator_id", "taxonomy_stats"]
-
-
 def save_taxonomy(df: pd.DataFrame, indicators_path: str | Path, stats_path: str | Path) -> dict[str, object]:
     """Write ``indicators.parquet`` (validated, atomic) and its stats JSON; return the stats."""
-    from curll.artifacts import write_json, write_table
-
     stats = taxonomy_stats(df)
     write_table(df, indicators_path, IndicatorSchema)
     write_json(stats_path, stats)
     return dict(stats)
 
 
-__all__ += ["save_taxonomy"]
+__all__ = [
+    "LAYOUTS",
+    "IndicatorRecord",
+    "age_group",
+    "import_taxonomy",
+    "indicator_id",
+    "save_taxonomy",
+    "taxonomy_stats",
+]

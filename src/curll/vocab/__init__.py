@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from curll.artifacts import validate
+from curll.artifacts import validate, write_json, write_table
 from curll.errors import CurllError
 from curll.schemas import WordSchema
 from curll.vocab.bands import BandMode, assign_stages, vocab_stats
@@ -43,19 +43,23 @@ def import_vocab(
     return validate(df, WordSchema, source=path)
 
 
-__all__ = ["FORMATS", "BandMode", "Candidate", "aoa_band", "assign_stages", "import_vocab", "vocab_stats"]
-
-
 def save_vocab(
     df: pd.DataFrame, stages: Iterable[int], words_path: str | Path, stats_path: str | Path
 ) -> dict[str, object]:
     """Write ``words.parquet`` (validated, atomic) and its stats JSON; return the stats."""
-    from curll.artifacts import write_json, write_table
-
     stats = vocab_stats(df, stages)
     write_table(df, words_path, WordSchema)
     write_json(stats_path, stats)
     return dict(stats)
 
 
-__all__ += ["save_vocab"]
+__all__ = [
+    "FORMATS",
+    "BandMode",
+    "Candidate",
+    "aoa_band",
+    "assign_stages",
+    "import_vocab",
+    "save_vocab",
+    "vocab_stats",
+]
