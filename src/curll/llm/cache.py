@@ -1,0 +1,82 @@
+"""Content-addressed, crash-safe request cache on disk (SQLite, WAL).
+
+Contract:
+- keyed by :meth:`ChatRequest.key` (model, messages, sampling, schema, prompt version,
+  attempt); values are the backend's :class:`Completion` fields;
+- :meth:`RequestCache.put_many` commits before it returns: once a batch is stored, a
+  ``kill -9`` cannot lose it, and a restarted run finds it and never asks again;
+- failed completions (``error`` set) are never stored, so a rerun retries them;
+- several processes (shards) may share one cache file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from curll.llm.types import Completion
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS completions (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    finish_reason TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class RequestCache:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(_SCHEMA)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
+        found: dict[str, Completion] = {}
+        for start in range(0, len(keys), 500):  # SQLite caps bound parameters per statement
+            chunk = list(keys[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT key, text, prompt_tokens, completion_tokens, latency_s, finish_reason "
+                f"FROM completions WHERE key IN ({marks})",
+                chunk,
+            )
+            for key, text, pt, ct, lat, fin in rows:
+                found[key] = Completion(text, pt, ct, lat, fin)
+        return found
+
+    def put_many(self, model: str, items: Iterable[tuple[str, Completion]]) -> int:
+        rows = [
+            (
+                k,
+                model,
+                c.text,
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.latency_s,
+                c.finish_reason,
+                time.time(),
+            )
+            for k, c in items
+            if c.error is None
+        ]
+        with self._db:  # one transaction, committed on exit
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR IGNORE INTO completions VALUES (?,?,?,?,?,?,?,?)", rows)
+        return len(rows)
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,120 @@
+"""The engine: cache, batching, JSON parsing, schema validation and attempts over a backend.
+
+``Engine(backend, cache, attempts=3).run(requests)`` returns one :class:`Result` per
+request, in order:
+1. each request (as attempt 0) is looked up in the cache; misses go to the backend in
+   batches of ``batch_size``, and each batch is committed to the cache as soon as it
+   returns (so a killed run loses at most the batch in flight);
+2. each answer is parsed: with a schema it must be JSON that validates; without one,
+   non-empty text;
+3. a request whose answer fails (backend error, invalid JSON, schema violation) is asked
+   again as the next attempt (a new cache key; a fixed seed moves with the attempt),
+   up to ``attempts`` in all; then it becomes a ``reject`` with the last reason.
+Nothing raises for a bad answer: a parse failure is a recorded reject, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import jsonschema
+from tqdm.auto import tqdm
+
+from curll.llm.cache import RequestCache
+from curll.llm.protocol import Backend
+from curll.llm.types import ChatRequest, Completion, Result
+
+
+def parse(text: str, schema: dict[str, Any] | None) -> tuple[Any, str | None]:
+    """(parsed, None) when ``text`` satisfies ``schema``; (None, reason) otherwise."""
+    if schema is None:
+        return (None, None) if text.strip() else (None, "empty output")
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return None, f"invalid JSON: {exc.msg} at char {exc.pos}"
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(obj))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return None, f"schema violation at {where}: {error.message}"
+    return obj, None
+
+
+class Engine:
+    def __init__(
+        self,
+        backend: Backend,
+        cache: RequestCache | None = None,
+        *,
+        attempts: int = 3,
+        batch_size: int = 64,
+        progress: bool = True,
+        desc: str = "llm",
+    ) -> None:
+        if attempts < 1:
+            raise ValueError("attempts must be >= 1")
+        self.backend = backend
+        self.cache = cache
+        self.attempts = attempts
+        self.batch_size = batch_size
+        self.progress = progress
+        self.desc = desc
+        self.backend_calls = 0  # requests actually sent to the backend (cache misses)
+
+    def run(self, requests: Sequence[ChatRequest]) -> list[Result]:
+        model = self.backend.model
+        results: list[Result | None] = [None] * len(requests)
+        pending = list(range(len(requests)))
+        bar = tqdm(total=len(requests), desc=self.desc, unit="req", disable=not self.progress)
+        for attempt in range(self.attempts):
+            asked = [requests[i].retry(attempt) for i in pending]
+            answers, cached = self._answer(asked)
+            still = []
+            for i, req, ans, hit in zip(pending, asked, answers, cached, strict=True):
+                parsed, reason = (None, ans.error) if ans.error else parse(ans.text, req.schema)
+                if reason is not None and attempt + 1 < self.attempts:
+                    still.append(i)
+                    continue
+                results[i] = Result(
+                    key=requests[i].key(model),
+                    status="ok" if reason is None else "reject",
+                    text=ans.text,
+                    parsed=parsed,
+                    reason=reason,
+                    attempts=attempt + 1,
+                    model=model,
+                    backend=self.backend.name,
+                    prompt_tokens=ans.prompt_tokens,
+                    completion_tokens=ans.completion_tokens,
+                    latency_s=ans.latency_s,
+                    cached=hit,
+                )
+                bar.update(1)
+            pending = still
+            if not pending:
+                break
+        bar.close()
+        return [r for r in results if r is not None]
+
+    def _answer(self, asked: Sequence[ChatRequest]) -> tuple[list[Completion], list[bool]]:
+        """Completions for ``asked`` from the cache, or from the backend (then cached)."""
+        model = self.backend.model
+        keys = [r.key(model) for r in asked]
+        hits = self.cache.get_many(keys) if self.cache is not None else {}
+        out: dict[str, Completion] = dict(hits)
+        misses = [(k, r) for k, r in zip(keys, asked, strict=True) if k not in hits]
+        unique = list(dict(misses).items())  # identical requests in one run are asked once
+        for start in range(0, len(unique), self.batch_size):
+            batch = unique[start : start + self.batch_size]
+            answers = self.backend.complete([r for _, r in batch])
+            if len(answers) != len(batch):
+                raise RuntimeError(
+                    f"backend {self.backend.name} returned {len(answers)} answers for {len(batch)}"
+                )
+            self.backend_calls += len(batch)
+            if self.cache is not None:
+                self.cache.put_many(model, ((k, a) for (k, _), a in zip(batch, answers, strict=True)))
+            out.update((k, a) for (k, _), a in zip(batch, answers, strict=True))
+        return [out[k] for k in keys], [k in hits for k in keys]

@@ -1,0 +1,111 @@
+"""Requests, raw completions and engine results: the data that crosses the LLM layer.
+
+A :class:`ChatRequest` is content-addressed: :meth:`ChatRequest.key` hashes the model,
+messages, sampling params, JSON schema, prompt version and attempt number, so the same
+question to the same model is one cache entry, and a changed prompt or indicator is a
+new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling params sent with every request (the paper's generation defaults)."""
+
+    temperature: float = 0.3
+    top_p: float = 1.0
+    max_tokens: int = 1024
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat request. ``schema_json`` is a canonical JSON Schema string (or None)."""
+
+    messages: tuple[Message, ...]
+    sampling: Sampling = field(default_factory=Sampling)
+    schema_json: str | None = None
+    prompt_version: str = ""
+    attempt: int = 0
+
+    @staticmethod
+    def build(
+        messages: list[tuple[Role, str]],
+        *,
+        sampling: Sampling | None = None,
+        schema: dict[str, Any] | None = None,
+        prompt_version: str = "",
+    ) -> ChatRequest:
+        return ChatRequest(
+            messages=tuple(Message(r, c) for r, c in messages),
+            sampling=sampling or Sampling(),
+            schema_json=None if schema is None else canonical_json(schema),
+            prompt_version=prompt_version,
+        )
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        return None if self.schema_json is None else dict(json.loads(self.schema_json))
+
+    def retry(self, attempt: int) -> ChatRequest:
+        """The same request as attempt ``attempt``; a fixed seed moves with it so a retry can differ."""
+        seed = None if self.sampling.seed is None else self.sampling.seed + attempt
+        return replace(self, attempt=attempt, sampling=replace(self.sampling, seed=seed))
+
+    def key(self, model: str) -> str:
+        payload = {"model": model, **asdict(self)}
+        return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a backend returns for one request. ``error`` set means no usable answer."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    finish_reason: str = ""
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Result:
+    """The engine's answer to one request, kept on every generated row downstream.
+
+    ``status`` is ``ok`` (``parsed`` holds the schema-valid object, or None without a
+    schema) or ``reject`` (``reason`` says why: backend error, invalid JSON, schema
+    violation, empty text). ``text`` is the raw output of the last attempt.
+    """
+
+    key: str
+    status: Literal["ok", "reject"]
+    text: str
+    parsed: Any
+    reason: str | None
+    attempts: int
+    model: str
+    backend: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    cached: bool
+
+
+def canonical_json(obj: Any) -> str:
+    """Key-sorted, compact JSON: equal objects give equal strings (and equal hashes)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,114 @@
+"""A real HTTP server implementing ``POST /v1/chat/completions`` on 127.0.0.1, for tests
+and benchmarks of the ``openai`` backend.
+
+Its answer is a deterministic function of the request (``{"echo": <last user message>}``),
+so runs can be compared row for row. ``script`` is a queue of misbehaviours consumed one
+per request before normal answers resume: ``"429"``, ``"500"``, ``"timeout"`` (sleep past
+the client's timeout), ``"malformed"`` (HTTP 200 with a broken JSON body), ``"not-json"``
+(a valid envelope whose content is not JSON). ``latency_s`` delays every answer.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeChatServer:
+    def __init__(self, *, latency_s: float = 0.0, timeout_sleep_s: float = 2.0) -> None:
+        self.latency_s = latency_s
+        self.timeout_sleep_s = timeout_sleep_s
+        self.script: deque[str] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> FakeChatServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def answer(self, body: dict[str, Any]) -> str:
+        last = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
+        return json.dumps({"echo": last})
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server._lock:
+                    server.requests.append(body)
+                    server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    action = server.script.popleft() if server.script else "ok"
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    self._respond(action, body)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _respond(self, action: str, body: dict[str, Any]) -> None:
+                if server.latency_s:
+                    time.sleep(server.latency_s)
+                fast_retry = {"retry-after-ms": "5"}
+                if action == "429":
+                    return self._send(429, b'{"error": {"message": "slow down"}}', fast_retry)
+                if action == "500":
+                    return self._send(500, b'{"error": {"message": "boom"}}', fast_retry)
+                if action == "timeout":
+                    time.sleep(server.timeout_sleep_s)
+                if action == "malformed":
+                    return self._send(200, b'{"id": "x", "choices": [{"message": ')
+                content = "this is not JSON" if action == "not-json" else server.answer(body)
+                reply = {
+                    "id": f"chatcmpl-{len(server.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": content},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12},
+                }
+                return self._send(200, json.dumps(reply).encode())
+
+        return Handler

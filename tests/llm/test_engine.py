@@ -1,0 +1,98 @@
+"""Engine and cache: cache hits, targeted re-asks, attempts, rejects, persistence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from curll.llm import ChatRequest, Completion, Engine, RequestCache, Sampling, parse
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+class ScriptedBackend:
+    """A unit-test double: answers from a function of the request; counts what it is asked."""
+
+    name = "scripted"
+    model = "m"
+
+    def __init__(self, answer=lambda r: '{"n": 1}') -> None:
+        self.answer = answer
+        self.asked: list[ChatRequest] = []
+
+    def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        self.asked.extend(requests)
+        return [Completion(text=self.answer(r), completion_tokens=3) for r in requests]
+
+
+def req(text: str, **kw) -> ChatRequest:
+    return ChatRequest.build([("user", text)], schema=SCHEMA, **kw)
+
+
+def test_parse_contract():
+    assert parse('{"n": 2}', SCHEMA) == ({"n": 2}, None)
+    assert parse('{"n": "x"}', SCHEMA)[1] == "schema violation at n: 'x' is not of type 'integer'"
+    assert str(parse("{", SCHEMA)[1]).startswith("invalid JSON")
+    assert parse("  ", None) == (None, "empty output")
+    assert parse("free text", None) == (None, None)
+
+
+def test_keys_cover_model_prompt_sampling_schema_and_version():
+    base = req("a")
+    assert base.key("m") == req("a").key("m")
+    variants = [
+        req("b"),
+        req("a", sampling=Sampling(temperature=0.7)),
+        req("a", prompt_version="v2"),
+        ChatRequest.build([("user", "a")]),
+        base.retry(1),
+    ]
+    assert len({base.key("m"), base.key("other"), *(v.key("m") for v in variants)}) == 7
+
+
+def test_warm_cache_asks_nothing_and_a_changed_prompt_asks_only_itself(tmp_path):
+    requests = [req(f"q{i}") for i in range(10)]
+    first = ScriptedBackend()
+    cold = Engine(first, RequestCache(tmp_path / "c.db"), progress=False).run(requests)
+    assert len(first.asked) == 10 and not any(r.cached for r in cold)
+
+    second = ScriptedBackend()  # a new process: reopen the cache file
+    changed = [*requests[:9], req("q9 edited")]
+    warm = Engine(second, RequestCache(tmp_path / "c.db"), progress=False).run(changed)
+    assert [r.messages[0].content for r in second.asked] == ["q9 edited"]
+    assert [r.cached for r in warm] == [True] * 9 + [False]
+    assert [r.parsed for r in warm] == [r.parsed for r in cold]
+
+
+def test_invalid_answers_are_retried_then_rejected_and_nothing_crashes(tmp_path):
+    def answer(r: ChatRequest) -> str:
+        text = r.messages[0].content
+        return {"good": '{"n": 1}', "late": '{"n": 2}' if r.attempt == 2 else "oops", "never": '{"n": "x"}'}[
+            text
+        ]
+
+    backend = ScriptedBackend(answer)
+    engine = Engine(backend, RequestCache(tmp_path / "c.db"), attempts=3, progress=False)
+    good, late, never = engine.run([req("good"), req("late"), req("never")])
+    assert (good.status, good.attempts) == ("ok", 1)
+    assert (late.status, late.attempts, late.parsed) == ("ok", 3, {"n": 2})
+    assert (never.status, never.attempts, never.text) == ("reject", 3, '{"n": "x"}')
+    assert never.reason is not None and "schema violation" in never.reason
+    asked = len(backend.asked)
+    # a rerun replays every attempt from the cache: not one new request
+    again = Engine(ScriptedBackend(answer), RequestCache(tmp_path / "c.db"), attempts=3, progress=False)
+    assert [r.status for r in again.run([req("good"), req("late"), req("never")])] == ["ok", "ok", "reject"]
+    assert again.backend_calls == 0 and asked == 1 + 3 + 3
+
+
+def test_seeded_retries_move_the_seed_and_errors_are_not_cached(tmp_path):
+    cache = RequestCache(tmp_path / "c.db")
+    r = req("x", sampling=Sampling(seed=42))
+    assert [r.retry(a).sampling.seed for a in range(3)] == [42, 43, 44]
+    assert cache.put_many("m", [("k1", Completion("", error="HTTP 500")), ("k2", Completion("{}"))]) == 1
+    assert set(cache.get_many(["k1", "k2"])) == {"k2"}
+
+
+def test_identical_requests_in_one_run_are_asked_once():
+    backend = ScriptedBackend()
+    results = Engine(backend, None, progress=False).run([req("same")] * 5)
+    assert len(backend.asked) == 1 and len(results) == 5
