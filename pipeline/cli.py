@@ -31,6 +31,12 @@ app = typer.Typer(
 STAGES = {
     "taxonomy": "Skill taxonomy -> indicators table (stage, skill, sub-skill, goal, indicator).",
     "vocab": "Age-of-Acquisition vocabulary -> words per stage.",
+    "generate_model": "Build the embedded tiny LLM (random weights, local BPE tokenizer) for offline runs.",
+    "skill_graph": "LLM prerequisite edges and weights between indicators -> GraphML/JSON + stats.",
+    "templates": "LLM text-type templates per indicator and kind (context / instruction).",
+    "seeds": "Seeds: indicator x word x type x template, deterministic.",
+    "generate": "LLM passages and IR from seeds, then CQA and CSQA on each passage (sharded).",
+    "generate_merge": "Merge generate shards -> generations, contexts, ir, cqa, csqa tables.",
 }
 
 ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's default is params.yaml)")]
@@ -50,6 +56,17 @@ def _stage_app(name: str, help_text: str) -> typer.Typer:
 
 _SUBAPPS = {name: _stage_app(name, text) for name, text in STAGES.items()}
 tools.register(_SUBAPPS)
+
+
+@_SUBAPPS["generate"].command(
+    "shard", help="Run shard INDEX of generate.shards only (split a run over machines)."
+)
+def generate_shard(
+    index: Annotated[int, typer.Argument(help="0-based shard index")], params: ParamsOpt = DEFAULT_PARAMS
+) -> None:
+    from pipeline import generate
+
+    generate.shard(load_params(params), index)
 
 
 @app.command("params", help="Validate a params file and print it as curll reads it.")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -47,6 +48,29 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         tmp.replace(target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``path``; it replaces ``path`` on success.
+
+    On any exception the temporary folder is removed and ``path`` is left as it was.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp
+        if target.exists():
+            old = target.with_name(f".{target.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            target.replace(old)
+            tmp.replace(target)
+            shutil.rmtree(old)
+        else:
+            tmp.replace(target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -126,3 +150,18 @@ def _to_curll_error(
         lines.append(f"  ... and {more} more")
     message = f"does not match schema {schema.__name__}:\n" + "\n".join(lines)
     return CurllError(message, file=source, row=first_row, field=first_field)
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``df`` as dicts keyed by column name (str-typed for the type checker)."""
+    return [{str(k): v for k, v in row.items()} for row in df.to_dict("records")]
+
+
+def count_by(df: pd.DataFrame, by: list[str]) -> dict[str, int]:
+    """Row counts per group, keyed "v1/v2" (stable JSON keys for DVC metrics)."""
+    sizes = df.groupby(by).size()
+    out: dict[str, int] = {}
+    for key, n in sizes.items():
+        parts = key if isinstance(key, tuple) else (key,)
+        out["/".join(str(p) for p in parts)] = int(n)
+    return out

@@ -1,19 +1,42 @@
-"""End-to-end: the real pipeline through real DVC in a temporary git repo."""
+"""End-to-end: the real pipeline through real DVC in a temporary git repo.
+
+The default params run as they are, except for sizes shrunk so the whole pipeline (with
+the embedded tiny model) takes well under a minute: stages 0-1, one seed per indicator
+and type, short outputs.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from tests.helpers import dvc, run
 
 ROOT = Path(__file__).resolve().parents[2]
-COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline"]
+COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
+ALL_STAGES = {
+    *("taxonomy", "vocab", "generate_model", "skill_graph"),
+    *("templates", "seeds", "generate", "generate_merge"),
+}
+
+
+def shrink(params: dict) -> dict:
+    params["taxonomy"]["stages"] = [0, 1]
+    params["templates"].update(min_items=3, max_items=4)
+    params["seeds"]["per_indicator"] = {"context": 1, "ir": 1}
+    params["skill_graph"]["neighbours"] = 1
+    params["generate"].update(cqa_pairs=2, csqa_pairs=1)
+    embedded = params["llm"]["profiles"]["embedded"]
+    embedded.update(batch_size=32, max_chars={"long": 80, "short": 30})
+    embedded["sampling"]["max_tokens"] = 200
+    return params
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +49,10 @@ def repo(tmp_path_factory) -> Path:
         else:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / name)
+    params = yaml.safe_load((dest / "params.yaml").read_text())
+    (dest / "params.yaml").write_text(yaml.safe_dump(shrink(params), sort_keys=False))
     (dest / ".dvc" / ".gitignore").write_text("/config.local\n/tmp\n/cache\n")
+    (dest / ".gitignore").write_text(".curll/\n")
     run(["git", "init", "-q"], cwd=dest)
     run(["git", "add", "-A"], cwd=dest)
     run(["git", "commit", "-qm", "pipeline"], cwd=dest)
@@ -37,22 +63,43 @@ def ran(output: str) -> set[str]:
     return {line.split("'")[1] for line in output.splitlines() if line.startswith("Running stage '")}
 
 
-def test_repro_then_nothing_to_do_then_experiment_reruns_only_vocab(repo):
+def sent(output: str) -> int:
+    """Requests the generate stage sent to the model (the rest came from the cache)."""
+    return sum(int(n) for n in re.findall(r"(\d+) sent to the model", output))
+
+
+def test_repro_generates_everything_then_reruns_only_what_changed(repo):
     first = dvc("repro", cwd=repo)
-    assert ran(first.stdout) == {"taxonomy", "vocab"}
-    assert pd.read_parquet(repo / "data" / "taxonomy" / "indicators.parquet")["stage"].nunique() == 5
+    assert ran(first.stdout) == ALL_STAGES
+    data = repo / "data"
+    assert pd.read_parquet(data / "taxonomy" / "indicators.parquet")["stage"].nunique() == 2
+    seeds = pd.read_parquet(data / "seeds" / "seeds.parquet")
+    contexts = pd.read_parquet(data / "generate" / "contexts.parquet")
+    cqa = pd.read_parquet(data / "generate" / "cqa.parquet")
+    assert len(contexts) > 0 and len(pd.read_parquet(data / "generate" / "ir.parquet")) > 0
+    # every CQA pair belongs to an accepted context, two pairs per context request
+    assert set(cqa["context_id"]) <= set(contexts["instance_id"])
+    assert (cqa.groupby("context_id").size() == 2).all()
+    assert (data / "skill_graph" / "graph.graphml").is_file()
+    gens = pd.read_parquet(data / "generate" / "generations.parquet")
+    assert set(gens["seed_id"]) <= set(seeds["seed_id"])
+    assert gens["model"].str.startswith("embedded@").all()
 
     second = dvc("repro", cwd=repo)
     assert ran(second.stdout) == set()
-    assert "up to date" in second.stdout
+
+    # editing one prompt reruns exactly the stages that render it, and re-asks only its requests
+    ir_prompt = repo / "prompts" / "ir.j2"
+    ir_prompt.write_text(ir_prompt.read_text().replace("practice exchanges", "short practice exchanges"))
+    third = dvc("repro", cwd=repo)
+    assert ran(third.stdout) == {"generate", "generate_merge"}
+    assert sent(third.stdout + third.stderr) == int((seeds["type"] == "ir").sum())
 
     run(["git", "add", "-A"], cwd=repo)
     run(["git", "commit", "-qm", "lock"], cwd=repo)
-    exp = dvc("exp", "run", "-S", "vocab.max_per_stage=5", cwd=repo)
-    assert ran(exp.stdout) == {"vocab"}
-    words = pd.read_parquet(repo / "data" / "vocab" / "words.parquet")
-    assert words.groupby("stage").size().max() == 5
+    exp = dvc("exp", "run", "-S", "seeds.seed=7", cwd=repo)
+    assert ran(exp.stdout) == {"seeds", "generate", "generate_merge"}
 
     metrics = json.loads(dvc("metrics", "show", "--json", cwd=repo).stdout)
     flat = json.dumps(metrics)
-    assert '"indicators"' in flat and '"words": 5' in flat
+    assert '"indicators"' in flat and '"instances"' in flat and '"back_edges"' in flat

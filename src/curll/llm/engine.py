@@ -16,6 +16,7 @@ Nothing raises for a bad answer: a parse failure is a recorded reject, never a c
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,7 +33,7 @@ def parse(text: str, schema: dict[str, Any] | None) -> tuple[Any, str | None]:
     if schema is None:
         return (None, None) if text.strip() else (None, "empty output")
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, strict=False)  # raw control characters in strings are common; accept them
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON: {exc.msg} at char {exc.pos}"
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(obj))
@@ -61,16 +62,22 @@ class Engine:
         self.batch_size = batch_size
         self.progress = progress
         self.desc = desc
-        self.backend_calls = 0  # requests actually sent to the backend (cache misses)
+        self.backend_calls = 0  # requests actually sent to the backend (cache misses, retries included)
+        self.new_requests = 0  # first attempts that were not in the cache
 
     def run(self, requests: Sequence[ChatRequest]) -> list[Result]:
         model = self.backend.model
         results: list[Result | None] = [None] * len(requests)
         pending = list(range(len(requests)))
+        # the bar counts first answers as batches return; retries show in its postfix
         bar = tqdm(total=len(requests), desc=self.desc, unit="req", disable=not self.progress)
         for attempt in range(self.attempts):
             asked = [requests[i].retry(attempt) for i in pending]
-            answers, cached = self._answer(asked)
+            if attempt:
+                bar.set_postfix_str(f"attempt {attempt + 1}: {len(asked)} retried")
+            answers, cached = self._answer(asked, bar if attempt == 0 else None)
+            if attempt == 0:
+                self.new_requests += len(cached) - sum(cached)
             still = []
             for i, req, ans, hit in zip(pending, asked, answers, cached, strict=True):
                 parsed, reason = (None, ans.error) if ans.error else parse(ans.text, req.schema)
@@ -91,14 +98,13 @@ class Engine:
                     latency_s=ans.latency_s,
                     cached=hit,
                 )
-                bar.update(1)
             pending = still
             if not pending:
                 break
         bar.close()
         return [r for r in results if r is not None]
 
-    def _answer(self, asked: Sequence[ChatRequest]) -> tuple[list[Completion], list[bool]]:
+    def _answer(self, asked: Sequence[ChatRequest], bar: Any = None) -> tuple[list[Completion], list[bool]]:
         """Completions for ``asked`` from the cache, or from the backend (then cached)."""
         model = self.backend.model
         keys = [r.key(model) for r in asked]
@@ -106,6 +112,9 @@ class Engine:
         out: dict[str, Completion] = dict(hits)
         misses = [(k, r) for k, r in zip(keys, asked, strict=True) if k not in hits]
         unique = list(dict(misses).items())  # identical requests in one run are asked once
+        per_key = Counter(k for k, _ in misses)  # identical requests share one answer
+        if bar is not None:
+            bar.update(len(asked) - len(misses))
         for start in range(0, len(unique), self.batch_size):
             batch = unique[start : start + self.batch_size]
             answers = self.backend.complete([r for _, r in batch])
@@ -117,4 +126,6 @@ class Engine:
             if self.cache is not None:
                 self.cache.put_many(model, ((k, a) for (k, _), a in zip(batch, answers, strict=True)))
             out.update((k, a) for (k, _), a in zip(batch, answers, strict=True))
+            if bar is not None:
+                bar.update(sum(per_key[k] for k, _ in batch))
         return [out[k] for k in keys], [k in hits for k in keys]

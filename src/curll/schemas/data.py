@@ -1,8 +1,4 @@
-"""Pandera schemas: one per artifact, the contract at every stage boundary.
-
-Columns are listed with their meaning; ``strict = True`` rejects unknown columns so a
-stage cannot silently pass along data nobody declared.
-"""
+"""Schemas of the data stages: indicators and words."""
 
 from __future__ import annotations
 

@@ -12,74 +12,42 @@ the stage code read the same single definition.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, field_validator
+from pydantic import ValidationError
 
+from curll.config.base import Section
+from curll.config.data import TaxonomyParams, VocabParams
+from curll.config.generation import (
+    GenerateMergeParams,
+    GenerateModelParams,
+    GenerateParams,
+    SeedsParams,
+    SkillGraphParams,
+    TemplatesParams,
+)
+from curll.config.llm import LLMParams
 from curll.errors import CurllError
-from curll.schemas import MAX_STAGE
 
 DEFAULT_PARAMS = Path("params.yaml")
 
-Stage = Annotated[StrictInt, Field(ge=0, le=MAX_STAGE)]
-# lists in YAML become tuples (hashable, immutable); elements stay strict
-Stages = Annotated[tuple[Stage, ...], Field(min_length=1, strict=False)]
-PathStr = Annotated[StrictStr, Field(min_length=1)]
 
-
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-
-def _unique_sorted(stages: tuple[int, ...]) -> tuple[int, ...]:
-    if len(set(stages)) != len(stages):
-        raise ValueError(f"stages must not repeat, got {list(stages)}")
-    return tuple(sorted(stages))
-
-
-class TaxonomyOutputs(_Section):
-    indicators: PathStr
-    stats: PathStr
-
-
-class TaxonomyParams(_Section):
-    """``taxonomy``: which taxonomy the pipeline uses and which stages it keeps."""
-
-    layout: Literal["curll-yaml", "curll-csv"]
-    input: PathStr = Field(
-        description="a file, or a folder whose *.csv / *.yaml files are read in name order"
-    )
-    stages: Stages
-    out: TaxonomyOutputs
-
-    _stages = field_validator("stages")(_unique_sorted)
-
-
-class VocabOutputs(_Section):
-    words: PathStr
-    stats: PathStr
-
-
-class VocabParams(_Section):
-    """``vocab``: the stage word lists that seed generation."""
-
-    format: Literal["curll-words", "kuperman"]
-    input: PathStr
-    stages: Stages
-    bands: Literal["exclusive", "cumulative"]
-    max_per_stage: Annotated[StrictInt, Field(ge=0)] = Field(description="0 = no cap; the paper uses 1000")
-    seed: StrictInt
-    out: VocabOutputs
-
-    _stages = field_validator("stages")(_unique_sorted)
-
-
-class Params(_Section):
-    """The whole ``params.yaml``."""
+class Params(Section):
+    """The whole ``params.yaml``: one section per stage, plus ``llm`` shared by the LLM stages."""
 
     taxonomy: TaxonomyParams
     vocab: VocabParams
+    llm: LLMParams
+    generate_model: GenerateModelParams
+    skill_graph: SkillGraphParams
+    templates: TemplatesParams
+    seeds: SeedsParams
+    generate: GenerateParams
+    generate_merge: GenerateMergeParams
+
+
+__all__ = ["DEFAULT_PARAMS", "Params", "load_params", "parse_params"]
 
 
 def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:

@@ -1,0 +1,53 @@
+"""DVC stage ``generate``: passages, IR, CQA and CSQA from the seeds, shard by shard.
+
+``curll generate run`` (the DVC cmd) runs every shard 0..n-1 of ``generate.shards`` here;
+``curll generate shard I`` runs shard I alone, so n machines that share the output folder
+(and, ideally, the request cache) can split a run; ``generate_merge`` then joins them.
+Each shard writes ``out.shards/generations-<i>-of-<n>.parquet`` atomically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from curll.artifacts import read_table, write_table
+from curll.config import Params
+from curll.errors import CurllError
+from curll.generate import generate_shard, shard_path_name, task_schema
+from curll.llm.factory import engine_from_params, make_task
+from curll.schemas import GenerationSchema, SeedSchema
+from pipeline.report import say
+
+
+def run(params: Params) -> None:
+    n = params.generate.shards
+    out = Path(params.generate.out.shards)
+    if out.is_dir():  # files of an earlier shard count are stale
+        for stale in out.glob("generations-*-of-*.parquet"):
+            if not stale.name.endswith(f"-of-{n:04d}.parquet"):
+                stale.unlink()
+    for i in range(n):
+        shard(params, i)
+
+
+def shard(params: Params, index: int) -> None:
+    p, llm = params.generate, params.llm
+    if not 0 <= index < p.shards:
+        raise CurllError(f"shard must be in 0..{p.shards - 1}", field="generate.shards")
+    seeds = read_table(params.seeds.out.seeds, SeedSchema)
+    caps = llm.profile.max_chars
+    pairs = {"cqa": p.cqa_pairs, "csqa": p.csqa_pairs}
+    tasks = {
+        name: make_task(llm, getattr(p.prompts, name), task_schema(name, caps, n_pairs=pairs.get(name, 0)))
+        for name in ("context", "ir", "cqa", "csqa")
+    }
+    engine = engine_from_params(llm, embedded_dir=params.generate_model.out.model, desc="generate")
+    df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs)
+    path = Path(p.out.shards) / shard_path_name(index, p.shards)
+    write_table(df, path, GenerationSchema)
+    ok = int((df["status"] == "ok").sum())
+    say(
+        f"generate: shard {index}/{p.shards}: {len(df)} requests, {ok} ok, "
+        f"{engine.new_requests} sent to the model "
+        f"(+{engine.backend_calls - engine.new_requests} retries) -> {path}"
+    )

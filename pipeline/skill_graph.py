@@ -1,0 +1,40 @@
+"""DVC stage ``skill_graph``: the weighted prerequisite graph between indicators.
+
+Reads the indicators, ``params.skill_graph`` and ``params.llm``; writes ``out.edges`` (every
+candidate pair with its decision), ``out.graphml`` and ``out.graph_json`` (the graph) and
+``out.stats`` (edges per stage pair, degrees, cycles, back edges).
+"""
+
+from __future__ import annotations
+
+from curll.artifacts import read_table, write_json, write_table
+from curll.config import Params
+from curll.llm.factory import engine_from_params, make_task
+from curll.schemas import EdgeSchema, IndicatorSchema
+from curll.skill_graph import (
+    build_graph,
+    candidate_pairs,
+    graph_stats,
+    predict_edges,
+    save_graph,
+    weight_schema,
+)
+from pipeline.report import say
+
+
+def run(params: Params) -> None:
+    p, llm = params.skill_graph, params.llm
+    ind = read_table(params.taxonomy.out.indicators, IndicatorSchema)
+    pairs = candidate_pairs(ind, p.candidates, neighbours=p.neighbours, max_stage_gap=p.max_stage_gap)
+    say(f"skill_graph: {len(pairs)} candidate pairs ({p.candidates})")
+    engine = engine_from_params(llm, embedded_dir=params.generate_model.out.model, desc="edges")
+    caps = llm.profile.max_chars
+    edge_task = make_task(llm, p.prompts.edge, {})  # per-pair schemas are set in predict_edges
+    weight_task = make_task(llm, p.prompts.weight, weight_schema(caps))
+    edges = predict_edges(ind, pairs, engine, edge_task, weight_task, caps)
+    graph = build_graph(ind, edges)
+    stats = graph_stats(graph, edges)
+    write_table(edges, p.out.edges, EdgeSchema)
+    save_graph(graph, p.out.graphml, p.out.graph_json)
+    write_json(p.out.stats, stats)
+    say(f"skill_graph: {stats['edges']} edges, {stats['back_edges']} back edges, dag={stats['is_dag']}")

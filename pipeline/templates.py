@@ -1,0 +1,26 @@
+"""DVC stage ``templates``: text-type formats per indicator and kind, from the LLM.
+
+Reads the indicators and ``params.templates`` / ``params.llm``; writes ``out.templates``
+(accepted formats), ``out.rejects`` (rejected items with their reason) and ``out.stats``.
+"""
+
+from __future__ import annotations
+
+from curll.artifacts import read_table, write_json, write_table
+from curll.config import Params
+from curll.llm.factory import engine_from_params, make_task
+from curll.schemas import IndicatorSchema, TemplateSchema
+from curll.templates import make_templates, templates_schema
+from pipeline.report import say
+
+
+def run(params: Params) -> None:
+    p = params.templates
+    indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
+    engine = engine_from_params(params.llm, embedded_dir=params.generate_model.out.model, desc="templates")
+    task = make_task(params.llm, p.prompt, templates_schema(p))
+    accepted, rejects, stats = make_templates(indicators, engine, task, p)
+    write_table(accepted, p.out.templates, TemplateSchema)
+    write_table(rejects, p.out.rejects, TemplateSchema)
+    write_json(p.out.stats, stats)
+    say(f"templates: {len(accepted)} formats kept, {len(rejects)} rejected -> {p.out.templates}")

@@ -1,0 +1,142 @@
+"""Sections for the LLM stages: generate_model, skill_graph, templates, seeds, generate, generate_merge."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from curll.config.base import Count, PathStr, Positive, Section
+
+
+class GenerateModelOutputs(Section):
+    model: PathStr
+    stats: PathStr
+
+
+class GenerateModelParams(Section):
+    """``generate_model``: the embedded tiny Llama (random weights) and its BPE tokenizer."""
+
+    corpus: PathStr = Field(description="text file the tokenizer is trained on")
+    vocab_size: Annotated[int, Field(ge=300, le=65536)]
+    hidden: Positive
+    layers: Positive
+    heads: Positive
+    kv_heads: Positive
+    ffn: Positive
+    max_positions: Positive
+    seed: int
+    out: GenerateModelOutputs
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> GenerateModelParams:
+        if self.hidden % self.heads or self.heads % self.kv_heads:
+            raise ValueError("hidden must be a multiple of heads, and heads of kv_heads")
+        return self
+
+
+class SkillGraphPrompts(Section):
+    edge: PathStr
+    weight: PathStr
+
+
+class SkillGraphOutputs(Section):
+    edges: PathStr
+    graphml: PathStr
+    graph_json: PathStr
+    stats: PathStr
+
+
+class SkillGraphParams(Section):
+    """``skill_graph``: which indicator pairs are asked about, and where the graph goes.
+
+    candidates: ``all`` (every pair: n(n-1)/2 requests), ``related`` (same skill), or
+    ``nearest`` (each indicator's ``neighbours`` most similar indicators by TF-IDF cosine);
+    ``related`` and ``nearest`` keep only pairs whose stages differ by <= ``max_stage_gap``.
+    """
+
+    candidates: Literal["all", "related", "nearest"]
+    neighbours: Positive
+    max_stage_gap: Count
+    prompts: SkillGraphPrompts
+    out: SkillGraphOutputs
+
+
+class TemplatesOutputs(Section):
+    templates: PathStr
+    rejects: PathStr
+    stats: PathStr
+
+
+class TemplatesParams(Section):
+    """``templates``: text-type formats per indicator and kind (paper: 15-20 of 2-5 words)."""
+
+    kinds: Annotated[tuple[Literal["context", "instruction"], ...], Field(min_length=1, strict=False)]
+    min_items: Positive
+    max_items: Positive
+    min_words: Positive
+    max_words: Positive
+    prompt: PathStr
+    out: TemplatesOutputs
+
+    @model_validator(mode="after")
+    def _ranges(self) -> TemplatesParams:
+        if self.min_items > self.max_items or self.min_words > self.max_words:
+            raise ValueError("min_items <= max_items and min_words <= max_words are required")
+        return self
+
+
+class SeedCounts(Section):
+    context: Count
+    ir: Count
+
+
+class SeedsOutputs(Section):
+    seeds: PathStr
+    stats: PathStr
+
+
+class SeedsParams(Section):
+    """``seeds``: ``sample`` draws ``per_indicator`` seeds per type from the indicator's
+    word x template cross product; ``full`` keeps the whole cross product (the paper)."""
+
+    mode: Literal["sample", "full"]
+    per_indicator: SeedCounts
+    seed: int
+    out: SeedsOutputs
+
+
+class GeneratePrompts(Section):
+    context: PathStr
+    ir: PathStr
+    cqa: PathStr
+    csqa: PathStr
+
+
+class GenerateOutputs(Section):
+    shards: PathStr = Field(description="folder of generations-<i>-of-<n>.parquet files")
+
+
+class GenerateParams(Section):
+    """``generate``: passages and IR from seeds, then CQA and CSQA on each accepted passage."""
+
+    shards: Positive = Field(description="n: the seeds are split into n shards by a hash of seed_id")
+    cqa_pairs: Positive
+    csqa_pairs: Positive
+    prompts: GeneratePrompts
+    out: GenerateOutputs
+
+
+class GenerateMergeOutputs(Section):
+    generations: PathStr
+    contexts: PathStr
+    ir: PathStr
+    cqa: PathStr
+    csqa: PathStr
+    stats: PathStr
+
+
+class GenerateMergeParams(Section):
+    """``generate_merge``: all shards -> one generations table and the typed instance tables."""
+
+    out: GenerateMergeOutputs

@@ -1,0 +1,92 @@
+"""One shard of the generate stage: passages and IR from seeds, then CQA and CSQA on passages.
+
+Contract of :func:`generate_shard`:
+- shard i of n takes the seeds with ``int(seed_id, 16) % n == i`` (stable under any change
+  to other seeds), in seed-table order;
+- step 1 asks the context task for ``context`` seeds and the ir task for ``ir`` seeds;
+- step 2 asks, for every accepted passage, one CQA request (``cqa_pairs`` pairs) and one
+  CSQA request (``csqa_pairs`` pairs); a rejected passage gets no QA requests;
+- returns one :class:`~curll.schemas.GenerationSchema` row per request, rejects included,
+  with ``parent_id`` linking QA rows to their passage. The engine's cache makes a rerun
+  (or a restart after ``kill -9``) ask only what it has not stored yet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from curll.artifacts import records
+from curll.generate.tasks import check
+from curll.llm.engine import Engine
+from curll.llm.tasks import Answer, Task, ask, provenance
+from curll.llm.types import canonical_json
+from curll.schemas.generation import GenerationSchema
+
+
+def shard_of(seed_id: str, n: int) -> int:
+    return int(seed_id, 16) % n
+
+
+def instance_id(request_key: str, index: int = 0) -> str:
+    """16 hex chars: the instance made by a request (``index`` numbers the pairs of a QA list)."""
+    return hashlib.sha256(f"{request_key}:{index}".encode()).hexdigest()[:16]
+
+
+def shard_path_name(i: int, n: int) -> str:
+    return f"generations-{i:04d}-of-{n:04d}.parquet"
+
+
+def generate_shard(
+    seeds: pd.DataFrame,
+    engine: Engine,
+    tasks: Mapping[str, Task],
+    *,
+    shard: int,
+    n: int,
+    pairs: Mapping[str, int],
+) -> pd.DataFrame:
+    mine = records(seeds[[shard_of(s, n) == shard for s in seeds["seed_id"]]])
+    rows: list[dict[str, Any]] = []
+    contexts: list[tuple[dict[str, Any], str, str]] = []  # (seed, instance id, text)
+    for type_ in ("context", "ir"):
+        batch = [s for s in mine if s["type"] == type_]
+        engine.desc = f"shard {shard}/{n} {type_}"
+        for seed, answer in zip(batch, ask(engine, tasks[type_], batch), strict=True):
+            row = _row(type_, seed, "", answer)
+            rows.append(row)
+            if type_ == "context" and row["status"] == "ok":
+                contexts.append(
+                    (seed, instance_id(answer.result.key), answer.result.parsed["generated_text"])
+                )
+    for qa in ("cqa", "csqa"):
+        fields = [{**seed, "context": text, "n_pairs": pairs[qa]} for seed, _, text in contexts]
+        engine.desc = f"shard {shard}/{n} {qa}"
+        for (seed, ctx_id, _), answer in zip(contexts, ask(engine, tasks[qa], fields), strict=True):
+            rows.append(_row(qa, seed, ctx_id, answer))
+    return pd.DataFrame(rows, columns=list(GenerationSchema.to_schema().columns))
+
+
+def _row(task: str, seed: dict[str, Any], parent_id: str, answer: Answer) -> dict[str, Any]:
+    res = answer.result
+    status, reason, output = res.status, res.reason, ""
+    if res.status == "ok":
+        keep, why = check(task, res.parsed)
+        if keep:
+            output = canonical_json(res.parsed)
+        else:
+            status, reason = "reject", why
+    return {
+        **provenance(answer, status=status, reason=reason),
+        "task": task,
+        "seed_id": seed["seed_id"],
+        "parent_id": parent_id,
+        "indicator_id": seed["indicator_id"],
+        "stage": seed["stage"],
+        "output": output,
+        "prompt_tokens": res.prompt_tokens,
+        "completion_tokens": res.completion_tokens,
+    }

@@ -1,0 +1,80 @@
+"""Build the backend and engine that a params ``llm`` section describes.
+
+This is the only place that maps params to backend classes; every LLM stage calls
+:func:`engine_from_params`. Backends are imported here lazily, so a run on the openai
+backend never imports torch, and nothing imports vllm unless a profile asks for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from curll.config.llm import LLMParams, OpenAIProfile, TransformersProfile, VLLMProfile
+from curll.errors import CurllError
+from curll.llm.cache import RequestCache
+from curll.llm.engine import Engine
+from curll.llm.protocol import Backend
+from curll.llm.tasks import Task
+from curll.prompts import load_prompt
+
+#: ``model: embedded`` in a transformers profile means the generate_model stage's output
+EMBEDDED = "embedded"
+
+
+def make_backend(llm: LLMParams, *, embedded_dir: str | Path) -> Backend:
+    p = llm.profile
+    if isinstance(p, TransformersProfile):
+        from curll.llm.transformers_backend import TransformersBackend
+
+        path = str(embedded_dir) if p.model == EMBEDDED else p.model
+        if p.model == EMBEDDED and not Path(path).is_dir():
+            raise CurllError("the embedded model is missing: run the generate_model stage first", file=path)
+        return TransformersBackend(path, name=p.model, device=p.device, dtype=p.dtype)
+    if isinstance(p, OpenAIProfile):
+        from curll.llm.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(
+            p.model,
+            base_url=p.base_url,
+            api_key_env=p.api_key_env,
+            concurrency=p.concurrency,
+            timeout_s=float(p.timeout_s),
+            max_retries=p.max_retries,
+            json_mode=p.json_mode,
+        )
+    if isinstance(p, VLLMProfile):
+        try:
+            from curll.llm.vllm_backend import VLLMBackend
+
+            return VLLMBackend(
+                p.model,
+                tensor_parallel=p.tensor_parallel,
+                data_parallel=p.data_parallel,
+                gpu_memory_utilization=float(p.gpu_memory_utilization),
+                max_model_len=p.max_model_len,
+                dtype=p.dtype,
+                seed=p.sampling.seed,
+            )
+        except ImportError as exc:
+            raise CurllError(
+                f"vllm is not installed ({exc}): pip install 'curll[vllm]'", field="llm.use"
+            ) from None
+    raise AssertionError(f"unknown profile {p!r}")
+
+
+def engine_from_params(llm: LLMParams, *, embedded_dir: str | Path, desc: str) -> Engine:
+    """The engine every LLM stage uses: the profile's backend, the shared cache, the attempts."""
+    p = llm.profile
+    return Engine(
+        make_backend(llm, embedded_dir=embedded_dir),
+        RequestCache(llm.cache),
+        attempts=llm.attempts,
+        batch_size=p.batch_size,
+        desc=desc,
+    )
+
+
+def make_task(llm: LLMParams, prompt: str | Path, schema: dict[str, Any]) -> Task:
+    """A task for ``prompt`` answered under ``schema`` with the profile's sampling."""
+    return Task(load_prompt(prompt), schema, llm.profile.sampling.to_sampling())

@@ -1,0 +1,72 @@
+"""A task is a prompt plus the JSON schema its answer must satisfy (kept apart from backends).
+
+:func:`ask` renders one request per row of fields, runs them through an
+:class:`~curll.llm.engine.Engine`, and returns each request with its result;
+:func:`provenance` turns a (request, result) into the columns every generated row keeps
+(see :class:`curll.schemas.generation.Provenance`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from curll.llm.engine import Engine
+from curll.llm.types import ChatRequest, Result, Sampling, canonical_json
+from curll.prompts import Prompt
+
+
+@dataclass(frozen=True)
+class Task:
+    prompt: Prompt
+    schema: dict[str, Any]
+    sampling: Sampling
+
+    def request(self, fields: Mapping[str, Any]) -> ChatRequest:
+        return ChatRequest.build(
+            self.prompt.render(**fields),
+            sampling=self.sampling,
+            schema=self.schema,
+            prompt_version=self.prompt.version,
+        )
+
+
+@dataclass(frozen=True)
+class Answer:
+    request: ChatRequest
+    result: Result
+
+    @property
+    def ok(self) -> bool:
+        return self.result.status == "ok"
+
+
+def ask(engine: Engine, task: Task, rows: Sequence[Mapping[str, Any]]) -> list[Answer]:
+    """One answer per row, in order (rejects included; nothing raises for a bad answer)."""
+    requests = [task.request(r) for r in rows]
+    return [Answer(q, a) for q, a in zip(requests, engine.run(requests), strict=True)]
+
+
+def prompt_hash(request: ChatRequest) -> str:
+    """16 hex chars identifying the rendered messages."""
+    payload = canonical_json([asdict(m) for m in request.messages])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def provenance(answer: Answer, *, status: str | None = None, reason: str | None = None) -> dict[str, Any]:
+    """The provenance columns; ``status``/``reason`` override the engine's (a semantic reject)."""
+    req, res = answer.request, answer.result
+    return {
+        "request_key": res.key,
+        "model": res.model,
+        "backend": res.backend,
+        "sampling": canonical_json(asdict(req.sampling)),
+        "prompt_version": req.prompt_version,
+        "prompt_hash": prompt_hash(req),
+        "raw": res.text,
+        "status": status or res.status,
+        "reason": (reason if reason is not None else res.reason) or "",
+        "attempts": res.attempts,
+    }

@@ -1,0 +1,30 @@
+"""Pandera schemas: one per artifact, the contract at every stage boundary.
+
+Columns are listed with their meaning in each schema's docstring; ``strict = True``
+rejects unknown columns so a stage cannot silently pass along data nobody declared.
+"""
+
+from curll.schemas.data import MAX_STAGE, POS_TAGS, IndicatorSchema, WordSchema
+from curll.schemas.generation import (
+    ContextSchema,
+    GenerationSchema,
+    InstructionSchema,
+    QAPairSchema,
+    SeedSchema,
+    TemplateSchema,
+)
+from curll.schemas.graph import EdgeSchema
+
+__all__ = [
+    "MAX_STAGE",
+    "POS_TAGS",
+    "ContextSchema",
+    "EdgeSchema",
+    "GenerationSchema",
+    "IndicatorSchema",
+    "InstructionSchema",
+    "QAPairSchema",
+    "SeedSchema",
+    "TemplateSchema",
+    "WordSchema",
+]

@@ -1,0 +1,76 @@
+"""The prerequisite graph: build it from accepted edges, check it, save it.
+
+- nodes: every indicator, with stage, age_group, skill, subskill, goal and indicator text;
+- edges: accepted, weighted (1-5) prerequisite edges ``src -> dst`` with the model's reasons;
+- checks: cycles (strongly connected components with more than one node, and up to
+  ``max_cycles`` example cycles), and back edges that point from a later stage to an
+  earlier one (a prerequisite should not be taught after what needs it);
+- stats: edges per (src stage, dst stage) pair, in/out degree distributions, weights.
+GraphML and node-link JSON are written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pandas as pd
+
+from curll.artifacts import atomic_path, atomic_write_text, records
+
+_NODE_FIELDS = ("stage", "age_group", "skill", "subskill", "goal", "indicator")
+
+
+def build_graph(ind: pd.DataFrame, edges: pd.DataFrame) -> nx.DiGraph[str]:
+    g: nx.DiGraph[str] = nx.DiGraph()
+    for row in records(ind):
+        g.add_node(row["indicator_id"], **{k: row[k] for k in _NODE_FIELDS})
+    accepted = edges[(edges["status"] == "ok") & edges["edge"]]
+    for row in records(accepted):
+        g.add_edge(
+            row["src"],
+            row["dst"],
+            weight=int(row["weight"]),
+            reason=row["edge_reason"],
+            weight_reason=row["weight_reason"],
+        )
+    return g
+
+
+def graph_stats(g: nx.DiGraph[str], edges: pd.DataFrame, *, max_cycles: int = 20) -> dict[str, Any]:
+    stage = nx.get_node_attributes(g, "stage")
+    cyclic = [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
+    examples = [list(c) for c in islice(nx.simple_cycles(g), max_cycles)]
+    back = [(u, v) for u, v in g.edges if stage[u] > stage[v]]
+    pair_counts = Counter(f"{stage[u]}->{stage[v]}" for u, v in g.edges)
+    return {
+        "nodes": g.number_of_nodes(),
+        "edges": g.number_of_edges(),
+        "candidates": len(edges),
+        "candidate_status": {str(k): int(v) for k, v in edges["status"].value_counts().items()},
+        "no_edge": int(((edges["status"] == "ok") & ~edges["edge"]).sum()),
+        "is_dag": nx.is_directed_acyclic_graph(g),
+        "cyclic_components": len(cyclic),
+        "nodes_in_cycles": sum(len(c) for c in cyclic),
+        "example_cycles": examples,
+        "back_edges": len(back),
+        "edges_per_stage_pair": dict(sorted(pair_counts.items())),
+        "out_degree": _histogram(d for _, d in g.out_degree()),
+        "in_degree": _histogram(d for _, d in g.in_degree()),
+        "weights": _histogram(int(d["weight"]) for _, _, d in g.edges(data=True)),
+    }
+
+
+def _histogram(values: Any) -> dict[str, int]:
+    return {str(k): v for k, v in sorted(Counter(values).items())}
+
+
+def save_graph(g: nx.DiGraph[str], graphml: str | Path, node_link: str | Path) -> None:
+    with atomic_path(graphml) as tmp:
+        nx.write_graphml(g, tmp)
+    data = nx.node_link_data(g, edges="edges")
+    atomic_write_text(node_link, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")

@@ -1,0 +1,111 @@
+"""Text-type templates: 15-20 abstract formats of 2-5 words per indicator and kind.
+
+Contract of :func:`make_templates`: one request per (indicator, kind); the answer must
+match :func:`templates_schema`. Each returned format is checked (word count, allowed
+characters, case-insensitive duplicates); a set with fewer than ``min_items`` valid
+formats is rejected whole, and a rejected item is never replaced by anything else.
+Returns (accepted, rejects), both :class:`~curll.schemas.TemplateSchema` tables, plus
+stats; rejects carry their reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+from curll.artifacts import count_by, records
+from curll.config.generation import TemplatesParams
+from curll.llm.engine import Engine
+from curll.llm.tasks import Answer, Task, ask, provenance
+
+_WORD = r"[A-Za-z'-]{1,20}"
+
+
+def templates_schema(p: TemplatesParams) -> dict[str, Any]:
+    """``{"text_types": [format, ...]}`` with the item count and the words per format."""
+    pattern = f"^{_WORD}( {_WORD}){{{p.min_words - 1},{p.max_words - 1}}}$"
+    return {
+        "type": "object",
+        "properties": {
+            "text_types": {
+                "type": "array",
+                "items": {"type": "string", "pattern": pattern},
+                "minItems": p.min_items,
+                "maxItems": p.max_items,
+            }
+        },
+        "required": ["text_types"],
+        "additionalProperties": False,
+    }
+
+
+def check_items(items: list[str], p: TemplatesParams) -> list[tuple[str, str]]:
+    """(normalised format, reject reason or "") per item; the filter behind the stage."""
+    pattern = re.compile(templates_schema(p)["properties"]["text_types"]["items"]["pattern"])
+    seen: dict[str, int] = {}
+    out = []
+    for i, raw in enumerate(items):
+        text = " ".join(str(raw).split())
+        key = text.lower()
+        if not pattern.match(text):
+            reason = f"not {p.min_words}-{p.max_words} plain words"
+        elif key in seen:
+            reason = f"duplicate of item {seen[key]}"
+        else:
+            seen[key] = i
+            reason = ""
+        out.append((text, reason))
+    valid = sum(1 for _, r in out if not r)
+    if valid < p.min_items:
+        short = f"set has {valid} valid formats, fewer than min_items={p.min_items}"
+        out = [(t, r or short) for t, r in out]
+    return out
+
+
+def make_templates(
+    indicators: pd.DataFrame, engine: Engine, task: Task, p: TemplatesParams
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    jobs = [(row, kind) for row in records(indicators) for kind in p.kinds]
+    fields = [
+        {**row, "kind": kind, "min_items": p.min_items, "max_items": p.max_items,
+         "min_words": p.min_words, "max_words": p.max_words}
+        for row, kind in jobs
+    ]  # fmt: skip
+    rows: list[dict[str, Any]] = []
+    for (ind, kind), answer in zip(jobs, ask(engine, task, fields), strict=True):
+        rows.extend(_rows(ind, kind, answer, p))
+    df = pd.DataFrame(rows, columns=list(_COLUMNS))
+    accepted = df[df["status"] == "ok"].reset_index(drop=True)
+    rejects = df[df["status"] == "reject"].reset_index(drop=True)
+    stats = {
+        "requests": len(jobs),
+        "accepted": count_by(accepted, ["stage", "kind"]),
+        "rejected_items": len(rejects),
+        "reject_reasons": dict(Counter(_reason_kind(r) for r in rejects["reason"])),
+    }
+    return accepted, rejects, stats
+
+
+_COLUMNS = (
+    "request_key", "model", "backend", "sampling", "prompt_version", "prompt_hash", "raw",
+    "status", "reason", "attempts", "indicator_id", "stage", "kind", "item", "template",
+)  # fmt: skip
+
+
+def _rows(ind: dict[str, Any], kind: str, answer: Answer, p: TemplatesParams) -> list[dict[str, Any]]:
+    base = {"indicator_id": ind["indicator_id"], "stage": ind["stage"], "kind": kind}
+    if not answer.ok:
+        return [{**provenance(answer), **base, "item": -1, "template": ""}]
+    checked = check_items(list(answer.result.parsed["text_types"]), p)
+    return [
+        {**provenance(answer, status="reject" if r else "ok", reason=r), **base, "item": i, "template": t}
+        for i, (t, r) in enumerate(checked)
+    ]
+
+
+def _reason_kind(reason: str) -> str:
+    """Group reasons for the metrics: drop the specifics after a colon or a number."""
+    return re.split(r"[:\d]", reason, maxsplit=1)[0].strip()
