@@ -33,3 +33,13 @@ def write(tmp_path: Path):
         return path
 
     return _write
+
+
+@pytest.fixture(scope="session")
+def embedded_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The embedded tiny model (random weights, local BPE), built once per test session."""
+    from curll.llm.embedded import TinyLlamaShape, build_embedded_model
+
+    out = tmp_path_factory.mktemp("models") / "tiny"
+    build_embedded_model(ROOT / "src/curll/resources/taxonomy_builtin.yaml", out, TinyLlamaShape(), seed=0)
+    return out

@@ -38,6 +38,23 @@ def test_repo_params_load_frozen(good):
         (lambda d: d["taxonomy"].update(stages=[1, 1]), "taxonomy.stages", "must not repeat"),
         (lambda d: d["taxonomy"]["out"].pop("stats"), "taxonomy.out.stats", "missing"),
         (lambda d: d["vocab"].update(seed=True), "vocab.seed", "valid integer"),
+        (lambda d: d["llm"].update(use="gpt"), "llm", "not one of llm.profiles"),
+        (
+            lambda d: d["llm"]["profiles"]["embedded"].update(base_url="http://x"),
+            "llm.profiles.embedded.base_url",
+            "unknown key",
+        ),
+        (lambda d: d["llm"]["profiles"]["server"].pop("base_url"), "llm.profiles.server.base_url", "missing"),
+        (lambda d: d["llm"]["profiles"]["server"].update(backend="tgi"), "llm.profiles.server", "backend"),
+        (
+            lambda d: d["llm"]["profiles"]["embedded"]["sampling"].update(temperature=3),
+            "llm.profiles.embedded.sampling.temperature",
+            "less than or equal to 2",
+        ),
+        (lambda d: d["templates"].update(min_items=30), "templates", "min_items <= max_items"),
+        (lambda d: d["generate_model"].update(heads=5), "generate_model", "multiple of heads"),
+        (lambda d: d["skill_graph"].update(candidates="some"), "skill_graph.candidates", "all"),
+        (lambda d: d["generate"].update(shards=0), "generate.shards", "greater than or equal to 1"),
     ],
 )
 def test_bad_params_name_the_key(good, mutate, key, message):

@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -27,7 +28,7 @@ ALL_STAGES = {
 }
 
 
-def shrink(params: dict) -> dict:
+def shrink(params: dict[str, Any]) -> dict[str, Any]:
     params["taxonomy"]["stages"] = [0, 1]
     params["templates"].update(min_items=3, max_items=4)
     params["seeds"]["per_indicator"] = {"context": 1, "ir": 1}

@@ -76,7 +76,10 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
 def _to_curll_error(exc: ValidationError, source: str | Path) -> CurllError:
     problems = []
     for err in exc.errors():
-        key = ".".join(str(part) for part in err["loc"])
+        loc = list(err["loc"])
+        # a tagged union adds its tag (the backend) after the profile name: not a key the user wrote
+        loc = [part for i, part in enumerate(loc) if not (i >= 2 and loc[i - 2] == "profiles")]
+        key = ".".join(str(part) for part in loc)
         kind = err["type"]
         if kind == "extra_forbidden":
             msg = "unknown key (a typo? see params.yaml's documented keys)"

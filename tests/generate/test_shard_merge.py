@@ -1,0 +1,115 @@
+"""Generation shards and merge: partition, QA only on accepted passages, rejects kept, merge checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from curll.artifacts import write_table
+from curll.config import load_params
+from curll.errors import CurllError
+from curll.generate import (
+    generate_shard,
+    read_shards,
+    shard_of,
+    shard_path_name,
+    split_instances,
+    task_schema,
+)
+from curll.llm import Sampling
+from curll.llm.tasks import Task
+from curll.prompts import load_prompt
+from curll.schemas import ContextSchema, GenerationSchema, QAPairSchema
+from tests.fakes import engine
+
+ROOT = Path(__file__).resolve().parents[2]
+PAIRS = {"cqa": 2, "csqa": 1}
+
+
+def seeds(n: int = 12) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "seed_id": [f"{i * 7919:016x}" for i in range(1, n + 1)],
+            "indicator_id": ["a" * 16] * n,
+            "stage": [i % 3 for i in range(n)],
+            "age_group": ["0-5"] * n,
+            "skill": ["s"] * n,
+            "subskill": ["u"] * n,
+            "goal": ["g"] * n,
+            "indicator": ["ind"] * n,
+            "type": ["context", "ir"] * (n // 2),
+            "template": ["a tale"] * n,
+            "word": ["cat"] * n,
+            "pos": ["Noun"] * n,
+        }
+    )
+
+
+def tasks() -> dict[str, Task]:
+    caps = load_params(ROOT / "params.yaml").llm.profile.max_chars
+    p = {"context": "context.j2", "ir": "ir.j2", "cqa": "cqa.j2", "csqa": "csqa.j2"}
+    return {
+        k: Task(load_prompt(ROOT / "prompts" / f), task_schema(k, caps, n_pairs=PAIRS.get(k, 0)), Sampling())
+        for k, f in p.items()
+    }
+
+
+def answer(req):
+    """Passages of seeds whose id is a multiple of 3 are blank; everything else is fine."""
+    user = req.messages[1].content
+    if "Passage:" in user:
+        if "skill instruction" in user:
+            return {"skill_based_pairs": [{"instruction": "Do it.", "response": "Done."}]}
+        return {"question_answer_pairs": [{"question": "Who?", "answer": "A cat."}] * 2}
+    if "Instruction format" in user:
+        return {"instruction": "Say hi.", "response": "Hi."}
+    seed = user.split("Seed ")[1][:16]
+    if int(seed, 16) % 3 == 0:
+        return {"expanded_topic": "cats", "generated_text": "   "}  # schema-valid, semantically empty
+    return {"expanded_topic": "cats", "generated_text": f"A story for {seed}."}
+
+
+def test_shards_partition_the_seeds():
+    ids = seeds(50)["seed_id"]
+    parts = [{s for s in ids if shard_of(s, 3) == i} for i in range(3)]
+    assert set().union(*parts) == set(ids) and sum(map(len, parts)) == 50
+
+
+def test_shard_asks_qa_only_for_accepted_passages_and_keeps_rejects():
+    eng, backend = engine(answer)
+    df = generate_shard(seeds(), eng, tasks(), shard=0, n=1, pairs=PAIRS)
+    GenerationSchema.validate(df)
+    ctx = df[df["task"] == "context"]
+    bad = ctx[ctx["status"] == "reject"]
+    assert len(bad) > 0 and (bad["reason"] == "empty generated_text").all() and (bad["output"] == "").all()
+    ok_ids = set(ctx.loc[ctx["status"] == "ok", "seed_id"])
+    for qa in ("cqa", "csqa"):
+        assert set(df.loc[df["task"] == qa, "seed_id"]) == ok_ids
+    assert len(backend.asked) == 12 + 2 * len(ok_ids)
+    assert df["sampling"].str.contains('"temperature":0.3').all()
+
+
+def test_merge_splits_instances_and_checks_shards(tmp_path):
+    eng, _ = engine(answer)
+    s = seeds()
+    for i in range(2):
+        df = generate_shard(s, eng, tasks(), shard=i, n=2, pairs=PAIRS)
+        write_table(df, tmp_path / shard_path_name(i, 2), GenerationSchema)
+    gens = read_shards(tmp_path, 2)
+    tables = split_instances(gens, s)
+    ContextSchema.validate(tables["contexts"])
+    QAPairSchema.validate(tables["cqa"])
+    assert len(tables["cqa"]) == 2 * len(tables["contexts"]) and len(tables["csqa"]) == len(
+        tables["contexts"]
+    )
+    assert set(tables["cqa"]["context_id"]) == set(tables["contexts"]["instance_id"])
+    assert len(tables["ir"]) == 6
+    with pytest.raises(CurllError, match="1 of 3 shards missing"):
+        write_table(df, tmp_path / shard_path_name(0, 3), GenerationSchema)
+        write_table(df, tmp_path / shard_path_name(1, 3), GenerationSchema)
+        read_shards(tmp_path, 3)
+    write_table(df, tmp_path / shard_path_name(2, 3), GenerationSchema)
+    with pytest.raises(CurllError, match="appears in two shards"):
+        read_shards(tmp_path, 3)

@@ -1,0 +1,115 @@
+"""The transformers backend on the embedded tiny model: constrained JSON, batching, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from curll.llm import ChatRequest, Sampling
+from curll.llm.embedded import TinyLlamaShape, build_embedded_model
+from curll.llm.transformers_backend import TransformersBackend, fingerprint
+
+SCHEMAS: list[dict[str, Any]] = [
+    {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "items": {"type": "string", "pattern": "^[A-Za-z]{1,8}( [A-Za-z]{1,8}){1,3}$"},
+                "minItems": 3,
+                "maxItems": 4,
+            }
+        },
+        "required": ["items"],
+        "additionalProperties": False,
+    },
+    {
+        "type": "object",
+        "properties": {
+            "rating": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+            "why": {"type": "string", "maxLength": 40},
+        },
+        "required": ["rating", "why"],
+        "additionalProperties": False,
+    },
+    {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"edge": {"const": True}, "from": {"const": "a"}},
+                "required": ["edge", "from"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"edge": {"const": False}, "from": {"const": "NA"}},
+                "required": ["edge", "from"],
+                "additionalProperties": False,
+            },
+        ]
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def backend(embedded_model: Path) -> TransformersBackend:
+    return TransformersBackend(str(embedded_model), name="embedded", device="cpu")
+
+
+def requests(n: int, *, seed: int = 42, temperature: float = 0.7) -> list[ChatRequest]:
+    return [
+        ChatRequest.build(
+            [("system", "Answer in JSON."), ("user", f"question {i}")],
+            schema=SCHEMAS[i % len(SCHEMAS)],
+            sampling=Sampling(temperature=temperature, max_tokens=300, seed=seed),
+        )
+        for i in range(n)
+    ]
+
+
+def test_random_model_returns_schema_valid_json(backend):
+    reqs = requests(9)
+    out = backend.complete(reqs)
+    assert len(out) == 9
+    for req, c in zip(reqs, out, strict=True):
+        assert c.error is None and c.finish_reason == "stop", c
+        jsonschema.validate(json.loads(c.text, strict=False), req.schema or {})
+        assert c.prompt_tokens > 0 and c.completion_tokens > 0
+
+
+def test_answers_do_not_depend_on_batch_order_or_size(backend):
+    reqs = requests(6)
+    together = [c.text for c in backend.complete(reqs)]
+    reversed_ = [c.text for c in backend.complete(reqs[::-1])][::-1]
+    alone = [backend.complete([r])[0].text for r in reqs[:2]]
+    assert together == reversed_
+    assert together[:2] == alone
+
+
+def test_seed_changes_the_sample_and_temperature_zero_is_greedy(backend):
+    base = [c.text for c in backend.complete(requests(3, seed=1))]
+    other = [c.text for c in backend.complete(requests(3, seed=2))]
+    assert base != other
+    greedy = [c.text for c in backend.complete(requests(3, seed=1, temperature=0.0))]
+    assert greedy == [c.text for c in backend.complete(requests(3, seed=9, temperature=0.0))]
+
+
+def test_a_prompt_too_long_fails_alone(backend):
+    long = ChatRequest.build([("user", "word " * 5000)], sampling=Sampling(max_tokens=10))
+    short = ChatRequest.build([("user", "hi")], sampling=Sampling(max_tokens=10))
+    bad, good = backend.complete([long, short])
+    assert bad.error is not None and "exceeds" in bad.error
+    assert good.error is None and good.text
+
+
+def test_model_name_carries_a_content_fingerprint(tmp_path, embedded_model, backend):
+    assert backend.model == f"embedded@{fingerprint(embedded_model)}"
+    corpus = Path(__file__).resolve().parents[2] / "src/curll/resources/taxonomy_builtin.yaml"
+    build_embedded_model(corpus, tmp_path / "again", TinyLlamaShape(), seed=0)
+    build_embedded_model(corpus, tmp_path / "reseeded", TinyLlamaShape(), seed=1)
+    assert fingerprint(tmp_path / "again") == fingerprint(embedded_model)  # same inputs, same model
+    assert fingerprint(tmp_path / "reseeded") != fingerprint(embedded_model)

@@ -1,0 +1,117 @@
+"""The vllm backend's plumbing, against a stand-in ``vllm`` package written by the test.
+
+vLLM itself needs a GPU and is an optional extra; these tests check what our code does
+around it: structured-output params, request order across data-parallel workers (real
+spawned processes, each told its GPUs), and that nothing imports vllm unless asked.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from curll.llm import ChatRequest, Sampling
+
+FAKE = """
+import json, os
+from dataclasses import dataclass, field
+
+class StructuredOutputsParams:
+    def __init__(self, json=None):
+        self.json = json
+
+@dataclass
+class SamplingParams:
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = 16
+    seed: int | None = None
+    structured_outputs: object = None
+
+@dataclass
+class _Gen:
+    text: str
+    token_ids: list
+    finish_reason: str = "stop"
+
+@dataclass
+class _Out:
+    prompt_token_ids: list
+    outputs: list
+
+class LLM:
+    def __init__(self, model, **kwargs):
+        self.model, self.kwargs = model, kwargs
+
+    def chat(self, chats, params, use_tqdm=False):
+        out = []
+        for chat, p in zip(chats, params):
+            answer = {"user": chat[-1]["content"], "gpus": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+                      "schema": p.structured_outputs.json if p.structured_outputs else None,
+                      "tp": self.kwargs["tensor_parallel_size"], "seed": p.seed}
+            out.append(_Out([1, 2, 3], [_Gen(json.dumps(answer), [7, 8])]))
+        return out
+"""
+
+
+@pytest.fixture
+def fake_vllm(tmp_path, monkeypatch):
+    pkg = tmp_path / "fakevllm" / "vllm"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        "from vllm.sampling_params import *\nfrom vllm.sampling_params import LLM\n"
+    )
+    (pkg / "sampling_params.py").write_text(FAKE)
+    monkeypatch.syspath_prepend(str(pkg.parent))
+    monkeypatch.setenv("PYTHONPATH", str(pkg.parent))  # for the spawned data-parallel workers
+    for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
+        monkeypatch.delitem(sys.modules, name)
+    return pkg
+
+
+def reqs(n: int) -> list[ChatRequest]:
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    return [
+        ChatRequest.build([("user", f"q{i}")], schema=schema, sampling=Sampling(seed=5)) for i in range(n)
+    ]
+
+
+def test_single_engine_sends_schema_and_sampling(fake_vllm):
+    from curll.llm.vllm_backend import VLLMBackend
+
+    backend = VLLMBackend("org/model", tensor_parallel=2)
+    out = backend.complete(reqs(3))
+    answers = [json.loads(c.text) for c in out]
+    assert [a["user"] for a in answers] == ["q0", "q1", "q2"]
+    assert answers[0]["schema"]["required"] == ["a"] and answers[0]["tp"] == 2 and answers[0]["seed"] == 5
+    assert out[0].prompt_tokens == 3 and out[0].completion_tokens == 2
+
+
+def test_data_parallel_workers_keep_order_and_own_gpus(fake_vllm):
+    from curll.llm.vllm_backend import VLLMBackend
+
+    backend = VLLMBackend("org/model", tensor_parallel=2, data_parallel=2)
+    try:
+        answers = [json.loads(c.text) for c in backend.complete(reqs(5))]
+    finally:
+        backend.close()
+    assert [a["user"] for a in answers] == [f"q{i}" for i in range(5)]
+    assert {a["gpus"] for a in answers[0::2]} == {"0,1"} and {a["gpus"] for a in answers[1::2]} == {"2,3"}
+
+
+def test_nothing_heavy_is_imported_until_a_backend_is_built():
+    code = textwrap.dedent(
+        """
+        import sys
+        import curll.llm.factory, pipeline.generate, pipeline.skill_graph
+        print(sorted(m for m in ("vllm", "torch", "transformers", "xgrammar") if m in sys.modules))
+        """
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,124 @@
+"""Skill graph: candidate strategies, consistent edge answers, cycles and back edges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import networkx as nx
+import pandas as pd
+import pytest
+
+from curll.config import load_params
+from curll.llm import Sampling
+from curll.llm.tasks import Task
+from curll.prompts import load_prompt
+from curll.skill_graph import (
+    build_graph,
+    candidate_pairs,
+    edge_schema,
+    graph_stats,
+    predict_edges,
+    save_graph,
+)
+from curll.skill_graph.edges import weight_schema
+from tests.fakes import engine
+
+ROOT = Path(__file__).resolve().parents[2]
+CAPS = load_params(ROOT / "params.yaml").llm.profile.max_chars
+
+
+def ind() -> pd.DataFrame:
+    rows = [
+        ("0000000000000001", 0, "Maths", "count objects to ten"),
+        ("0000000000000002", 1, "Maths", "count objects to twenty"),
+        ("0000000000000003", 2, "Maths", "add numbers to twenty"),
+        ("0000000000000004", 0, "Reading", "name letters of the alphabet"),
+        ("0000000000000005", 1, "Reading", "read simple words aloud"),
+    ]
+    return pd.DataFrame(
+        {
+            "indicator_id": [r[0] for r in rows],
+            "stage": [r[1] for r in rows],
+            "age_group": ["5-6"] * 5,
+            "skill": [r[2] for r in rows],
+            "subskill": ["x"] * 5,
+            "goal": ["g"] * 5,
+            "indicator": [r[3] for r in rows],
+        }
+    )
+
+
+def test_candidate_strategies():
+    df = ind()
+    assert len(candidate_pairs(df, "all", neighbours=1, max_stage_gap=0)) == 10
+    related = candidate_pairs(df, "related", neighbours=1, max_stage_gap=1)
+    assert set(related) == {
+        ("0000000000000001", "0000000000000002"),
+        ("0000000000000002", "0000000000000003"),
+        ("0000000000000004", "0000000000000005"),
+    }
+    nearest = candidate_pairs(df, "nearest", neighbours=1, max_stage_gap=1)
+    assert ("0000000000000001", "0000000000000002") in nearest  # "count objects to ..." are closest
+    assert all(a < b for a, b in nearest)
+
+
+def test_edge_schema_admits_only_consistent_answers():
+    schema = edge_schema("a", "b", CAPS)
+    jsonschema.validate({"edge": True, "from": "b", "to": "a", "reason": "r"}, schema)
+    jsonschema.validate({"edge": False, "from": "NA", "to": "NA", "reason": "r"}, schema)
+    for bad in (
+        {"edge": True, "from": "a", "to": "a", "reason": ""},
+        {"edge": False, "from": "a", "to": "NA", "reason": ""},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+
+
+def test_predict_edges_then_graph_with_a_cycle_and_a_back_edge(tmp_path):
+    df = ind()
+    pairs = [
+        ("0000000000000001", "0000000000000002"),
+        ("0000000000000002", "0000000000000003"),
+        ("0000000000000001", "0000000000000003"),
+        ("0000000000000004", "0000000000000005"),
+    ]
+    # 1 -> 2 -> 3 -> 1 is a cycle; 3 -> 1 also points from stage 2 back to stage 0; 4-5 unrelated;
+    # the weight request for 2 -> 3 fails (not JSON) and that pair is kept as a reject
+    direction = {
+        pairs[0]: ("0000000000000001", "0000000000000002"),
+        pairs[1]: ("0000000000000002", "0000000000000003"),
+        pairs[2]: ("0000000000000003", "0000000000000001"),
+    }
+
+    def answer(req):
+        user = req.messages[1].content
+        if "Rate the dependency" in user:
+            return (
+                "oops"
+                if "add numbers" in user.split("Dependent")[1].split("\n")[0]
+                else {"weight": 4, "reason": "r"}
+            )
+        ids = tuple(sorted(x.split(",")[0] for x in user.split("(id ")[1:]))
+        if ids in direction:
+            src, dst = direction[ids]
+            return {"edge": True, "from": src, "to": dst, "reason": "needed"}
+        return {"edge": False, "from": "NA", "to": "NA", "reason": "unrelated"}
+
+    eng, _ = engine(answer)
+    edge = Task(load_prompt(ROOT / "prompts/edge.j2"), {}, Sampling())
+    weight = Task(load_prompt(ROOT / "prompts/edge_weight.j2"), weight_schema(CAPS), Sampling())
+    edges = predict_edges(df, pairs, eng, edge, weight, CAPS)
+    assert edges["status"].tolist() == ["ok", "reject", "ok", "ok"]
+    assert str(edges.loc[1, "reason"]).startswith("weight: invalid JSON")
+    g = build_graph(df, edges)
+    assert set(g.edges) == {
+        ("0000000000000001", "0000000000000002"),
+        ("0000000000000003", "0000000000000001"),
+    }
+    g.add_edge("0000000000000002", "0000000000000003", weight=2)  # close the cycle for the checks
+    stats = graph_stats(g, edges)
+    assert not stats["is_dag"] and stats["cyclic_components"] == 1 and stats["nodes_in_cycles"] == 3
+    assert stats["back_edges"] == 1 and stats["edges_per_stage_pair"]["2->0"] == 1
+    save_graph(g, tmp_path / "g.graphml", tmp_path / "g.json")
+    assert nx.read_graphml(tmp_path / "g.graphml").number_of_edges() == 3
