@@ -122,3 +122,14 @@ def test_predict_edges_then_graph_with_a_cycle_and_a_back_edge(tmp_path):
     assert stats["back_edges"] == 1 and stats["edges_per_stage_pair"]["2->0"] == 1
     save_graph(g, tmp_path / "g.graphml", tmp_path / "g.json")
     assert nx.read_graphml(tmp_path / "g.graphml").number_of_edges() == 3
+
+
+def test_cycle_examples_are_deterministic_and_start_at_the_smallest_node():
+    g: nx.DiGraph[str] = nx.DiGraph()
+    g.add_edges_from([("c", "a"), ("a", "b"), ("b", "c"), ("x", "y"), ("y", "x"), ("b", "x")], weight=3)
+    for n in g:
+        g.nodes[n]["stage"] = 0
+    edges = pd.DataFrame({"status": ["ok"], "edge": [True]})
+    stats = graph_stats(g, edges)
+    assert stats["example_cycles"] == [["a", "b", "c"], ["x", "y"]]
+    assert stats["cyclic_components"] == 2

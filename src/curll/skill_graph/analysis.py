@@ -2,8 +2,8 @@
 
 - nodes: every indicator, with stage, age_group, skill, subskill, goal and indicator text;
 - edges: accepted, weighted (1-5) prerequisite edges ``src -> dst`` with the model's reasons;
-- checks: cycles (strongly connected components with more than one node, and up to
-  ``max_cycles`` example cycles), and back edges that point from a later stage to an
+- checks: cycles (strongly connected components with more than one node, and one example
+  cycle for each of the first ``max_cycles`` of them), and back edges that point from a later stage to an
   earlier one (a prerequisite should not be taught after what needs it);
 - stats: edges per (src stage, dst stage) pair, in/out degree distributions, weights.
 GraphML and node-link JSON are written atomically.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +42,8 @@ def build_graph(ind: pd.DataFrame, edges: pd.DataFrame) -> nx.DiGraph[str]:
 
 def graph_stats(g: nx.DiGraph[str], edges: pd.DataFrame, *, max_cycles: int = 20) -> dict[str, Any]:
     stage = nx.get_node_attributes(g, "stage")
-    cyclic = [sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1]
-    examples = [list(c) for c in islice(nx.simple_cycles(g), max_cycles)]
+    cyclic = sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
+    examples = [_one_cycle(g, scc) for scc in cyclic[:max_cycles]]
     back = [(u, v) for u, v in g.edges if stage[u] > stage[v]]
     pair_counts = Counter(f"{stage[u]}->{stage[v]}" for u, v in g.edges)
     return {
@@ -63,6 +62,14 @@ def graph_stats(g: nx.DiGraph[str], edges: pd.DataFrame, *, max_cycles: int = 20
         "in_degree": _histogram(d for _, d in g.in_degree()),
         "weights": _histogram(int(d["weight"]) for _, _, d in g.edges(data=True)),
     }
+
+
+def _one_cycle(g: nx.DiGraph[str], scc: list[str]) -> list[str]:
+    """A cycle through the component's smallest node (DFS in edge insertion order: deterministic)."""
+    edges = nx.find_cycle(g.subgraph(scc), source=scc[0])
+    nodes = [u for u, _ in edges]
+    start = nodes.index(min(nodes))
+    return nodes[start:] + nodes[:start]
 
 
 def _histogram(values: Any) -> dict[str, int]:
