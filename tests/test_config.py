@@ -55,6 +55,15 @@ def test_repo_params_load_frozen(good):
         (lambda d: d["generate_model"].update(heads=5), "generate_model", "multiple of heads"),
         (lambda d: d["skill_graph"].update(candidates="some"), "skill_graph.candidates", "all"),
         (lambda d: d["generate"].update(shards=0), "generate.shards", "greater than or equal to 1"),
+        (lambda d: d["verify"]["semantic"].update(threshold=1.5), "verify.semantic.threshold", "less than"),
+        (lambda d: d["verify"]["semantic"].update(index="faiss"), "verify.semantic.index", "exact"),
+        (
+            lambda d: d["verify"]["context_words"]["default"].update(min=600),
+            "verify.context_words.default",
+            "min \\(600\\) must be <= max",
+        ),
+        (lambda d: d["split"].update(test_per_indicator=-1), "split.test_per_indicator", "greater than"),
+        (lambda d: d["split"]["decontamination"].update(ngrams=8), "split.decontamination.ngrams", "unknown"),
     ],
 )
 def test_bad_params_name_the_key(good, mutate, key, message):
@@ -64,6 +73,12 @@ def test_bad_params_name_the_key(good, mutate, key, message):
         parse_params(data, source="params.yaml")
     assert err.value.field == key
     assert err.value.file == "params.yaml"
+
+
+def test_passage_length_range_follows_the_llm_profile():
+    words = load_params(ROOT / "params.yaml").verify.context_words
+    assert (words.for_profile("vllm").min, words.for_profile("vllm").max) == (250, 500)  # the paper's
+    assert words.for_profile("embedded").max < 250
 
 
 def test_stages_are_sorted(good):

@@ -28,6 +28,7 @@ from curll.config.generation import (
     TemplatesParams,
 )
 from curll.config.llm import LLMParams
+from curll.config.verify import SplitParams, SplitReleaseParams, VerifyEncoderParams, VerifyParams
 from curll.errors import CurllError
 
 DEFAULT_PARAMS = Path("params.yaml")
@@ -45,6 +46,10 @@ class Params(Section):
     seeds: SeedsParams
     generate: GenerateParams
     generate_merge: GenerateMergeParams
+    verify_encoder: VerifyEncoderParams
+    verify: VerifyParams
+    split: SplitParams
+    split_release: SplitReleaseParams
 
 
 __all__ = ["DEFAULT_PARAMS", "Params", "load_params", "parse_params"]

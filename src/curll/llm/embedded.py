@@ -100,7 +100,8 @@ def build_embedded_model(
         pad_token_id=tok.pad_token_id,
     )
     torch.manual_seed(seed)
-    model = LlamaForCausalLM(config)
+    model_cls: Any = LlamaForCausalLM  # untyped in some transformers releases
+    model = model_cls(config)
     n_params = sum(p.numel() for p in model.parameters())
     with atomic_dir(out_dir) as tmp:
         model.save_pretrained(tmp)

@@ -14,17 +14,23 @@ from curll.schemas.generation import (
     TemplateSchema,
 )
 from curll.schemas.graph import EdgeSchema
+from curll.schemas.quality import SPLITS, RatingSchema, RecordSchema, RejectSchema, UnitSchema
 
 __all__ = [
     "MAX_STAGE",
     "POS_TAGS",
+    "SPLITS",
     "ContextSchema",
     "EdgeSchema",
     "GenerationSchema",
     "IndicatorSchema",
     "InstructionSchema",
     "QAPairSchema",
+    "RatingSchema",
+    "RecordSchema",
+    "RejectSchema",
     "SeedSchema",
     "TemplateSchema",
+    "UnitSchema",
     "WordSchema",
 ]

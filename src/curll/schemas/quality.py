@@ -1,0 +1,100 @@
+"""Schemas of the data-quality stages: verify rejects, split ratings, units and records."""
+
+from __future__ import annotations
+
+import pandera.pandas as pa
+from pandera.typing import Series
+
+from curll.schemas.data import MAX_STAGE
+from curll.schemas.generation import HEX16, TASKS, Provenance
+
+#: what verify drops, and why (the ``reason`` column of the rejects tables)
+VERIFY_REASONS = (
+    "unparsed",  # the generation request itself was rejected (its reason is in detail)
+    "empty",  # a required text field is blank
+    "words",  # passage length outside verify.context_words
+    "qa_count",  # a passage's QA set has the wrong number of pairs
+    "exact_duplicate",  # same normalised text as an earlier row
+    "near_duplicate",  # cosine >= verify.semantic.threshold with a kept row of the same stage
+    "context_dropped",  # the QA pair's passage was dropped
+)
+SPLITS = ("train", "validation", "test")
+UNIT_TYPES = ("context", "ir")
+
+
+class RejectSchema(pa.DataFrameModel):
+    """``rejects.parquet`` of verify and split: one dropped row each.
+
+    type: context | ir | cqa | csqa; id: the instance id (or the request key's first 16
+    hex chars for an unparsed request); reason: a code (see VERIFY_REASONS, plus
+    ``contaminated`` from split); detail: the evidence, e.g. ``dup of 3f.. (0.97)``.
+    """
+
+    type: Series[str] = pa.Field(isin=list(TASKS))
+    id: Series[str] = pa.Field(str_matches=HEX16)
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    indicator_id: Series[str] = pa.Field(str_matches=HEX16)
+    reason: Series[str] = pa.Field(isin=[*VERIFY_REASONS, "contaminated"])
+    detail: Series[str]
+
+    class Config:
+        strict = True
+
+
+class RatingSchema(Provenance):
+    """``ratings.parquet``: the LLM quality rating of each unit (1-5; 0 when the request failed)."""
+
+    unit_id: Series[str] = pa.Field(unique=True, str_matches=HEX16)
+    type: Series[str] = pa.Field(isin=list(UNIT_TYPES))
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    indicator_id: Series[str] = pa.Field(str_matches=HEX16)
+    rating: Series[int] = pa.Field(ge=0, le=5)
+    explanation: Series[str]
+
+    class Config:
+        strict = True
+
+
+class UnitSchema(pa.DataFrameModel):
+    """``units.parquet``: where each unit went. A unit is an IR pair or a passage (with its QA).
+
+    rank: 1-based position within (stage, indicator, type) by rating, ties broken by a seeded
+    hash; split: test for the best ``test_per_indicator``, then validation, then train.
+    contaminated: a train unit dropped by decontamination (its split stays ``train``).
+    """
+
+    unit_id: Series[str] = pa.Field(unique=True, str_matches=HEX16)
+    type: Series[str] = pa.Field(isin=list(UNIT_TYPES))
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    indicator_id: Series[str] = pa.Field(str_matches=HEX16)
+    rating: Series[int] = pa.Field(ge=0, le=5)
+    rank: Series[int] = pa.Field(ge=1)
+    split: Series[str] = pa.Field(isin=list(SPLITS))
+    contaminated: Series[bool]
+
+    class Config:
+        strict = True
+
+
+class RecordSchema(pa.DataFrameModel):
+    """``records.parquet``: chat-format examples for training and evaluation.
+
+    messages: JSON list of {"role": system|user|assistant, "content": str}, ending with the
+    assistant turn the loss (or the judge) is about. type context: the passage is the
+    answer to a writing request; cqa / csqa: the passage and the question are the user turn.
+    unit_id ties a record to its unit (a passage's CQA/CSQA share the passage's unit_id).
+    """
+
+    record_id: Series[str] = pa.Field(unique=True, str_matches=HEX16)
+    unit_id: Series[str] = pa.Field(str_matches=HEX16)
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    indicator_id: Series[str] = pa.Field(str_matches=HEX16)
+    skill: Series[str]
+    subskill: Series[str]
+    indicator: Series[str]
+    type: Series[str] = pa.Field(isin=list(TASKS))
+    split: Series[str] = pa.Field(isin=list(SPLITS))
+    messages: Series[str] = pa.Field(str_startswith="[")
+
+    class Config:
+        strict = True

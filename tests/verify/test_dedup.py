@@ -1,0 +1,46 @@
+"""Exact and semantic dedup on real text with the real distilled encoder."""
+
+from __future__ import annotations
+
+from curll.verify import cross_rate, exact_duplicates, near_duplicates, normalise
+from tests.verify.conftest import PASSAGES
+
+COPY = PASSAGES[0].replace("small brown puppy", "little brown puppy")
+PARAPHRASE = (
+    "Under the park bench, Mia discovered a tiny brown puppy. Because it was shaking with cold, she "
+    "wrapped it in her red scarf and took it home, where her dad gave it warm milk. Soon the puppy "
+    "wagged its tail and licked her hand."
+)
+
+
+def test_normalise_ignores_case_punctuation_and_spacing():
+    assert normalise("  Hello,   World! ") == normalise("hello world") == "hello world"
+
+
+def test_exact_duplicates_keep_the_first_and_point_to_it():
+    texts = ["A cat sat.", "a CAT   sat", "A dog ran.", "A cat sat!"]
+    assert exact_duplicates(["a", "b", "c", "d"], texts) == {"b": "a", "d": "a"}
+
+
+def test_planted_copy_and_paraphrase_are_caught_and_distinct_passages_are_not(encoder):
+    texts = [*PASSAGES, COPY, PARAPHRASE]
+    ids = [f"p{i}" for i in range(len(texts))]
+    dups = near_duplicates(ids, texts, encoder.encode(texts), threshold=0.95)
+    assert {d.id: d.of for d in dups} == {"p5": "p0", "p6": "p0"}
+    assert all(0.95 <= d.score <= 1.0 + 1e-6 for d in dups)
+
+
+def test_threshold_is_respected(encoder):
+    texts = [PASSAGES[0], PARAPHRASE]
+    vectors = encoder.encode(texts)
+    cos = float(vectors[0] @ vectors[1])
+    assert near_duplicates(["a", "b"], texts, vectors, threshold=min(cos + 0.005, 1.0)) == []
+    assert len(near_duplicates(["a", "b"], texts, vectors, threshold=cos - 0.005)) == 1
+
+
+def test_cross_rate_is_the_share_of_b_repeating_a(encoder):
+    a = PASSAGES[:3]
+    b = [COPY, PARAPHRASE, PASSAGES[3], PASSAGES[4]]
+    rate = cross_rate((a, encoder.encode(a)), (b, encoder.encode(b)), threshold=0.95)
+    assert rate == 0.5
+    assert cross_rate((a, encoder.encode(a)), ([], encoder.encode(a)[:0]), threshold=0.95) == 0.0
