@@ -37,6 +37,10 @@ STAGES = {
     "seeds": "Seeds: indicator x word x type x template, deterministic.",
     "generate": "LLM passages and IR from seeds, then CQA and CSQA on each passage (sharded).",
     "generate_merge": "Merge generate shards -> generations, contexts, ir, cqa, csqa tables.",
+    "verify_encoder": "Distil the model2vec sentence encoder used for semantic dedup (offline).",
+    "verify": "Filter instances (rejects kept with reasons); dedup, diversity, readability metrics.",
+    "split": "LLM quality ratings -> test / validation / train per indicator; decontamination; chat records.",
+    "split_release": "Per-stage parquet splits loadable with datasets.load_dataset, plus a dataset card.",
 }
 
 ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's default is params.yaml)")]

@@ -56,7 +56,8 @@ def test_sample_mode_counts_and_validity(p):
     ind = indicators()
     seeds, stats = make_seeds(ind, WORDS, templates(ind), p)
     SeedSchema.validate(seeds)
-    assert len(seeds) == 4 * 2 * 2 and stats["seeds"] == 16
+    per = p.per_indicator.context + p.per_indicator.ir  # 4 indicators x seeds per indicator
+    assert len(seeds) == 4 * per and stats["seeds"] == 4 * per
     # words come from the indicator's stage, templates from the matching kind
     stage_words = {s: set(WORDS.loc[WORDS["stage"] == s, "word"]) for s in (0, 1)}
     assert all(w in stage_words[s] for w, s in zip(seeds["word"], seeds["stage"], strict=True))

@@ -7,6 +7,7 @@ and type, short outputs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -22,16 +23,26 @@ from tests.helpers import dvc, run
 ROOT = Path(__file__).resolve().parents[2]
 COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
+GENERATED = {"generate", "generate_merge", "verify", "split", "split_release"}
 ALL_STAGES = {
-    *("taxonomy", "vocab", "generate_model", "skill_graph"),
-    *("templates", "seeds", "generate", "generate_merge"),
+    "taxonomy",
+    "vocab",
+    "generate_model",
+    "skill_graph",
+    "templates",
+    "seeds",
+    "verify_encoder",
+    *GENERATED,
 }
 
 
 def shrink(params: dict[str, Any]) -> dict[str, Any]:
     params["taxonomy"]["stages"] = [0, 1]
     params["templates"].update(min_items=3, max_items=4)
-    params["seeds"]["per_indicator"] = {"context": 1, "ir": 1}
+    params["seeds"]["per_indicator"] = {"context": 2, "ir": 1}
+    params["verify"]["readability"]["sample"] = 20
+    params["verify_encoder"]["pca_dims"] = 32
+    params["split"]["val_per_indicator"] = 0
     params["skill_graph"]["neighbours"] = 1
     params["generate"].update(cqa_pairs=2, csqa_pairs=1)
     embedded = params["llm"]["profiles"]["embedded"]
@@ -85,6 +96,18 @@ def test_repro_generates_everything_then_reruns_only_what_changed(repo):
     gens = pd.read_parquet(data / "generate" / "generations.parquet")
     assert set(gens["seed_id"]) <= set(seeds["seed_id"])
     assert gens["model"].str.startswith("embedded@").all()
+    # verify -> split -> release: a passage's questions share its split; every stage is released
+    records = pd.read_parquet(data / "split" / "records.parquet")
+    units = pd.read_parquet(data / "split" / "units.parquet").set_index("unit_id")
+    assert (records["split"] == units.loc[records["unit_id"], "split"].to_numpy()).all()
+    assert {"train", "test"} <= set(records["split"])
+    for stage in (0, 1):
+        assert {p.name for p in (data / "release" / "dataset" / f"stage_{stage}").iterdir()} == {
+            "train.parquet",
+            "validation.parquet",
+            "test.parquet",
+        }
+    assert (data / "verify" / "plots" / "readability.csv").is_file()
 
     second = dvc("repro", cwd=repo)
     assert ran(second.stdout) == set()
@@ -93,14 +116,40 @@ def test_repro_generates_everything_then_reruns_only_what_changed(repo):
     ir_prompt = repo / "prompts" / "ir.j2"
     ir_prompt.write_text(ir_prompt.read_text().replace("practice exchanges", "short practice exchanges"))
     third = dvc("repro", cwd=repo)
-    assert ran(third.stdout) == {"generate", "generate_merge"}
+    assert ran(third.stdout) == GENERATED
     assert sent(third.stdout + third.stderr) == int((seeds["type"] == "ir").sum())
 
     run(["git", "add", "-A"], cwd=repo)
     run(["git", "commit", "-qm", "lock"], cwd=repo)
     exp = dvc("exp", "run", "-S", "seeds.seed=7", cwd=repo)
-    assert ran(exp.stdout) == {"seeds", "generate", "generate_merge"}
+    assert ran(exp.stdout) == {"seeds", *GENERATED}
 
     metrics = json.loads(dvc("metrics", "show", "--json", cwd=repo).stdout)
     flat = json.dumps(metrics)
     assert '"indicators"' in flat and '"instances"' in flat and '"back_edges"' in flat
+    assert '"dedup_pairs"' in flat and '"readability"' in flat and '"params_hash"' in flat
+
+
+def tracked_files(root: Path) -> dict[str, str]:
+    """md5 of every file under data/ (DVC outputs, metrics and plots)."""
+    return {
+        str(p.relative_to(root)): hashlib.md5(p.read_bytes()).hexdigest()
+        for p in sorted((root / "data").rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_push_then_pull_in_a_fresh_clone_restores_every_artifact(repo, tmp_path):
+    if not (repo / "dvc.lock").is_file():
+        dvc("repro", cwd=repo)
+    remote = tmp_path / "remote"
+    dvc("remote", "add", "-f", "-d", "local", str(remote), cwd=repo)
+    run(["git", "add", "-A"], cwd=repo)
+    run(["git", "commit", "-qm", "release", "--allow-empty"], cwd=repo)
+    dvc("push", cwd=repo)
+    clone = tmp_path / "clone"
+    run(["git", "clone", "-q", str(repo), str(clone)], cwd=tmp_path)
+    assert not (clone / "data" / "release" / "dataset").exists()
+    dvc("pull", cwd=clone)
+    assert tracked_files(clone) == tracked_files(repo)
+    assert "up to date" in dvc("status", cwd=clone).stdout

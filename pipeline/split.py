@@ -1,0 +1,51 @@
+"""DVC stage ``split``: rate every unit with the LLM, pick test / validation / train, decontaminate.
+
+Reads the verify tables, the indicators and ``params.split`` / ``params.llm``; writes
+``out.ratings`` (one LLM rating per unit, with provenance), ``out.units`` (split, rank,
+contaminated), ``out.records`` (chat-format records of every kept instance, with its split),
+``out.rejects`` (contaminated train units) and ``out.stats``.
+"""
+
+from __future__ import annotations
+
+from curll.artifacts import read_table, write_json, write_table
+from curll.config import Params
+from curll.llm.factory import engine_from_params, make_task
+from curll.schemas import (
+    ContextSchema,
+    IndicatorSchema,
+    InstructionSchema,
+    QAPairSchema,
+    RatingSchema,
+    RecordSchema,
+    RejectSchema,
+    UnitSchema,
+)
+from curll.split import build_records, build_units, rate, rating_schema
+from curll.split.core import select, split_stats
+from pipeline.report import say
+
+
+def run(params: Params) -> None:
+    p, v = params.split, params.verify.out
+    tables = {
+        "context": read_table(v.contexts, ContextSchema),
+        "ir": read_table(v.ir, InstructionSchema),
+        "cqa": read_table(v.cqa, QAPairSchema),
+        "csqa": read_table(v.csqa, QAPairSchema),
+    }
+    indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
+    units = build_units(tables)
+    engine = engine_from_params(params.llm, embedded_dir=params.generate_model.out.model, desc="split: rate")
+    task = make_task(params.llm, p.prompt, rating_schema(params.llm.profile.max_chars))
+    ratings = rate(units, indicators, engine, task)
+    placed, rejects = select(units, ratings, p)
+    records = build_records(tables, placed[~placed["contaminated"]], indicators, system=p.system_prompt)
+
+    write_table(ratings, p.out.ratings, RatingSchema)
+    write_table(placed, p.out.units, UnitSchema)
+    write_table(records, p.out.records, RecordSchema)
+    write_table(rejects, p.out.rejects, RejectSchema)
+    stats = split_stats(placed, ratings, records)
+    write_json(p.out.stats, stats)
+    say("split: records " + ", ".join(f"{k} {n}" for k, n in stats["records"].items()))

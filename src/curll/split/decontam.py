@@ -1,0 +1,52 @@
+"""Train/test decontamination by word n-gram overlap.
+
+For a train text u and a test text t, overlap(u, t) = |G(u) & G(t)| / |G(u)|, where G is the
+set of word n-grams of the normalised text (lower case, no punctuation); a text shorter than
+n words has one n-gram, itself. A train text is contaminated when max over t of overlap(u, t)
+is >= threshold. An inverted index (n-gram -> test ids) keeps this linear in the data size.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from curll.verify.dedup import normalise
+
+
+def ngrams(text: str, n: int) -> set[tuple[str, ...]]:
+    words = normalise(text).split()
+    if len(words) < n:
+        return {tuple(words)} if words else set()
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+@dataclass(frozen=True)
+class Contamination:
+    train_id: str
+    test_id: str
+    overlap: float
+
+
+def contaminated(
+    train: Mapping[str, str], test: Mapping[str, str], *, n: int, threshold: float
+) -> list[Contamination]:
+    """Train ids whose overlap with some test text is >= threshold (with the worst test match)."""
+    index: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for tid, text in test.items():
+        for g in ngrams(text, n):
+            index[g].append(tid)
+    found = []
+    for uid, text in train.items():
+        grams = ngrams(text, n)
+        if not grams:
+            continue
+        hits = Counter(tid for g in grams for tid in index.get(g, ()))
+        if not hits:
+            continue
+        tid, count = min(hits.items(), key=lambda kv: (-kv[1], kv[0]))
+        overlap = count / len(grams)
+        if overlap >= threshold:
+            found.append(Contamination(uid, tid, round(overlap, 4)))
+    return found

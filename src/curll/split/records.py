@@ -1,0 +1,61 @@
+"""Chat-format records (RecordSchema) from the verified instances and their unit's split.
+
+Each record is one conversation ending in the assistant turn that is trained on (or, in
+test, judged). ``messages`` is JSON: ``[{"role": "system"|"user"|"assistant", "content"}]``;
+the trainer puts the loss on assistant turns only. A passage record asks for the passage;
+CQA and CSQA records put the passage and the question in the user turn.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+
+from curll.artifacts import records
+
+RECORD_COLUMNS = [
+    "record_id", "unit_id", "stage", "indicator_id", "skill", "subskill", "indicator", "type", "split",
+    "messages",
+]  # fmt: skip
+
+
+def _chat(system: str, user: str, assistant: str) -> str:
+    turns = [{"role": "system", "content": system}] if system else []
+    turns += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+    return json.dumps(turns, ensure_ascii=False)
+
+
+def _turns(kind: str, row: dict[str, Any], passage: str) -> tuple[str, str]:
+    if kind == "context":
+        ask = f"Write a text in the form of {row['template']} about this topic: {row['expanded_topic']}"
+        return ask, row["text"]
+    if kind == "ir":
+        return row["instruction"], row["response"]
+    if kind == "cqa":
+        return f"{passage}\n\nQuestion: {row['question']}", row["answer"]
+    return f"{passage}\n\n{row['question']}", row["answer"]
+
+
+def build_records(
+    tables: dict[str, pd.DataFrame], units: pd.DataFrame, indicators: pd.DataFrame, *, system: str
+) -> pd.DataFrame:
+    """Records for every instance whose unit is in ``units`` (dropped units are left out)."""
+    split_of = dict(zip(units["unit_id"], units["split"], strict=True))
+    info = indicators.set_index("indicator_id")[["skill", "subskill", "indicator"]]
+    passages = dict(zip(tables["context"]["instance_id"], tables["context"]["text"], strict=True))
+    rows = []
+    for kind in ("context", "ir", "cqa", "csqa"):
+        for row in records(tables[kind]):
+            unit = row["context_id"] if kind in ("cqa", "csqa") else row["instance_id"]
+            if unit not in split_of:
+                continue
+            user, assistant = _turns(kind, row, passages.get(unit, ""))
+            meta = info.loc[row["indicator_id"]]
+            rows.append(
+                [row["instance_id"], unit, row["stage"], row["indicator_id"], meta["skill"], meta["subskill"],
+                 meta["indicator"], kind, split_of[unit], _chat(system, user, assistant)]
+            )  # fmt: skip
+    df = pd.DataFrame(rows, columns=RECORD_COLUMNS)
+    return df.sort_values(["stage", "split", "type", "record_id"]).reset_index(drop=True)

@@ -1,0 +1,84 @@
+"""Split units and their quality ratings.
+
+A unit is what moves into a split as a whole: an IR pair, or a passage together with its
+CQA and CSQA pairs (so a passage and its questions never straddle two splits). The unit id
+is the IR pair's or the passage's instance id.
+
+:func:`build_units` returns one row per unit: unit_id, type (context | ir), stage,
+indicator_id, content (the text a rater and the decontamination check read).
+:func:`rate` asks the quality prompt for each unit ({"rating": 1-5, "explanation"}) and
+returns the ratings table (RatingSchema); a failed request is a rating of 0, never a crash.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from curll.artifacts import records
+from curll.config.llm import MaxChars
+from curll.llm.engine import Engine
+from curll.llm.tasks import Task, ask, provenance
+
+UNIT_COLUMNS = ["unit_id", "type", "stage", "indicator_id", "content"]
+
+
+def rating_schema(caps: MaxChars) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "rating": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+            "explanation": {"type": "string", "minLength": 1, "maxLength": caps.short},
+        },
+        "required": ["rating", "explanation"],
+        "additionalProperties": False,
+    }
+
+
+def _qa_block(title: str, pairs: pd.DataFrame) -> str:
+    lines = [f"{title}:"]
+    lines += [
+        f"{i}. {q}\n   -> {a}"
+        for i, (q, a) in enumerate(zip(pairs["question"], pairs["answer"], strict=True), 1)
+    ]
+    return "\n".join(lines)
+
+
+def build_units(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Units from the verified tables (keys context, ir, cqa, csqa), sorted by id."""
+    qa = {k: dict(tuple(tables[k].groupby("context_id", sort=False))) for k in ("cqa", "csqa")}
+    rows = []
+    for c in records(tables["context"]):
+        parts = [c["text"]]
+        for kind, title in (("cqa", "Comprehension questions"), ("csqa", "Skill tasks")):
+            pairs = qa[kind].get(c["instance_id"])
+            if pairs is not None:
+                parts.append(_qa_block(title, pairs.sort_values("q_index")))
+        rows.append([c["instance_id"], "context", c["stage"], c["indicator_id"], "\n\n".join(parts)])
+    for r in records(tables["ir"]):
+        content = f"Instruction: {r['instruction']}\nResponse: {r['response']}"
+        rows.append([r["instance_id"], "ir", r["stage"], r["indicator_id"], content])
+    df = pd.DataFrame(rows, columns=UNIT_COLUMNS)
+    return df.sort_values("unit_id").reset_index(drop=True)
+
+
+def rate(units: pd.DataFrame, indicators: pd.DataFrame, engine: Engine, task: Task) -> pd.DataFrame:
+    """One rating row per unit, in the units' order."""
+    info = indicators.set_index("indicator_id")[["age_group", "indicator"]]
+    fields = [{**u, **info.loc[u["indicator_id"]].to_dict()} for u in records(units)]
+    rows = []
+    for u, answer in zip(records(units), ask(engine, task, fields), strict=True):
+        parsed = answer.result.parsed if answer.ok else None
+        rows.append(
+            {
+                **provenance(answer),
+                "unit_id": u["unit_id"],
+                "type": u["type"],
+                "stage": u["stage"],
+                "indicator_id": u["indicator_id"],
+                "rating": int(parsed["rating"]) if parsed else 0,
+                "explanation": str(parsed["explanation"]) if parsed else "",
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,125 @@
+"""Split: ratings through the engine, seeded assignment, decontamination, chat records."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from curll.artifacts import validate
+from curll.config import load_params
+from curll.llm.tasks import Task
+from curll.llm.types import Sampling
+from curll.prompts import load_prompt
+from curll.schemas import RatingSchema, RecordSchema, UnitSchema
+from curll.split import assign, build_records, build_units, contaminated, ngrams, rate, rating_schema
+from curll.split.core import select
+from tests import instances as inst
+from tests.fakes import engine
+from tests.verify.conftest import PASSAGES
+
+STORY = (
+    "The red kite flew over the hill while the children ran after it laughing and shouting "
+    "until the string slipped and the kite landed in the old oak tree near the pond"
+)
+
+
+def dataset(n_ctx: int = 6, n_ir: int = 6) -> dict[str, pd.DataFrame]:
+    ctx = inst.contexts([(f"c{i}", 0, f"i{i % 2}", f"{PASSAGES[i % 5]} Part {i}.") for i in range(n_ctx)])
+    ir = inst.ir([(f"r{i}", 0, f"i{i % 2}", f"Question {i}?", f"Answer number {i}.") for i in range(n_ir)])
+    pairs = {f"c{i}": [(f"Q{i}a?", "A."), (f"Q{i}b?", "B.")] for i in range(n_ctx)}
+    return {
+        "context": ctx,
+        "ir": ir,
+        "cqa": inst.qa("cqa", ctx, pairs),
+        "csqa": inst.qa("csqa", ctx, {k: v[:1] for k, v in pairs.items()}),
+    }
+
+
+def ratings_of(units: pd.DataFrame, rating: int = 3) -> pd.DataFrame:
+    df = units[["unit_id", "type", "stage", "indicator_id"]].copy()
+    df["rating"] = rating
+    return df
+
+
+def test_ngrams_and_contamination_by_overlap():
+    assert ngrams("A b, c", 5) == {("a", "b", "c")}
+    assert len(ngrams(STORY, 8)) == len(STORY.split()) - 7
+    test = {"t1": STORY, "t2": PASSAGES[1]}
+    train = {
+        "copy": "Look! " + STORY.upper() + " The end.",  # nearly all its 8-grams are in t1
+        "half": " ".join(STORY.split()[:14]) + " " + PASSAGES[3],  # a short quote of t1
+        "clean": PASSAGES[4],
+    }
+    found = {c.train_id: c for c in contaminated(train, test, n=8, threshold=0.5)}
+    assert set(found) == {"copy"} and found["copy"].test_id == "t1" and found["copy"].overlap > 0.8
+    low = {c.train_id for c in contaminated(train, test, n=8, threshold=0.05)}
+    assert low == {"copy", "half"}
+
+
+def test_assignment_is_seeded_and_ranks_by_rating():
+    units = build_units(dataset(n_ctx=8, n_ir=0))
+    r = ratings_of(units)
+    r.loc[r.index[:2], "rating"] = 5  # best two of the first indicator group... wherever they are
+    a = assign(r, test=1, val=1, seed=1)
+    b = assign(r.sample(frac=1, random_state=0), test=1, val=1, seed=1)
+    pd.testing.assert_frame_equal(a, b)  # row order does not matter
+    c = assign(r, test=1, val=1, seed=2)
+    assert not a["split"].equals(c.set_index("unit_id").loc[a["unit_id"], "split"].reset_index(drop=True))
+    for _, g in a.groupby("indicator_id"):
+        assert g["split"].tolist()[:2] == ["test", "validation"] and set(g["split"].iloc[2:]) == {"train"}
+        assert g["rating"].is_monotonic_decreasing and g["rank"].tolist() == list(range(1, len(g) + 1))
+    top = a[a["rating"] == 5]
+    assert (top["rank"] == 1).all() or len(set(top["indicator_id"])) == 1
+
+
+def test_passage_and_its_questions_never_straddle_splits():
+    tables = dataset()
+    units = build_units(tables)
+    placed, _ = select(units, ratings_of(units), load_params().split.model_copy(update={"seed": 3}))
+    validate(placed, UnitSchema, source="units")
+    records = build_records(tables, placed, inst.indicators(["i0", "i1"]), system="Be kind.")
+    validate(records, RecordSchema, source="records")
+    split_of_unit = dict(zip(placed["unit_id"], placed["split"], strict=True))
+    qa = records[records["type"].isin(["cqa", "csqa"])]
+    assert len(qa) == 6 * 3
+    assert (qa["split"] == qa["unit_id"].map(split_of_unit)).all()
+    assert set(records["split"]) == {"train", "validation", "test"}
+    msgs = json.loads(qa.iloc[0]["messages"])
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant"]
+    ctx_text = tables["context"].set_index("instance_id").loc[qa.iloc[0]["unit_id"], "text"]
+    assert msgs[1]["content"].startswith(ctx_text)
+
+
+def test_planted_train_test_overlap_is_removed():
+    tables = dataset(n_ctx=0, n_ir=4)
+    tables["ir"].loc[:, "response"] = [STORY, PASSAGES[2], STORY + " Again!", PASSAGES[3]]  # r0, r2: group i0
+    units = build_units(tables)
+    r = ratings_of(units)
+    r["rating"] = [5 if u == inst.hx("r0") else 1 for u in r["unit_id"]]  # r0 -> test in its group
+    params = load_params().split
+    placed, rejects = select(units, r, params.model_copy(update={"val_per_indicator": 0}))
+    assert placed.set_index("unit_id").loc[inst.hx("r0"), "split"] == "test"
+    assert rejects["id"].tolist() == [inst.hx("r2")] and rejects["reason"].tolist() == ["contaminated"]
+    records = build_records(tables, placed[~placed["contaminated"]], inst.indicators(["i0", "i1"]), system="")
+    assert inst.hx("r2") not in set(records["record_id"])
+    assert json.loads(records.iloc[0]["messages"])[0]["role"] == "user"  # no system turn when empty
+
+
+@pytest.mark.parametrize("answer", [{"rating": 4, "explanation": "Fine."}, "not json at all"])
+def test_rating_goes_through_the_engine_and_a_bad_answer_is_a_zero(answer):
+    tables = dataset(n_ctx=2, n_ir=1)
+    units = build_units(tables)
+    eng, backend = engine(lambda r: answer)
+    schema = rating_schema(load_params().llm.profile.max_chars)
+    task = Task(load_prompt("prompts/quality.j2"), schema, Sampling(max_tokens=64))
+    ratings = rate(units, inst.indicators(["i0", "i1"]), eng, task)
+    validate(ratings, RatingSchema, source="ratings")
+    expected = 4 if isinstance(answer, dict) else 0
+    assert ratings["rating"].tolist() == [expected] * 3
+    assert (ratings["status"] == ("ok" if expected else "reject")).all()
+    user = backend.asked[0].messages[-1].content
+    assert "Indicator i" in user and "Comprehension questions" in "".join(
+        m.messages[-1].content for m in backend.asked
+    )

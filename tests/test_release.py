@@ -1,0 +1,46 @@
+"""Release layout: datasets.load_dataset reads every stage with its three splits."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+from datasets import load_dataset
+
+from curll.release import dataset_card, params_hash, write_release
+from tests.instances import hx
+
+
+def records() -> pd.DataFrame:
+    rows = []
+    for stage in (0, 1):
+        for i, split in enumerate(["train", "train", "validation", "test"]):
+            msgs = [
+                {"role": "user", "content": f"q{stage}{i}"},
+                {"role": "assistant", "content": f"a{stage}{i}"},
+            ]
+            rows.append(
+                {"record_id": hx(f"{stage}{i}"), "unit_id": hx(f"u{stage}{i}"), "stage": stage,
+                 "indicator_id": hx("ind"), "skill": "S", "subskill": "SS", "indicator": "I",
+                 "type": "ir" if i % 2 else "cqa", "split": split, "messages": json.dumps(msgs)}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_release_loads_with_datasets_and_card_configs(tmp_path):
+    recs = records()
+    card = dataset_card("demo", recs, models=["m@1"], params_digest=params_hash({"a": 1}), params_json="{}")
+    counts = write_release(recs, tmp_path / "rel", card=card)
+    assert counts["stage_1/train"] == {"cqa": 1, "ir": 1}
+    ds = load_dataset("parquet", data_dir=str(tmp_path / "rel" / "stage_0"))
+    assert {k: len(v) for k, v in ds.items()} == {"train": 2, "validation": 1, "test": 1}
+    row = ds["test"][0]
+    assert row["messages"][-1] == {"role": "assistant", "content": "a03"} and row["stage"] == 0
+    by_card = load_dataset(str(tmp_path / "rel"), "stage_1")
+    assert len(by_card["train"]) == 2
+    text = (tmp_path / "rel" / "README.md").read_text()
+    assert "config_name: stage_1" in text and params_hash({"a": 1}) in text
+
+
+def test_params_hash_is_order_independent():
+    assert params_hash({"a": 1, "b": [1, 2]}) == params_hash({"b": [1, 2], "a": 1}) != params_hash({"a": 2})
