@@ -41,6 +41,8 @@ STAGES = {
     "verify": "Filter instances (rejects kept with reasons); dedup, diversity, readability metrics.",
     "split": "LLM quality ratings -> test / validation / train per indicator; decontamination; chat records.",
     "split_release": "Per-stage parquet splits loadable with datasets.load_dataset, plus a dataset card.",
+    "tokenizer": "Train the byte-level BPE tokenizer on the train records (or load a hub tokenizer).",
+    "train": "Train the models of train.order (independent / joint / continual) for train.stages.",
 }
 
 ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's default is params.yaml)")]

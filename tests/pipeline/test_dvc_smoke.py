@@ -23,7 +23,7 @@ from tests.helpers import dvc, run
 ROOT = Path(__file__).resolve().parents[2]
 COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
-GENERATED = {"generate", "generate_merge", "verify", "split", "split_release"}
+GENERATED = {"generate", "generate_merge", "verify", "split", "split_release", "tokenizer", "train"}
 ALL_STAGES = {
     "taxonomy",
     "vocab",
@@ -43,6 +43,8 @@ def shrink(params: dict[str, Any]) -> dict[str, Any]:
     params["verify"]["readability"]["sample"] = 20
     params["verify_encoder"]["pca_dims"] = 32
     params["split"]["val_per_indicator"] = 0
+    params["tokenizer"]["vocab_size"] = 400
+    params["train"].update(stages=[0, 1], context=64, batch=4, micro_batch=4)
     params["skill_graph"]["neighbours"] = 1
     params["generate"].update(cqa_pairs=2, csqa_pairs=1)
     embedded = params["llm"]["profiles"]["embedded"]
@@ -123,6 +125,13 @@ def test_repro_generates_everything_then_reruns_only_what_changed(repo):
     run(["git", "commit", "-qm", "lock"], cwd=repo)
     exp = dvc("exp", "run", "-S", "seeds.seed=7", cwd=repo)
     assert ran(exp.stdout) == {"seeds", *GENERATED}
+    models = repo / "data" / "train" / "models"
+    assert {p.name for p in (models / "continual").iterdir()} == {"0", "0-1"}
+    joint = dvc("exp", "run", "-S", "train.order=joint", cwd=repo)
+    assert ran(joint.stdout) == {"train"}  # training only: nothing upstream reruns
+    assert {p.name for p in (models / "joint").iterdir()} == {"0", "0-1"} and not (
+        models / "continual"
+    ).exists()
 
     metrics = json.loads(dvc("metrics", "show", "--json", cwd=repo).stdout)
     flat = json.dumps(metrics)

@@ -28,6 +28,7 @@ from curll.config.generation import (
     TemplatesParams,
 )
 from curll.config.llm import LLMParams
+from curll.config.train import TokenizerParams, TrainParams
 from curll.config.verify import SplitParams, SplitReleaseParams, VerifyEncoderParams, VerifyParams
 from curll.errors import CurllError
 
@@ -50,6 +51,8 @@ class Params(Section):
     verify: VerifyParams
     split: SplitParams
     split_release: SplitReleaseParams
+    tokenizer: TokenizerParams
+    train: TrainParams
 
 
 __all__ = ["DEFAULT_PARAMS", "Params", "load_params", "parse_params"]

@@ -1,0 +1,95 @@
+"""Sections for training: tokenizer and train."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictStr, field_validator, model_validator
+
+from curll.config.base import Count, Number, PathStr, Positive, Section, Stages, unique_sorted
+
+Unit = Annotated[Number, Field(ge=0, le=1)]
+
+
+class TokenizerOutputs(Section):
+    dir: PathStr
+    stats: PathStr
+
+
+class TokenizerParams(Section):
+    """``tokenizer``: ``local`` trains a byte-level BPE (ChatML specials) on the train records;
+    ``hub`` loads ``name`` with ``AutoTokenizer`` (it must know the ChatML tokens)."""
+
+    source: Literal["local", "hub"]
+    name: StrictStr
+    vocab_size: Annotated[int, Field(ge=300, le=262144, strict=True)]
+    out: TokenizerOutputs
+
+
+class OptimParams(Section):
+    """AdamW and the learning-rate schedule (paper Appendix C defaults).
+
+    schedule: ``constant`` (after warmup), ``cosine`` (to ``min_lr_ratio * lr``), or ``wsd``
+    (warmup-stable-decay: linear decay over the last ``decay`` fraction of steps).
+    """
+
+    lr: Annotated[Number, Field(gt=0)]
+    beta1: Unit
+    beta2: Unit
+    eps: Annotated[Number, Field(gt=0)]
+    weight_decay: Annotated[Number, Field(ge=0)]
+    clip: Annotated[Number, Field(ge=0)]
+    schedule: Literal["constant", "cosine", "wsd"]
+    warmup: Unit
+    decay: Unit
+    min_lr_ratio: Unit
+
+
+class ContinualParams(Section):
+    optimizer: Literal["reset", "carry"] = Field(description="AdamW state at a new stage")
+    replay: Unit = Field(description="rows from earlier stages added, as a fraction of the stage's rows")
+
+
+class TrainOutputs(Section):
+    models: PathStr
+    checkpoints: PathStr
+    metrics: PathStr
+    plots: PathStr
+
+
+class TrainParams(Section):
+    """``train``: which models, on what data, how.
+
+    order: ``independent`` (M_k from scratch on stage k), ``joint`` (M_0..k from scratch on the
+    shuffled union of stages 0..k), ``continual`` (M_0-..-k continues from M_0-..-(k-1)).
+    batch: sequences per optimizer step (paper: 1536), reached with ``micro_batch`` sequences
+    per forward pass and gradient accumulation.
+    """
+
+    order: Literal["independent", "joint", "continual"]
+    stages: Stages
+    preset: StrictStr
+    context: Positive
+    loss: Literal["assistant", "all"]
+    batch: Positive
+    micro_batch: Positive
+    epochs: Positive
+    seed: int
+    device: Literal["auto", "cpu", "cuda"]
+    dtype: Literal["auto", "bf16", "fp32"]
+    checkpoint_every: Positive
+    log_every: Positive
+    optim: OptimParams
+    continual: ContinualParams
+    out: TrainOutputs
+
+    _stages = field_validator("stages")(classmethod(lambda cls, v: unique_sorted(v)))
+
+    @model_validator(mode="after")
+    def _batch(self) -> TrainParams:
+        if self.batch % self.micro_batch:
+            raise ValueError(f"batch ({self.batch}) must be a multiple of micro_batch ({self.micro_batch})")
+        return self
+
+
+__all__ = ["ContinualParams", "Count", "OptimParams", "TokenizerParams", "TrainParams"]

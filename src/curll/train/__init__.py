@@ -1,0 +1,1 @@
+"""Training: the Llama-architecture model, packing, the trainer and the three orders."""

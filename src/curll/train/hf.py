@@ -1,0 +1,62 @@
+"""Hugging Face format for :class:`~curll.train.model.CausalLM`: save and load.
+
+:func:`save_hf` writes ``config.json`` (a ``LlamaConfig``), ``model.safetensors`` and the
+tokenizer files, atomically; ``AutoModelForCausalLM.from_pretrained`` then gives the same
+logits as our module (parameter names are HF's). :func:`load_hf` reads such a folder back
+into our module (used to continue training from a released checkpoint).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from curll.artifacts import atomic_dir
+from curll.train.model import CausalLM, ModelConfig
+
+
+def llama_config(cfg: ModelConfig, tokenizer: Any) -> Any:
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        vocab_size=cfg.vocab_size,
+        hidden_size=cfg.hidden,
+        intermediate_size=cfg.ffn,
+        num_hidden_layers=cfg.layers,
+        num_attention_heads=cfg.heads,
+        num_key_value_heads=cfg.kv_heads,
+        rms_norm_eps=cfg.norm_eps,  # type: ignore[arg-type]  # annotated int | None upstream
+        rope_theta=cfg.rope_theta,
+        max_position_embeddings=cfg.max_positions,
+        tie_word_embeddings=cfg.tie_embeddings,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+
+
+def save_hf(model: CausalLM, tokenizer: Any, out: str | Path) -> None:
+    from safetensors.torch import save_model
+
+    with atomic_dir(out) as tmp:
+        llama_config(model.config, tokenizer).save_pretrained(tmp)
+        save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        tokenizer.save_pretrained(tmp)
+
+
+def load_hf(path: str | Path) -> CausalLM:
+    from safetensors.torch import load_model
+    from transformers import LlamaConfig
+
+    c: Any = LlamaConfig.from_pretrained(str(path))
+    rope_theta = c.rope_theta if hasattr(c, "rope_theta") else c.rope_parameters["rope_theta"]
+    cfg = ModelConfig(
+        vocab_size=c.vocab_size, hidden=c.hidden_size, layers=c.num_hidden_layers,
+        heads=c.num_attention_heads, kv_heads=c.num_key_value_heads, ffn=c.intermediate_size,
+        norm_eps=c.rms_norm_eps,
+        rope_theta=float(rope_theta), max_positions=c.max_position_embeddings,
+        tie_embeddings=bool(c.tie_word_embeddings),
+    )  # fmt: skip
+    model = CausalLM(cfg)
+    load_model(model, str(Path(path) / "model.safetensors"))
+    return model

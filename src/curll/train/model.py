@@ -1,0 +1,191 @@
+"""The language model: a Llama-architecture decoder (SmolLM2's) in one readable file.
+
+:class:`ModelConfig` is the single source of shape; :data:`PRESETS` names the shapes we
+train (``smollm2-135m`` is the paper's model, the others fit a CPU). Module and parameter
+names follow Hugging Face's ``LlamaForCausalLM`` exactly, so :func:`save_hf` writes a folder
+that ``AutoModelForCausalLM.from_pretrained`` loads with identical outputs.
+
+Shapes: B batch, T time, D hidden, H query heads, K key/value heads, E = D / H head dim,
+V vocab. Packed rows carry ``position_ids`` (restart at 0 for every document) and
+``doc_ids`` (attention never crosses a document boundary: a block-diagonal causal mask).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
+from torch import nn
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    vocab_size: int = 49152
+    hidden: int = 576
+    layers: int = 30
+    heads: int = 9
+    kv_heads: int = 3
+    ffn: int = 1536
+    norm_eps: float = 1e-5
+    rope_theta: float = 100000.0
+    max_positions: int = 8192
+    tie_embeddings: bool = True
+
+    def __post_init__(self) -> None:
+        if self.hidden % self.heads or self.heads % self.kv_heads:
+            raise ValueError("hidden must be a multiple of heads, and heads of kv_heads")
+
+
+PRESETS = {
+    # SmolLM2-135M: 134,515,008 parameters with its 49,152-token vocabulary
+    "smollm2-135m": ModelConfig(),
+    # CPU-sized shapes with the same proportions (GQA 3:1 or 2:1, SwiGLU, tied embeddings)
+    "smollm2-8m": ModelConfig(hidden=192, layers=6, heads=6, kv_heads=2, ffn=512, max_positions=2048),
+    "tiny": ModelConfig(hidden=64, layers=2, heads=4, kv_heads=2, ffn=192, max_positions=2048),
+}
+
+
+def preset(name: str, *, vocab_size: int | None = None) -> ModelConfig:
+    """A preset's shape, with the vocabulary of the tokenizer actually used."""
+    if name not in PRESETS:
+        raise KeyError(f"unknown model preset {name!r}; known: {', '.join(PRESETS)}")
+    cfg = PRESETS[name]
+    return replace(cfg, vocab_size=vocab_size) if vocab_size else cfg
+
+
+class LlamaRMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.variance_epsilon = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # normalise in float32: bf16 sums of squares lose precision over D = 576 values
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.variance_epsilon)
+        return self.weight * h.to(x.dtype)
+
+
+def rope(position_ids: torch.Tensor, dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos, sin of shape (B, T, E) for positions (B, T); HF's half-split layout."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, device=position_ids.device).float() / dim))
+    freqs = position_ids[..., None].float() * inv_freq  # (B, T, E/2)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg, e = cfg, cfg.hidden // cfg.heads
+        self.q_proj = nn.Linear(cfg.hidden, cfg.heads * e, bias=False)
+        self.k_proj = nn.Linear(cfg.hidden, cfg.kv_heads * e, bias=False)
+        self.v_proj = nn.Linear(cfg.hidden, cfg.kv_heads * e, bias=False)
+        self.o_proj = nn.Linear(cfg.heads * e, cfg.hidden, bias=False)
+
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None
+    ) -> torch.Tensor:
+        b, t, _ = x.shape
+        h, k, e = self.cfg.heads, self.cfg.kv_heads, self.cfg.hidden // self.cfg.heads
+        q = self.q_proj(x).view(b, t, h, e).transpose(1, 2)  # (B, H, T, E)
+        kk = self.k_proj(x).view(b, t, k, e).transpose(1, 2)  # (B, K, T, E)
+        v = self.v_proj(x).view(b, t, k, e).transpose(1, 2)
+        cos, sin = cos[:, None].to(q.dtype), sin[:, None].to(q.dtype)  # (B, 1, T, E)
+        q, kk = q * cos + _rotate_half(q) * sin, kk * cos + _rotate_half(kk) * sin
+        # each key/value head serves H/K consecutive query heads (HF's repeat_kv layout)
+        kk, v = kk.repeat_interleave(h // k, dim=1), v.repeat_interleave(h // k, dim=1)
+        if mask is None:
+            y = F.scaled_dot_product_attention(q, kk, v, is_causal=True)
+        else:
+            y = F.scaled_dot_product_attention(q, kk, v, attn_mask=mask)
+        out: torch.Tensor = self.o_proj(y.transpose(1, 2).reshape(b, t, h * e))
+        return out
+
+
+class LlamaMLP(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.gate_proj = nn.Linear(cfg.hidden, cfg.ffn, bias=False)
+        self.up_proj = nn.Linear(cfg.hidden, cfg.ffn, bias=False)
+        self.down_proj = nn.Linear(cfg.ffn, cfg.hidden, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))  # SwiGLU
+        return out
+
+
+class LlamaDecoderLayer(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.input_layernorm = LlamaRMSNorm(cfg.hidden, cfg.norm_eps)
+        self.self_attn = LlamaAttention(cfg)
+        self.post_attention_layernorm = LlamaRMSNorm(cfg.hidden, cfg.norm_eps)
+        self.mlp = LlamaMLP(cfg)
+
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None
+    ) -> torch.Tensor:
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)  # pre-norm residual
+        out: torch.Tensor = x + self.mlp(self.post_attention_layernorm(x))
+        return out
+
+
+class LlamaModel(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden)
+        self.layers = nn.ModuleList(LlamaDecoderLayer(cfg) for _ in range(cfg.layers))
+        self.norm = LlamaRMSNorm(cfg.hidden, cfg.norm_eps)
+
+
+class CausalLM(nn.Module):
+    """``forward(input_ids, position_ids=None, doc_ids=None) -> logits (B, T, V)``."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.config = cfg
+        self.model = LlamaModel(cfg)
+        self.lm_head = nn.Linear(cfg.hidden, cfg.vocab_size, bias=False)
+        if cfg.tie_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """The paper's init: Kaiming normal (fan-in) for every matrix; norm weights 1."""
+        for module in self.modules():
+            if isinstance(module, nn.Linear | nn.Embedding):
+                nn.init.kaiming_normal_(module.weight)
+            elif isinstance(module, LlamaRMSNorm):
+                nn.init.ones_(module.weight)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())  # a tied matrix counts once
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        position_ids: torch.Tensor | None = None,
+        doc_ids: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        b, t = input_ids.shape
+        if position_ids is None:
+            position_ids = torch.arange(t, device=input_ids.device).expand(b, t)
+        mask = None
+        if doc_ids is not None:
+            # (B, 1, T, T): query i sees key j <= i of the same document only
+            causal = torch.ones(t, t, dtype=torch.bool, device=input_ids.device).tril()
+            mask = (doc_ids[:, :, None] == doc_ids[:, None, :]) & causal
+            mask = mask[:, None]
+        cos, sin = rope(position_ids, self.config.hidden // self.config.heads, self.config.rope_theta)
+        x = self.model.embed_tokens(input_ids)  # (B, T, D)
+        for layer in self.model.layers:
+            x = layer(x, cos, sin, mask)
+        logits: torch.Tensor = self.lm_head(self.model.norm(x))  # (B, T, V)
+        return logits

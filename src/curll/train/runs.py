@@ -1,0 +1,81 @@
+"""Run a training order: data per run, init (scratch or previous run), train, save, metrics.
+
+Contract of :func:`run_order`: for each run of :func:`curll.train.orders.plan` it packs the
+train records of the run's stages (documents shuffled with the seed, so a joint run mixes its
+stages), builds the model (``torch.manual_seed(seed)`` then the preset, or the previous run's
+final weights for continual), trains it (:func:`curll.train.trainer.train`, checkpoints under
+``checkpoints/<run name>.pt``), and saves it in Hugging Face format under ``models/<run name>``.
+Returns per-run metrics and the per-step log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import torch
+
+from curll.config.train import TrainParams
+from curll.train.data import encode, pack
+from curll.train.hf import save_hf
+from curll.train.model import CausalLM, preset
+from curll.train.orders import Run, plan
+from curll.train.trainer import Settings, train
+
+
+def settings(p: TrainParams) -> Settings:
+    cuda = torch.cuda.is_available()
+    device = "cuda" if p.device == "cuda" or (p.device == "auto" and cuda) else "cpu"
+    bf16 = p.dtype == "bf16" or (p.dtype == "auto" and device == "cuda" and torch.cuda.is_bf16_supported())
+    return Settings(
+        batch=p.batch, micro_batch=p.micro_batch, epochs=p.epochs, seed=p.seed,
+        checkpoint_every=p.checkpoint_every, log_every=p.log_every, optim=p.optim,
+        device=device, dtype=torch.bfloat16 if bf16 else torch.float32,
+    )  # fmt: skip
+
+
+def _documents(
+    records: pd.DataFrame, run: Run, p: TrainParams, tok: Any
+) -> list[tuple[list[int], list[bool]]]:
+    rng = np.random.default_rng(p.seed)
+    own = records[records["stage"].isin(run.data_stages)]
+    msgs = own["messages"].tolist()
+    if run.replay_stages:
+        old = records[records["stage"].isin(run.replay_stages)]["messages"].tolist()
+        take = min(len(old), round(p.continual.replay * len(msgs)))
+        msgs += [old[i] for i in np.sort(rng.choice(len(old), size=take, replace=False))]
+    docs = encode(msgs, tok, loss=p.loss)
+    return [docs[i] for i in rng.permutation(len(docs))]
+
+
+def run_order(records: pd.DataFrame, tok: Any, p: TrainParams) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``records``: the train split (RecordSchema rows). Returns (metrics by run, step log)."""
+    s = settings(p)
+    models, ckpts = Path(p.out.models), Path(p.out.checkpoints)
+    finished: dict[str, tuple[CausalLM, dict[str, Any] | None]] = {}
+    metrics: dict[str, Any] = {}
+    log: list[dict[str, Any]] = []
+    for run in plan(p.order, p.stages, replay=p.continual.replay):
+        data = pack(_documents(records, run, p, tok), p.context, pad_id=tok.pad_token_id)
+        torch.manual_seed(p.seed)
+        model = CausalLM(preset(p.preset, vocab_size=len(tok)))
+        opt_state = None
+        if run.init_from is not None:
+            prev, prev_opt = finished[run.init_from]
+            model.load_state_dict(prev.state_dict())
+            opt_state = prev_opt if p.continual.optimizer == "carry" else None
+        ckpt = ckpts / f"{run.name}.pt"
+        ckpt.parent.mkdir(parents=True, exist_ok=True)
+        out = train(model, data, s, ckpt=ckpt, optimizer_state=opt_state, desc=f"train {run.name}")
+        save_hf(model.cpu(), tok, models / run.name)
+        finished[run.name] = (model, out.optimizer_state)
+        final = out.log[-1]["loss"] if out.log else None
+        metrics[run.name] = {
+            "trained_to": run.trained_to, "steps": out.steps, "tokens": out.tokens,
+            "tokens_per_s": round(out.tokens_per_s, 1), "final_loss": final,
+            "parameters": model.num_parameters(), **data.stats(),
+        }  # fmt: skip
+        log += [{"run": run.name, **row} for row in out.log]
+    return metrics, log

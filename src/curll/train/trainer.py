@@ -1,0 +1,177 @@
+"""One training run: packed rows -> a trained model, with checkpoints and exact resume.
+
+Contract of :func:`train`: ``epochs`` passes over ``rows`` in an order drawn from ``seed``;
+each optimizer step consumes ``batch`` rows in ``batch / micro_batch`` forward passes and
+averages the loss over all trained tokens of the step (so accumulation equals one big batch).
+AdamW (decay on matrices only), gradient clipping, and the learning rate of :func:`lr_at`.
+
+Every ``checkpoint_every`` steps (and at the end) model, optimizer, step, token count and
+loss log are saved to ``ckpt`` atomically; a run started again with the same ``ckpt``
+resumes after the last saved step and ends with the same weights as an uninterrupted run
+(on CPU, bit for bit: the data order is fixed by the seed and nothing else is random).
+
+With ``WORLD_SIZE`` > 1 (an initialised process group), each rank takes every ``world``-th
+micro-batch, gradients are averaged by DistributedDataParallel and only rank 0 saves. This
+path is not exercised yet: no launcher sets it up (issue 5).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F  # noqa: N812
+from tqdm.auto import tqdm
+
+from curll.artifacts import atomic_path
+from curll.config.train import OptimParams
+from curll.train.data import IGNORE, Packed
+from curll.train.model import CausalLM
+
+
+@dataclass(frozen=True)
+class Settings:
+    batch: int
+    micro_batch: int
+    epochs: int
+    seed: int
+    checkpoint_every: int
+    log_every: int
+    optim: OptimParams
+    device: str = "cpu"
+    dtype: torch.dtype = torch.float32
+
+
+@dataclass
+class Outcome:
+    steps: int
+    tokens: int
+    seconds: float
+    log: list[dict[str, Any]] = field(default_factory=list)
+    optimizer_state: dict[str, Any] | None = None
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.tokens / self.seconds if self.seconds else 0.0
+
+
+def lr_at(step: int, total: int, p: OptimParams) -> float:
+    """Learning rate for optimizer step ``step`` (0-based) of ``total``."""
+    warm = int(p.warmup * total)
+    if step < warm:
+        return p.lr * (step + 1) / warm
+    if p.schedule == "constant":
+        return p.lr
+    floor = p.lr * p.min_lr_ratio
+    if p.schedule == "cosine":
+        progress = (step - warm) / max(1, total - warm)
+        return floor + (p.lr - floor) * 0.5 * (1 + math.cos(math.pi * progress))
+    decay_from = total - int(p.decay * total)  # wsd
+    if step < decay_from:
+        return p.lr
+    return floor + (p.lr - floor) * (total - step) / max(1, total - decay_from)
+
+
+def make_optimizer(model: torch.nn.Module, p: OptimParams) -> torch.optim.AdamW:
+    matrices = [w for w in model.parameters() if w.ndim >= 2]
+    vectors = [w for w in model.parameters() if w.ndim < 2]
+    groups: list[dict[str, Any]] = [
+        {"params": matrices, "weight_decay": p.weight_decay},
+        {"params": vectors, "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=p.lr, betas=(p.beta1, p.beta2), eps=p.eps)
+
+
+def _world() -> tuple[int, int]:
+    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+
+
+def _save(path: Path, model: CausalLM, opt: torch.optim.Optimizer, step: int, out: Outcome) -> None:
+    state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
+             "tokens": out.tokens, "seconds": out.seconds, "log": out.log}  # fmt: skip
+    with atomic_path(path) as tmp:
+        torch.save(state, tmp)
+
+
+def train(
+    model: CausalLM,
+    data: Packed,
+    s: Settings,
+    *,
+    ckpt: Path,
+    optimizer_state: dict[str, Any] | None = None,
+    desc: str = "train",
+    on_step: Callable[[int], None] | None = None,
+) -> Outcome:
+    rank, world = _world()
+    model.to(s.device)
+    opt = make_optimizer(model, s.optim)
+    if optimizer_state is not None:
+        opt.load_state_dict(optimizer_state)
+    start, done_before = 0, Outcome(steps=0, tokens=0, seconds=0.0)
+    if ckpt.is_file():
+        state = torch.load(ckpt, map_location=s.device, weights_only=True)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        start = int(state["step"])
+        # (checkpoints written before the log was kept lack these three)
+        done_before = Outcome(
+            0, int(state.get("tokens", 0)), float(state.get("seconds", 0.0)), state.get("log", [])
+        )
+    net: torch.nn.Module = model
+    if world > 1:
+        net = torch.nn.parallel.DistributedDataParallel(model)
+    rng = np.random.default_rng(s.seed)
+    order = np.concatenate([rng.permutation(data.rows) for _ in range(s.epochs)])
+    steps = -(-len(order) // s.batch)
+    out = Outcome(steps, done_before.tokens, done_before.seconds, done_before.log)
+    bar = tqdm(range(start, steps), desc=desc, initial=start, total=steps, disable=rank != 0)
+    for step in bar:
+        t0 = time.perf_counter()
+        rows = order[step * s.batch : (step + 1) * s.batch]
+        n_loss = max(1, int((data.labels[rows] != IGNORE).sum()))
+        micro = [rows[i : i + s.micro_batch] for i in range(0, len(rows), s.micro_batch)][rank::world]
+        lr = lr_at(step, steps, s.optim)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        total = 0.0
+        for i, part in enumerate(micro):
+            batch = {k: torch.from_numpy(getattr(data, k)[part]).to(s.device) for k in
+                     ("input_ids", "labels", "position_ids", "doc_ids")}  # fmt: skip
+            sync = i == len(micro) - 1 or world == 1
+            ctx = net.no_sync() if not sync and world > 1 else torch.enable_grad()  # type: ignore[operator]
+            with ctx, torch.autocast(s.device, dtype=s.dtype, enabled=s.dtype != torch.float32):
+                logits = net(batch["input_ids"], batch["position_ids"], batch["doc_ids"])
+                loss = F.cross_entropy(
+                    logits.float().flatten(0, 1),
+                    batch["labels"].flatten(),
+                    ignore_index=IGNORE,
+                    reduction="sum",
+                ) * (world / n_loss)  # DDP averages over ranks: scale back to a sum over the step
+                loss.backward()  # type: ignore[no-untyped-call]
+            total += float(loss.detach()) / world
+            out.tokens += int((batch["doc_ids"] >= 0).sum())
+        if s.optim.clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), s.optim.clip)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        out.seconds += time.perf_counter() - t0
+        done = step + 1
+        if done % s.log_every == 0 or done == steps:
+            out.log.append(
+                {"step": done, "loss": round(total, 5), "lr": lr, "tokens_per_s": round(out.tokens_per_s, 1)}
+            )
+            bar.set_postfix(loss=f"{total:.3f}")
+        if rank == 0 and (done % s.checkpoint_every == 0 or done == steps):
+            _save(ckpt, model, opt, done, out)
+        if on_step is not None:
+            on_step(done)
+    out.optimizer_state = opt.state_dict()
+    return out

@@ -1,0 +1,59 @@
+"""The model: the 135M preset's size, the init, document masking, and HF round trip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from curll.llm.embedded import train_bpe
+from curll.train.hf import load_hf, save_hf
+from curll.train.model import CausalLM, preset
+
+
+def test_smollm2_135m_preset_has_the_paper_parameter_count():
+    with torch.device("meta"):
+        model = CausalLM(preset("smollm2-135m"))
+    assert model.num_parameters() == 134_515_008
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+
+
+def test_init_is_kaiming_normal_with_unit_norms():
+    torch.manual_seed(0)
+    model = CausalLM(preset("smollm2-8m", vocab_size=4096))
+    layer: Any = model.model.layers[0]
+    w = layer.mlp.up_proj.weight  # (ffn, D): fan-in D
+    assert w.std().item() == pytest.approx((2 / 192) ** 0.5, rel=0.05)
+    assert torch.equal(model.model.norm.weight, torch.ones(192))
+
+
+def test_documents_in_a_packed_row_do_not_see_each_other():
+    torch.manual_seed(0)
+    model = CausalLM(preset("tiny", vocab_size=100)).eval()
+    a, b = torch.randint(0, 100, (1, 5)), torch.randint(0, 100, (1, 4))
+    packed = torch.cat([a, b], dim=1)
+    pos = torch.tensor([[0, 1, 2, 3, 4, 0, 1, 2, 3]])
+    doc = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1, 1]])
+    with torch.no_grad():
+        together = model(packed, position_ids=pos, doc_ids=doc)
+        alone = model(b)
+        first = model(a)
+    torch.testing.assert_close(together[:, 5:], alone, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(together[:, :5], first, rtol=1e-5, atol=1e-5)
+
+
+def test_saved_folder_loads_in_transformers_with_identical_logits(tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    tok = train_bpe(["a small corpus of words for the tokenizer"] * 10, 300)
+    torch.manual_seed(0)
+    model = CausalLM(preset("tiny", vocab_size=len(tok))).eval()
+    save_hf(model, tok, tmp_path / "m")
+    hf: Any = AutoModelForCausalLM.from_pretrained(tmp_path / "m")
+    hf.eval()
+    ids = torch.randint(0, len(tok), (2, 7))
+    with torch.no_grad():
+        torch.testing.assert_close(hf(ids).logits, model(ids), rtol=1e-4, atol=1e-4)
+        back = load_hf(tmp_path / "m").eval()
+        torch.testing.assert_close(back(ids), model(ids))

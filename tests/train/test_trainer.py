@@ -1,0 +1,129 @@
+"""Trainer: exact resume after a crash, the three orders, continual chaining, schedules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import torch
+
+from curll.config import load_params
+from curll.llm.embedded import train_bpe
+from curll.train.data import encode, pack
+from curll.train.hf import load_hf
+from curll.train.model import CausalLM, preset
+from curll.train.orders import plan
+from curll.train.runs import run_order
+from curll.train.trainer import Settings, lr_at, train
+from tests.instances import hx
+
+P = load_params().train
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return train_bpe([f"Question {i}? The answer is {i * 7}. Cats and dogs play." for i in range(50)], 320)
+
+
+def records(n_per_stage: int = 6, stages: tuple[int, ...] = (0, 1, 2)):
+    import pandas as pd
+
+    rows = []
+    for s in stages:
+        for i in range(n_per_stage):
+            msgs = [{"role": "user", "content": f"Question {i + 10 * s}?"},
+                    {"role": "assistant", "content": f"The answer is {(i + 10 * s) * 7}."}]  # fmt: skip
+            rows.append({"record_id": hx(f"{s}-{i}"), "stage": s, "messages": json.dumps(msgs)})
+    return pd.DataFrame(rows)
+
+
+def settings(**kw: Any) -> Settings:
+    base = {
+        "batch": 4,
+        "micro_batch": 2,
+        "epochs": 2,
+        "seed": 1,
+        "checkpoint_every": 1,
+        "log_every": 1,
+        "optim": P.optim,
+    }
+    return Settings(**{**base, **kw})
+
+
+def fresh(tok: Any) -> CausalLM:
+    torch.manual_seed(0)
+    return CausalLM(preset("tiny", vocab_size=len(tok)))
+
+
+class CrashError(Exception):
+    pass
+
+
+def test_resume_after_a_crash_gives_the_same_weights(tok, tmp_path):
+    data = pack(encode(records()["messages"].tolist(), tok, loss="assistant"), 16, pad_id=tok.pad_token_id)
+    ref = fresh(tok)
+    out = train(ref, data, settings(), ckpt=tmp_path / "ref.pt")
+    assert out.steps >= 4 and out.log[-1]["step"] == out.steps
+
+    def crash(step: int) -> None:
+        if step == 3:
+            raise CrashError
+
+    model = fresh(tok)
+    with pytest.raises(CrashError):
+        train(model, data, settings(), ckpt=tmp_path / "run.pt", on_step=crash)
+    assert torch.load(tmp_path / "run.pt", weights_only=True)["step"] == 3
+    resumed = fresh(tok)  # a new process would start from scratch weights: the checkpoint wins
+    again = train(resumed, data, settings(), ckpt=tmp_path / "run.pt")
+    assert [r["step"] for r in again.log] == list(range(1, out.steps + 1))  # the log survives too
+    assert [r["loss"] for r in again.log] == [r["loss"] for r in out.log] and again.tokens == out.tokens
+    for (name, a), b in zip(ref.state_dict().items(), resumed.state_dict().values(), strict=True):
+        assert torch.equal(a, b), name
+
+
+def test_plans_name_every_model_of_each_order():
+    assert [r.name for r in plan("independent", (0, 1, 2))] == [
+        "independent/0",
+        "independent/1",
+        "independent/2",
+    ]
+    joint = plan("joint", (0, 1, 2))
+    assert [r.data_stages for r in joint] == [(0,), (0, 1), (0, 1, 2)] and all(
+        r.init_from is None for r in joint
+    )
+    cont = plan("continual", (0, 1, 2), replay=0.5)
+    assert [r.init_from for r in cont] == [None, "continual/0", "continual/0-1"]
+    assert [r.data_stages for r in cont] == [(0,), (1,), (2,)] and cont[2].replay_stages == (0, 1)
+
+
+def test_continual_starts_from_the_previous_weights(tok, tmp_path, monkeypatch):
+    import curll.train.runs as runs
+
+    seen: dict[str, torch.Tensor] = {}
+    real = runs.train  # type: ignore[attr-defined]
+
+    def spy(model, data, s, **kw):
+        seen[kw["desc"]] = model.model.norm.weight.detach().clone()
+        return real(model, data, s, **kw)
+
+    monkeypatch.setattr(runs, "train", spy)
+    out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
+    p = P.model_copy(update={"stages": (0, 1), "context": 16, "batch": 4, "micro_batch": 4, "out": out})
+    metrics, log = run_order(records(stages=(0, 1)), tok, p)
+    assert set(metrics) == {"continual/0", "continual/0-1"}
+    assert torch.equal(seen["train continual/0"], torch.ones_like(seen["train continual/0"]))  # from scratch
+    after_first = load_hf(tmp_path / "m" / "continual/0").model.norm.weight
+    assert torch.equal(seen["train continual/0-1"], after_first)  # starts where stage 0 ended
+    assert not torch.equal(after_first, torch.ones_like(after_first))
+    assert {r["run"] for r in log} == set(metrics)
+
+
+def test_schedules():
+    o = P.optim
+    assert lr_at(5, 10, o.model_copy(update={"schedule": "constant"})) == o.lr
+    cos = o.model_copy(update={"schedule": "cosine", "warmup": 0.2})
+    assert lr_at(0, 10, cos) == pytest.approx(o.lr / 2) and lr_at(2, 10, cos) == pytest.approx(o.lr)
+    assert lr_at(9, 10, cos) < o.lr * 0.2
+    wsd = o.model_copy(update={"schedule": "wsd", "decay": 0.5})
+    assert lr_at(4, 10, wsd) == o.lr and lr_at(9, 10, wsd) < o.lr
