@@ -5,25 +5,44 @@ Face model folder per run under ``out.models`` (``<order>/<stages>``, e.g. ``con
 ``out.metrics`` (per run: steps, tokens, tokens/s, final loss, packing efficiency) and a loss
 curve per run in ``out.plots``. Checkpoints go to ``out.checkpoints`` (outside DVC's outputs,
 keyed by a hash of the params and data), so a killed run resumes where it stopped.
-Multi-GPU (torchrun / accelerate) is not wired into this stage yet (see issue 5).
+
+DDP: with ``train.processes`` > 1 the stage runs itself again under torchrun with that many
+processes; started by ``torchrun`` / ``accelerate launch`` directly it joins their group.
+Every rank trains; rank 0 alone writes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from curll.artifacts import atomic_path, read_table, write_json
 from curll.config import Params
 from curll.schemas import RecordSchema
-from curll.train.runs import run_order
+from curll.train import distributed
+from curll.train.runs import run_order, settings
 from pipeline.report import say
 
 
 def run(params: Params) -> None:
+    p = params.train
+    if p.processes > 1 and not distributed.launched():
+        with tempfile.TemporaryDirectory() as tmp:  # the params as read, for the child processes
+            path = Path(tmp) / "params.yaml"
+            path.write_text(yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False))
+            say(f"train: starting {p.processes} DDP processes (torchrun)")
+            distributed.relaunch(p.processes, ["train", "run", "--params", str(path)])
+        return
+    with distributed.setup(settings(p).device) as world:
+        _run(params, world)
+
+
+def _run(params: Params, world: distributed.World) -> None:
     from transformers import AutoTokenizer
 
     p = params.train
@@ -39,9 +58,11 @@ def run(params: Params) -> None:
         update={"out": p.out.model_copy(update={"checkpoints": f"{p.out.checkpoints}/{digest}"})}
     )
     metrics, log = run_order(train, tok, p)
+    if not world.main:
+        return
     steps = pd.DataFrame(log, columns=["run", "step", "loss", "lr", "tokens_per_s"])
     for name, group in steps.groupby("run", sort=False):
         with atomic_path(Path(p.out.plots) / f"{str(name).replace('/', '_')}.csv") as tmp:
             group.drop(columns="run").to_csv(tmp, index=False)
-    write_json(p.out.metrics, {"order": p.order, "runs": metrics})
+    write_json(p.out.metrics, {"order": p.order, "processes": world.size, "runs": metrics})
     say("train: " + ", ".join(f"{k} loss {v['final_loss']}" for k, v in metrics.items()))

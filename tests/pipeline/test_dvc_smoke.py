@@ -44,7 +44,7 @@ def shrink(params: dict[str, Any]) -> dict[str, Any]:
     params["verify_encoder"]["pca_dims"] = 32
     params["split"]["val_per_indicator"] = 0
     params["tokenizer"]["vocab_size"] = 400
-    params["train"].update(stages=[0, 1], context=64, batch=4, micro_batch=4)
+    params["train"].update(stages=[0, 1], context=64, batch=4, micro_batch=2)
     params["skill_graph"]["neighbours"] = 1
     params["generate"].update(cqa_pairs=2, csqa_pairs=1)
     embedded = params["llm"]["profiles"]["embedded"]
@@ -127,11 +127,13 @@ def test_repro_generates_everything_then_reruns_only_what_changed(repo):
     assert ran(exp.stdout) == {"seeds", *GENERATED}
     models = repo / "data" / "train" / "models"
     assert {p.name for p in (models / "continual").iterdir()} == {"0", "0-1"}
-    joint = dvc("exp", "run", "-S", "train.order=joint", cwd=repo)
+    # joint, and as two DDP processes (gloo on CPU) started by the stage through torchrun
+    joint = dvc("exp", "run", "-S", "train.order=joint", "-S", "train.processes=2", cwd=repo)
     assert ran(joint.stdout) == {"train"}  # training only: nothing upstream reruns
     assert {p.name for p in (models / "joint").iterdir()} == {"0", "0-1"} and not (
         models / "continual"
     ).exists()
+    assert json.loads((repo / "data" / "train" / "metrics.json").read_text())["processes"] == 2
 
     metrics = json.loads(dvc("metrics", "show", "--json", cwd=repo).stdout)
     flat = json.dumps(metrics)

@@ -57,3 +57,31 @@ def test_saved_folder_loads_in_transformers_with_identical_logits(tmp_path):
         torch.testing.assert_close(hf(ids).logits, model(ids), rtol=1e-4, atol=1e-4)
         back = load_hf(tmp_path / "m").eval()
         torch.testing.assert_close(back(ids), model(ids))
+
+
+def test_training_flops_per_token_of_the_135m_preset():
+    cfg = preset("smollm2-135m")
+    # 6 x 134,515,008 weights + 12 x 30 layers x 576 hidden x 1024 context
+    assert cfg.train_flops_per_token(134_515_008, 1024) == 807_090_048 + 212_336_640
+
+
+def test_mfu_is_reported_for_known_gpus_in_bf16_only(monkeypatch):
+    from curll.train import runs
+
+    assert runs.mfu(1e12, "cpu", torch.float32) is None
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H100 80GB HBM3")
+    assert runs.mfu(98.9e12, "cuda", torch.bfloat16) == pytest.approx(0.1)
+    assert runs.mfu(98.9e12, "cuda", torch.float32) is None
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Some GPU")
+    assert runs.mfu(98.9e12, "cuda", torch.bfloat16) is None
+
+
+def test_select_projects_only_the_chosen_positions():
+    torch.manual_seed(0)
+    model = CausalLM(preset("tiny", vocab_size=100)).eval()
+    ids = torch.randint(0, 100, (2, 7))
+    select = torch.rand(2, 7) < 0.5
+    with torch.no_grad():
+        full, some = model(ids), model(ids, select=select)
+    assert some.shape == (int(select.sum()), 100)
+    torch.testing.assert_close(some, full[select])

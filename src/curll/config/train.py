@@ -63,7 +63,7 @@ class TrainParams(Section):
     order: ``independent`` (M_k from scratch on stage k), ``joint`` (M_0..k from scratch on the
     shuffled union of stages 0..k), ``continual`` (M_0-..-k continues from M_0-..-(k-1)).
     batch: sequences per optimizer step (paper: 1536), reached with ``micro_batch`` sequences
-    per forward pass and gradient accumulation.
+    per forward pass and gradient accumulation (split over ``processes`` under DDP).
     """
 
     order: Literal["independent", "joint", "continual"]
@@ -75,6 +75,7 @@ class TrainParams(Section):
     micro_batch: Positive
     epochs: Positive
     seed: int
+    processes: Positive = Field(description="DDP processes on this machine (1 per GPU); 1: no DDP")
     device: Literal["auto", "cpu", "cuda"]
     dtype: Literal["auto", "bf16", "fp32"]
     checkpoint_every: Positive
@@ -89,6 +90,11 @@ class TrainParams(Section):
     def _batch(self) -> TrainParams:
         if self.batch % self.micro_batch:
             raise ValueError(f"batch ({self.batch}) must be a multiple of micro_batch ({self.micro_batch})")
+        if (self.batch // self.micro_batch) % self.processes:
+            raise ValueError(
+                f"batch / micro_batch ({self.batch // self.micro_batch}) must be a multiple of"
+                f" processes ({self.processes}): every process takes the same share of a step"
+            )
         return self
 
 

@@ -36,6 +36,12 @@ class ModelConfig:
         if self.hidden % self.heads or self.heads % self.kv_heads:
             raise ValueError("hidden must be a multiple of heads, and heads of kv_heads")
 
+    def train_flops_per_token(self, parameters: int, context: int) -> float:
+        """Forward + backward FLOPs per trained token (PaLM appendix B): 6 per weight (the tied
+        embedding counts once, as the output projection) plus attention scores and values,
+        12 * layers * hidden * context, for a full (not block-diagonal) causal row."""
+        return 6.0 * parameters + 12.0 * self.layers * self.hidden * context
+
 
 PRESETS = {
     # SmolLM2-135M: 134,515,008 parameters with its 49,152-token vocabulary
@@ -146,7 +152,8 @@ class LlamaModel(nn.Module):
 
 
 class CausalLM(nn.Module):
-    """``forward(input_ids, position_ids=None, doc_ids=None) -> logits (B, T, V)``."""
+    """``forward(input_ids, position_ids=None, doc_ids=None, select=None) -> logits (B, T, V)``,
+    or (N, V) for the N positions where the bool ``select`` (B, T) is true."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -173,6 +180,7 @@ class CausalLM(nn.Module):
         input_ids: torch.Tensor,
         position_ids: torch.Tensor | None = None,
         doc_ids: torch.Tensor | None = None,
+        select: torch.Tensor | None = None,
     ) -> torch.Tensor:
         b, t = input_ids.shape
         if position_ids is None:
@@ -187,5 +195,10 @@ class CausalLM(nn.Module):
         x = self.model.embed_tokens(input_ids)  # (B, T, D)
         for layer in self.model.layers:
             x = layer(x, cos, sin, mask)
-        logits: torch.Tensor = self.lm_head(self.model.norm(x))  # (B, T, V)
+        x = self.model.norm(x)
+        if select is not None:
+            # training with answer-only loss: project only the trained positions. The output
+            # layer is D x V (V = 49,152 for the 135M preset: ~40% of its FLOPs per token)
+            x = x[select]  # (N, D)
+        logits: torch.Tensor = self.lm_head(x)  # (B, T, V) or (N, V)
         return logits

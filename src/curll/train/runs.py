@@ -5,7 +5,8 @@ train records of the run's stages (documents shuffled with the seed, so a joint 
 stages), builds the model (``torch.manual_seed(seed)`` then the preset, or the previous run's
 final weights for continual), trains it (:func:`curll.train.trainer.train`, checkpoints under
 ``checkpoints/<run name>.pt``), and saves it in Hugging Face format under ``models/<run name>``.
-Returns per-run metrics and the per-step log.
+Returns per-run metrics and the per-step log. Under DDP every rank calls it; only rank 0
+writes checkpoints and models, and the others wait for it before the next run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pandas as pd
 import torch
 
 from curll.config.train import TrainParams
+from curll.train import distributed
 from curll.train.data import encode, pack
 from curll.train.hf import save_hf
 from curll.train.model import CausalLM, preset
@@ -34,6 +36,20 @@ def settings(p: TrainParams) -> Settings:
         checkpoint_every=p.checkpoint_every, log_every=p.log_every, optim=p.optim,
         device=device, dtype=torch.bfloat16 if bf16 else torch.float32,
     )  # fmt: skip
+
+
+#: Dense peak TFLOP/s per GPU by name fragment (vendor datasheets; bf16 without sparsity).
+PEAK_BF16_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0, "A10G": 125.0, "4090": 165.0}
+
+
+def mfu(flops_per_s: float, device: str, dtype: torch.dtype) -> float | None:
+    """Model FLOPs utilisation: achieved / peak FLOP/s on a known GPU in bf16; None elsewhere
+    (CPUs and unknown GPUs have no peak in the table). ``flops_per_s``: one GPU's share."""
+    if not device.startswith("cuda") or dtype != torch.bfloat16:
+        return None
+    name = torch.cuda.get_device_name()
+    peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
+    return round(flops_per_s / (peak * 1e12), 4) if peak else None
 
 
 def _documents(
@@ -69,13 +85,17 @@ def run_order(records: pd.DataFrame, tok: Any, p: TrainParams) -> tuple[dict[str
         ckpt = ckpts / f"{run.name}.pt"
         ckpt.parent.mkdir(parents=True, exist_ok=True)
         out = train(model, data, s, ckpt=ckpt, optimizer_state=opt_state, desc=f"train {run.name}")
-        save_hf(model.cpu(), tok, models / run.name)
+        if distributed.current().main:
+            save_hf(model.cpu(), tok, models / run.name)
+        distributed.barrier()
         finished[run.name] = (model, out.optimizer_state)
         final = out.log[-1]["loss"] if out.log else None
+        flops = model.config.train_flops_per_token(model.num_parameters(), p.context)
         metrics[run.name] = {
             "trained_to": run.trained_to, "steps": out.steps, "tokens": out.tokens,
             "tokens_per_s": round(out.tokens_per_s, 1), "final_loss": final,
             "parameters": model.num_parameters(), **data.stats(),
+            "mfu": mfu(out.tokens_per_s * flops / distributed.current().size, s.device, s.dtype),
         }  # fmt: skip
         log += [{"run": run.name, **row} for row in out.log]
     return metrics, log

@@ -10,15 +10,16 @@ loss log are saved to ``ckpt`` atomically; a run started again with the same ``c
 resumes after the last saved step and ends with the same weights as an uninterrupted run
 (on CPU, bit for bit: the data order is fixed by the seed and nothing else is random).
 
-With ``WORLD_SIZE`` > 1 (an initialised process group), each rank takes every ``world``-th
-micro-batch, gradients are averaged by DistributedDataParallel and only rank 0 saves. This
-path is not exercised yet: no launcher sets it up (issue 5).
+In an initialised process group (:mod:`curll.train.distributed`) each rank takes every
+``world``-th micro-batch of a step, DistributedDataParallel sums the gradients (the loss is
+scaled so the result equals the one-process step), logged loss and token counts are summed
+over ranks, and only rank 0 saves. A rank left without a micro-batch in a short last step
+runs one with zero weight, so every rank joins the gradient all-reduce.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from tqdm.auto import tqdm
 
 from curll.artifacts import atomic_path
 from curll.config.train import OptimParams
+from curll.train import distributed
 from curll.train.data import IGNORE, Packed
 from curll.train.model import CausalLM
 
@@ -89,10 +91,6 @@ def make_optimizer(model: torch.nn.Module, p: OptimParams) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=p.lr, betas=(p.beta1, p.beta2), eps=p.eps)
 
 
-def _world() -> tuple[int, int]:
-    return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-
-
 def _save(path: Path, model: CausalLM, opt: torch.optim.Optimizer, step: int, out: Outcome) -> None:
     state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
              "tokens": out.tokens, "seconds": out.seconds, "log": out.log}  # fmt: skip
@@ -110,7 +108,8 @@ def train(
     desc: str = "train",
     on_step: Callable[[int], None] | None = None,
 ) -> Outcome:
-    rank, world = _world()
+    w = distributed.current()
+    rank, world = w.rank, w.size
     model.to(s.device)
     opt = make_optimizer(model, s.optim)
     if optimizer_state is not None:
@@ -125,6 +124,7 @@ def train(
         done_before = Outcome(
             0, int(state.get("tokens", 0)), float(state.get("seconds", 0.0)), state.get("log", [])
         )
+    device_type = torch.device(s.device).type
     net: torch.nn.Module = model
     if world > 1:
         net = torch.nn.parallel.DistributedDataParallel(model)
@@ -138,30 +138,32 @@ def train(
         rows = order[step * s.batch : (step + 1) * s.batch]
         n_loss = max(1, int((data.labels[rows] != IGNORE).sum()))
         micro = [rows[i : i + s.micro_batch] for i in range(0, len(rows), s.micro_batch)][rank::world]
+        weight = 1.0 if micro else 0.0
+        micro = micro or [rows[:1]]  # a zero-weight pass keeps this rank in the all-reduce
         lr = lr_at(step, steps, s.optim)
         for group in opt.param_groups:
             group["lr"] = lr
-        total = 0.0
+        total, tokens = 0.0, 0.0
         for i, part in enumerate(micro):
             batch = {k: torch.from_numpy(getattr(data, k)[part]).to(s.device) for k in
                      ("input_ids", "labels", "position_ids", "doc_ids")}  # fmt: skip
             sync = i == len(micro) - 1 or world == 1
             ctx = net.no_sync() if not sync and world > 1 else torch.enable_grad()  # type: ignore[operator]
-            with ctx, torch.autocast(s.device, dtype=s.dtype, enabled=s.dtype != torch.float32):
-                logits = net(batch["input_ids"], batch["position_ids"], batch["doc_ids"])
-                loss = F.cross_entropy(
-                    logits.float().flatten(0, 1),
-                    batch["labels"].flatten(),
-                    ignore_index=IGNORE,
-                    reduction="sum",
-                ) * (world / n_loss)  # DDP averages over ranks: scale back to a sum over the step
+            amp = torch.autocast(device_type, dtype=s.dtype, enabled=s.dtype != torch.float32)
+            with ctx, amp:
+                trained = batch["labels"] != IGNORE  # (b, T): logits only where the loss is
+                logits = net(batch["input_ids"], batch["position_ids"], batch["doc_ids"], trained)
+                loss = F.cross_entropy(logits.float(), batch["labels"][trained], reduction="sum")
+                loss = loss * (weight * world / n_loss)  # DDP averages over ranks: scale back to a sum
                 loss.backward()  # type: ignore[no-untyped-call]
             total += float(loss.detach()) / world
-            out.tokens += int((batch["doc_ids"] >= 0).sum())
+            tokens += weight * int((batch["doc_ids"] >= 0).sum())
         if s.optim.clip:
             torch.nn.utils.clip_grad_norm_(model.parameters(), s.optim.clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
+        total, tokens = distributed.all_sum([total, tokens])
+        out.tokens += int(tokens)
         out.seconds += time.perf_counter() - t0
         done = step + 1
         if done % s.log_every == 0 or done == steps:
