@@ -43,6 +43,9 @@ STAGES = {
     "split_release": "Per-stage parquet splits loadable with datasets.load_dataset, plus a dataset card.",
     "tokenizer": "Train the byte-level BPE tokenizer on the train records (or load a hub tokenizer).",
     "train": "Train the models of train.order (independent / joint / continual) for train.stages.",
+    "evaluate_infer": "Every trained model (and an untrained one) answers the sampled test items.",
+    "evaluate_judge": "The judge panel rates every answer 1-5; parse failures and agreement.",
+    "evaluate": "Stage x stage matrices, CL metrics (AP, FGT, BWT, FWT), figures and the HTML report.",
 }
 
 ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's default is params.yaml)")]
@@ -73,6 +76,36 @@ def generate_shard(
     from pipeline import generate
 
     generate.shard(load_params(params), index)
+
+
+metrics_app = typer.Typer(help="Metrics on published results.", no_args_is_help=True)
+app.add_typer(metrics_app, name="metrics")
+
+
+@metrics_app.command("cl", help="AP, forgetting, BWT and FWT of stage x stage score matrices (CSV).")
+def metrics_cl(
+    continual: Annotated[
+        Path, typer.Option("--continual", help="CSV: trained_to,0,1,...; one row per model")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="JSON to write")],
+    independent: Annotated[
+        Path | None, typer.Option("--independent", help="same layout, independent models (for FWT)")
+    ] = None,
+    untrained: Annotated[
+        Path | None, typer.Option("--untrained", help="same layout, one row: an untrained model (FWT0)")
+    ] = None,
+) -> None:
+    from curll.artifacts import write_json
+    from curll.evaluate.cl import cl_metrics, read_matrix
+
+    ind = read_matrix(independent) if independent else None
+    base = read_matrix(untrained).iloc[0] if untrained else None
+    try:
+        result = cl_metrics(read_matrix(continual), independent=ind, untrained=base)
+    except ValueError as exc:
+        raise CurllError(str(exc), file=continual) from None
+    write_json(out, result.to_json())
+    say(", ".join(f"{k} {v}" for k, v in result.final().items()) + f" -> {out}")
 
 
 @app.command("params", help="Validate a params file and print it as curll reads it.")

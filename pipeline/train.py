@@ -64,5 +64,5 @@ def _run(params: Params, world: distributed.World) -> None:
     for name, group in steps.groupby("run", sort=False):
         with atomic_path(Path(p.out.plots) / f"{str(name).replace('/', '_')}.csv") as tmp:
             group.drop(columns="run").to_csv(tmp, index=False)
-    write_json(p.out.metrics, {"order": p.order, "processes": world.size, "runs": metrics})
+    write_json(p.out.metrics, {"orders": list(p.orders), "processes": world.size, "runs": metrics})
     say("train: " + ", ".join(f"{k} loss {v['final_loss']}" for k, v in metrics.items()))

@@ -23,7 +23,17 @@ from tests.helpers import dvc, run
 ROOT = Path(__file__).resolve().parents[2]
 COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
-GENERATED = {"generate", "generate_merge", "verify", "split", "split_release", "tokenizer", "train"}
+EVALUATE = {"evaluate_infer", "evaluate_judge", "evaluate"}
+GENERATED = {
+    "generate",
+    "generate_merge",
+    "verify",
+    "split",
+    "split_release",
+    "tokenizer",
+    "train",
+    *EVALUATE,
+}
 ALL_STAGES = {
     "taxonomy",
     "vocab",
@@ -45,6 +55,7 @@ def shrink(params: dict[str, Any]) -> dict[str, Any]:
     params["split"]["val_per_indicator"] = 0
     params["tokenizer"]["vocab_size"] = 400
     params["train"].update(stages=[0, 1], context=64, batch=4, micro_batch=2)
+    params["evaluate"]["max_per_type"] = 2
     params["skill_graph"]["neighbours"] = 1
     params["generate"].update(cqa_pairs=2, csqa_pairs=1)
     embedded = params["llm"]["profiles"]["embedded"]
@@ -126,10 +137,15 @@ def test_repro_generates_everything_then_reruns_only_what_changed(repo):
     exp = dvc("exp", "run", "-S", "seeds.seed=7", cwd=repo)
     assert ran(exp.stdout) == {"seeds", *GENERATED}
     models = repo / "data" / "train" / "models"
+    assert {p.name for p in models.iterdir()} == {"independent", "joint", "continual"}
     assert {p.name for p in (models / "continual").iterdir()} == {"0", "0-1"}
-    # joint, and as two DDP processes (gloo on CPU) started by the stage through torchrun
+    evaluated = json.loads((data / "evaluate" / "metrics.json").read_text())["orders"]
+    assert set(evaluated) == {"independent", "joint", "continual"} and "FWT" in evaluated["continual"]["sum"]
+    assert (data / "evaluate" / "matrices" / "joint_minus_continual_sum.csv").is_file()
+    assert "<img" in (data / "evaluate" / "report.html").read_text()
+    # joint only, as two DDP processes (gloo on CPU) started by the stage through torchrun
     joint = dvc("exp", "run", "-S", "train.order=joint", "-S", "train.processes=2", cwd=repo)
-    assert ran(joint.stdout) == {"train"}  # training only: nothing upstream reruns
+    assert ran(joint.stdout) == {"train", *EVALUATE}  # training and evaluation only
     assert {p.name for p in (models / "joint").iterdir()} == {"0", "0-1"} and not (
         models / "continual"
     ).exists()
@@ -139,6 +155,7 @@ def test_repro_generates_everything_then_reruns_only_what_changed(repo):
     flat = json.dumps(metrics)
     assert '"indicators"' in flat and '"instances"' in flat and '"back_edges"' in flat
     assert '"dedup_pairs"' in flat and '"readability"' in flat and '"params_hash"' in flat
+    assert '"FGT"' in flat and '"BWT"' in flat and '"parse_failure_rate"' in flat
 
 
 def tracked_files(root: Path) -> dict[str, str]:

@@ -85,3 +85,20 @@ def test_select_projects_only_the_chosen_positions():
         full, some = model(ids), model(ids, select=select)
     assert some.shape == (int(select.sum()), 100)
     torch.testing.assert_close(some, full[select])
+
+
+def test_saved_files_are_byte_identical_for_identical_weights(tmp_path):
+    import hashlib
+
+    tok = train_bpe(["a small corpus of words for the tokenizer"] * 10, 300)
+
+    def saved(name: str) -> str:
+        torch.manual_seed(0)
+        save_hf(CausalLM(preset("tiny", vocab_size=len(tok))), tok, tmp_path / name)
+        return hashlib.md5((tmp_path / name / "model.safetensors").read_bytes()).hexdigest()
+
+    assert saved("a") == saved("b")
+    from safetensors import safe_open
+
+    with safe_open(str(tmp_path / "a" / "model.safetensors"), "pt") as f:
+        assert "lm_head.weight" not in set(f.keys())  # tied: stored once, as HF does

@@ -109,7 +109,16 @@ def test_continual_starts_from_the_previous_weights(tok, tmp_path, monkeypatch):
 
     monkeypatch.setattr(runs, "train", spy)
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
-    p = P.model_copy(update={"stages": (0, 1), "context": 16, "batch": 4, "micro_batch": 4, "out": out})
+    p = P.model_copy(
+        update={
+            "order": "continual",
+            "stages": (0, 1),
+            "context": 16,
+            "batch": 4,
+            "micro_batch": 4,
+            "out": out,
+        }
+    )
     metrics, log = run_order(records(stages=(0, 1)), tok, p)
     assert set(metrics) == {"continual/0", "continual/0-1"}
     assert torch.equal(seen["train continual/0"], torch.ones_like(seen["train continual/0"]))  # from scratch
@@ -127,3 +136,19 @@ def test_schedules():
     assert lr_at(9, 10, cos) < o.lr * 0.2
     wsd = o.model_copy(update={"schedule": "wsd", "decay": 0.5})
     assert lr_at(4, 10, wsd) == o.lr and lr_at(9, 10, wsd) < o.lr
+
+
+def test_a_list_of_orders_trains_each_and_equal_runs_give_equal_files(tok, tmp_path):
+    import hashlib
+
+    out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
+    p = P.model_copy(update={"order": ("independent", "continual"), "stages": (0, 1), "context": 16,
+                             "batch": 4, "micro_batch": 4, "out": out})  # fmt: skip
+    metrics, _ = run_order(records(stages=(0, 1)), tok, p)
+    assert list(metrics) == ["independent/0", "independent/1", "continual/0", "continual/0-1"]
+
+    def md5(name: str) -> str:
+        return hashlib.md5((tmp_path / "m" / name / "model.safetensors").read_bytes()).hexdigest()
+
+    assert md5("independent/0") == md5("continual/0")  # the same run: the same bytes
+    assert md5("independent/1") != md5("continual/0-1")

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import ValidationError, model_validator
 
 from curll.config.base import Section
 from curll.config.data import TaxonomyParams, VocabParams
+from curll.config.evaluate import EvaluateParams
 from curll.config.generation import (
     GenerateMergeParams,
     GenerateModelParams,
@@ -53,6 +54,14 @@ class Params(Section):
     split_release: SplitReleaseParams
     tokenizer: TokenizerParams
     train: TrainParams
+    evaluate: EvaluateParams
+
+    @model_validator(mode="after")
+    def _judges_are_profiles(self) -> Params:
+        unknown = [j for j in self.evaluate.judges if j not in self.llm.profiles]
+        if unknown:
+            raise ValueError(f"evaluate.judges {unknown} are not llm.profiles: {sorted(self.llm.profiles)}")
+        return self
 
 
 __all__ = ["DEFAULT_PARAMS", "Params", "load_params", "parse_params"]

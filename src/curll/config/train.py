@@ -9,6 +9,7 @@ from pydantic import Field, StrictStr, field_validator, model_validator
 from curll.config.base import Count, Number, PathStr, Positive, Section, Stages, unique_sorted
 
 Unit = Annotated[Number, Field(ge=0, le=1)]
+Order = Literal["independent", "joint", "continual"]
 
 
 class TokenizerOutputs(Section):
@@ -61,12 +62,13 @@ class TrainParams(Section):
     """``train``: which models, on what data, how.
 
     order: ``independent`` (M_k from scratch on stage k), ``joint`` (M_0..k from scratch on the
-    shuffled union of stages 0..k), ``continual`` (M_0-..-k continues from M_0-..-(k-1)).
+    shuffled union of stages 0..k), ``continual`` (M_0-..-k continues from M_0-..-(k-1)), or a
+    list of them (all trained, one after the other).
     batch: sequences per optimizer step (paper: 1536), reached with ``micro_batch`` sequences
     per forward pass and gradient accumulation (split over ``processes`` under DDP).
     """
 
-    order: Literal["independent", "joint", "continual"]
+    order: Order | Annotated[tuple[Order, ...], Field(min_length=1, strict=False)]
     stages: Stages
     preset: StrictStr
     context: Positive
@@ -85,6 +87,10 @@ class TrainParams(Section):
     out: TrainOutputs
 
     _stages = field_validator("stages")(classmethod(lambda cls, v: unique_sorted(v)))
+
+    @property
+    def orders(self) -> tuple[Order, ...]:
+        return (self.order,) if isinstance(self.order, str) else tuple(dict.fromkeys(self.order))
 
     @model_validator(mode="after")
     def _batch(self) -> TrainParams:

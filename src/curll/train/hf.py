@@ -35,17 +35,27 @@ def llama_config(cfg: ModelConfig, tokenizer: Any) -> Any:
     )
 
 
-def save_hf(model: CausalLM, tokenizer: Any, out: str | Path) -> None:
-    from safetensors.torch import save_model
+TIED = "lm_head.weight"  # with tied embeddings, HF stores only model.embed_tokens.weight
 
+
+def save_hf(model: CausalLM, tokenizer: Any, out: str | Path) -> None:
+    """Byte-identical files for identical weights: tensors sorted by name and the tied output
+    matrix left out (``safetensors.save_model`` picks which alias of a shared tensor to keep
+    in an order that can change between processes, and the folder's bytes name the model in
+    the request cache)."""
+    from safetensors.torch import save_file
+
+    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    if model.config.tie_embeddings:
+        state.pop(TIED)
     with atomic_dir(out) as tmp:
         llama_config(model.config, tokenizer).save_pretrained(tmp)
-        save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        save_file(dict(sorted(state.items())), str(tmp / "model.safetensors"), metadata={"format": "pt"})
         tokenizer.save_pretrained(tmp)
 
 
 def load_hf(path: str | Path) -> CausalLM:
-    from safetensors.torch import load_model
+    from safetensors.torch import load_file
     from transformers import LlamaConfig
 
     c: Any = LlamaConfig.from_pretrained(str(path))
@@ -58,5 +68,11 @@ def load_hf(path: str | Path) -> CausalLM:
         tie_embeddings=bool(c.tie_word_embeddings),
     )  # fmt: skip
     model = CausalLM(cfg)
-    load_model(model, str(Path(path) / "model.safetensors"))
+    missing, unexpected = model.load_state_dict(
+        load_file(str(Path(path) / "model.safetensors")), strict=False
+    )
+    if unexpected or set(missing) - ({TIED} if cfg.tie_embeddings else set()):
+        raise ValueError(
+            f"{path}: weights do not match the config (missing {missing}, unexpected {unexpected})"
+        )
     return model

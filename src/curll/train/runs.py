@@ -1,6 +1,7 @@
 """Run a training order: data per run, init (scratch or previous run), train, save, metrics.
 
-Contract of :func:`run_order`: for each run of :func:`curll.train.orders.plan` it packs the
+Contract of :func:`run_order`: for each run of :func:`curll.train.orders.plan` (for every
+order in ``train.order``) it packs the
 train records of the run's stages (documents shuffled with the seed, so a joint run mixes its
 stages), builds the model (``torch.manual_seed(seed)`` then the preset, or the previous run's
 final weights for continual), trains it (:func:`curll.train.trainer.train`, checkpoints under
@@ -73,7 +74,7 @@ def run_order(records: pd.DataFrame, tok: Any, p: TrainParams) -> tuple[dict[str
     finished: dict[str, tuple[CausalLM, dict[str, Any] | None]] = {}
     metrics: dict[str, Any] = {}
     log: list[dict[str, Any]] = []
-    for run in plan(p.order, p.stages, replay=p.continual.replay):
+    for run in [r for order in p.orders for r in plan(order, p.stages, replay=p.continual.replay)]:
         data = pack(_documents(records, run, p, tok), p.context, pad_id=tok.pad_token_id)
         torch.manual_seed(p.seed)
         model = CausalLM(preset(p.preset, vocab_size=len(tok)))

@@ -1,0 +1,43 @@
+"""DVC stage ``evaluate``: scores -> stage x stage matrices, CL metrics, figures and the report.
+
+Reads ``evaluate.out.items``, ``answers`` and ``ratings``, the skill-graph edges and the
+indicators. Writes ``out.scores`` (one row per item and model: the mean judge score),
+``out.metrics`` (per order and type: AP, FGT, BWT, FWT, zero-shot FWT at the last stage and
+per stage; per skill / sub-skill / indicator; forgetting vs out-degree; answer readability),
+``out.matrices`` (CSV per order and type, the layout of ``curll metrics cl``), ``out.plots``
+(PNG) and ``out.report`` (one self-contained HTML file).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from curll.artifacts import read_table, write_json, write_table
+from curll.config import Params
+from curll.evaluate.analysis import out_degree, scores_table
+from curll.evaluate.judge import item_scores
+from curll.evaluate.report import build, write_html
+from curll.schemas import EdgeSchema, IndicatorSchema
+from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, ScoreSchema
+from pipeline.report import say
+
+
+def run(params: Params) -> None:
+    p = params.evaluate
+    items = read_table(p.out.items, ItemSchema)
+    answers = read_table(p.out.answers, AnswerSchema)
+    ratings = read_table(p.out.ratings, JudgeRatingSchema)
+    indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
+    edges = read_table(params.skill_graph.out.edges, EdgeSchema)
+    scores = scores_table(answers, items, item_scores(ratings))
+    rep = build(
+        scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices), Path(p.out.plots)
+    )
+    judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
+    write_table(scores, p.out.scores, ScoreSchema)
+    write_json(p.out.metrics, rep.metrics)
+    write_html(rep, judges, Path(p.out.report), "curll evaluation report")
+    finals = {o: k["sum"] for o, k in rep.metrics["orders"].items()}
+    parts = (f"{o} AP {v['AP']} FGT {v['FGT']} BWT {v['BWT']}" for o, v in finals.items())
+    say("evaluate (sum of types): " + "; ".join(parts))

@@ -1,0 +1,63 @@
+"""DVC stage ``evaluate_infer``: every trained model (and an untrained one) answers the test items.
+
+Reads the test split of ``split.out.records``, the indicators, every model folder
+``train.out.models/<order>/<stages>`` and the tokenizer; writes
+``evaluate.out.items`` (the sampled test questions) and ``evaluate.out.answers``.
+With ``evaluate.untrained`` an untrained model of ``train.preset`` (seed ``train.seed``)
+answers too: the baseline of zero-shot forward transfer.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from curll.artifacts import read_table, write_table
+from curll.config import Params
+from curll.errors import CurllError
+from curll.evaluate.infer import UNTRAINED, answer
+from curll.evaluate.items import build_items
+from curll.schemas import IndicatorSchema, RecordSchema
+from curll.schemas.evaluate import AnswerSchema, ItemSchema
+from pipeline.report import say
+
+
+def _untrained(params: Params, folder: Path) -> None:
+    import torch
+    from transformers import AutoTokenizer
+
+    from curll.train.hf import save_hf
+    from curll.train.model import CausalLM, preset
+
+    tok = AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
+    torch.manual_seed(params.train.seed)
+    save_hf(CausalLM(preset(params.train.preset, vocab_size=len(tok))), tok, folder)
+
+
+def run(params: Params) -> None:
+    p = params.evaluate
+    records = read_table(params.split.out.records, RecordSchema)
+    indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
+    items = build_items(records, indicators, p.types, max_per_type=p.max_per_type, seed=p.seed)
+    if items.empty:
+        raise CurllError("no test items of the evaluated types", file=params.split.out.records, field="split")
+    models = Path(params.train.out.models)
+    runs = sorted(models.glob("*/*/config.json"), key=lambda c: (c.parent.parent.name, c.parent.name))
+    if not runs:
+        raise CurllError("no trained models: run the train stage", file=models)
+    parts = []
+    for config in runs:  # <order>/<stages, e.g. 0-1-2>: trained up to the last stage named
+        folder = config.parent
+        name, trained_to = f"{folder.parent.name}/{folder.name}", int(folder.name.split("-")[-1])
+        parts.append(answer(folder, name, trained_to, items, p.infer, params.llm.cache))
+    if p.untrained:
+        with tempfile.TemporaryDirectory() as tmp:
+            _untrained(params, Path(tmp) / UNTRAINED)
+            parts.append(answer(Path(tmp) / UNTRAINED, UNTRAINED, -1, items, p.infer, params.llm.cache))
+    answers = pd.concat(parts, ignore_index=True)
+    write_table(items, p.out.items, ItemSchema)
+    write_table(answers, p.out.answers, AnswerSchema)
+    rejected = int((answers["status"] != "ok").sum())
+    say(f"evaluate_infer: {len(items)} items x {len(parts)} models ({rejected} answers rejected)")

@@ -1,0 +1,39 @@
+"""DVC stage ``evaluate_judge``: the judge panel rates every answer.
+
+Reads ``evaluate.out.items`` and ``evaluate.out.answers``; every judge of ``evaluate.judges``
+(an ``llm.profiles`` name) rates every answer with ``evaluate.prompts[type]``. Writes
+``evaluate.out.ratings`` (every judge's rating, with provenance; failures kept with their
+reason) and ``evaluate.out.judges`` (parse-failure rates and agreement between judges).
+"""
+
+from __future__ import annotations
+
+from curll.artifacts import read_table, write_json, write_table
+from curll.config import Params
+from curll.evaluate.judge import judge, panel_stats
+from curll.llm import Engine
+from curll.llm.factory import engine_from_params, make_task
+from curll.llm.tasks import Task
+from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema
+from curll.split import rating_schema
+from pipeline.report import say
+
+
+def run(params: Params) -> None:
+    p = params.evaluate
+    items = read_table(p.out.items, ItemSchema)
+    answers = read_table(p.out.answers, AnswerSchema)
+    panel: dict[str, tuple[Engine, dict[str, Task]]] = {}
+    for name in p.judges:
+        llm = params.llm.model_copy(update={"use": name})
+        engine = engine_from_params(llm, embedded_dir=params.generate_model.out.model, desc=f"judge {name}")
+        schema = rating_schema(llm.profile.max_chars)
+        panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema) for t in p.types})
+    ratings = judge(answers, items, panel)
+    stats = panel_stats(ratings)
+    write_table(ratings, p.out.ratings, JudgeRatingSchema)
+    write_json(p.out.judges, stats)
+    say(
+        "evaluate_judge: "
+        + ", ".join(f"{k} failures {v['parse_failure_rate']:.1%}" for k, v in stats["judges"].items())
+    )

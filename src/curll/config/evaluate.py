@@ -1,0 +1,65 @@
+"""The ``evaluate`` section: inference on the test sets, the judge panel, metrics and report."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictStr, field_validator
+
+from curll.config.base import Count, PathStr, Positive, Section
+from curll.config.llm import SamplingParams
+
+TestType = Literal["ir", "cqa", "csqa"]
+
+
+class InferParams(Section):
+    """How trained models answer: the paper samples at temperature 0.7, top-p 0.95, 128 tokens.
+
+    prompt_tokens: the longest prompt (chat template included); a longer one loses the end
+    of its passage, never the question or the assistant marker.
+    """
+
+    backend: Literal["transformers", "vllm"]
+    device: Literal["auto", "cpu", "cuda"]
+    dtype: Literal["auto", "float32", "bfloat16", "float16"]
+    batch_size: Positive
+    prompt_tokens: Positive
+    sampling: SamplingParams
+
+
+class EvaluateOutputs(Section):
+    items: PathStr
+    answers: PathStr
+    ratings: PathStr
+    judges: PathStr
+    scores: PathStr
+    metrics: PathStr
+    matrices: PathStr
+    plots: PathStr
+    report: PathStr
+
+
+class EvaluateParams(Section):
+    """``evaluate``: which test items, how models answer, who judges.
+
+    max_per_type: test items per stage and type, a seeded sample (0: all; the paper: all).
+    untrained: also answer with an untrained model of the preset (baseline of zero-shot FWT).
+    judges: ``llm.profiles`` names; every judge rates every answer, the score of an answer is
+    the mean of the ratings that parsed.
+    """
+
+    types: Annotated[tuple[TestType, ...], Field(min_length=1, strict=False)]
+    max_per_type: Count
+    seed: int
+    untrained: bool
+    infer: InferParams
+    judges: Annotated[tuple[StrictStr, ...], Field(min_length=1, strict=False)]
+    prompts: dict[TestType, PathStr]
+    out: EvaluateOutputs
+
+    @field_validator("judges")
+    @classmethod
+    def _distinct(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"judges must not repeat, got {list(v)}")
+        return v

@@ -1,0 +1,70 @@
+"""Trained models answer the test items, through the LLM engine (cache, provenance, rejects).
+
+:func:`answer` asks one model folder (Hugging Face format) every item with the sampling of
+``evaluate.infer`` (the paper: temperature 0.7, top-p 0.95, 128 new tokens, seeded), one
+model in memory at a time. Backends: ``transformers`` (batched, CPU or GPU) or ``vllm`` (GPU).
+Requests are cached by content, and a model's name carries a fingerprint of its weights, so
+a rerun with the same models costs nothing and a retrained model is asked again.
+
+Output rows (:data:`ANSWER_COLUMNS`): ``item_id``, ``run`` (the model's name, e.g.
+``continual/0-1``), ``order`` (independent | joint | continual | untrained), ``trained_to``
+(-1 for the untrained model), ``answer`` (raw text; empty when rejected), ``truncated``
+(the passage was cut to fit), then the provenance columns of :func:`curll.llm.tasks.provenance`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from curll.artifacts import records
+from curll.config.evaluate import InferParams
+from curll.evaluate.items import fit_prompt
+from curll.llm import ChatRequest, Engine, RequestCache
+from curll.llm.protocol import Backend
+from curll.llm.tasks import Answer, provenance
+
+#: version of the test-prompt layout (:func:`curll.evaluate.items.user_turn`): change the tag
+#: when the layout changes, so cached answers to the old prompts are not reused
+PROMPT_VERSION = hashlib.sha256(b"curll.evaluate.items/test-prompt/1").hexdigest()[:16]
+ANSWER_COLUMNS = ["item_id", "run", "order", "trained_to", "answer", "truncated"]
+UNTRAINED = "untrained"
+
+
+def backend(folder: str | Path, name: str, p: InferParams) -> Backend:
+    if p.backend == "vllm":
+        from curll.llm.transformers_backend import fingerprint
+        from curll.llm.vllm_backend import VLLMBackend
+
+        vllm = VLLMBackend(str(folder), dtype=p.dtype, seed=p.sampling.seed)
+        vllm.model = f"{name}@{fingerprint(Path(folder))}"  # cache keys follow the weights
+        return vllm
+    from curll.llm.transformers_backend import TransformersBackend
+
+    return TransformersBackend(str(folder), name=name, device=p.device, dtype=p.dtype)
+
+
+def answer(
+    folder: str | Path, name: str, trained_to: int, items: pd.DataFrame, p: InferParams, cache: str | Path
+) -> pd.DataFrame:
+    """One row per item: model ``name`` (at ``folder``) answering it."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    fitted = [fit_prompt(item, tok, p.prompt_tokens) for item in records(items)]
+    sampling = p.sampling.to_sampling()
+    requests = [ChatRequest.build(msgs, sampling=sampling, prompt_version=PROMPT_VERSION)  # type: ignore[arg-type]
+                for msgs, _ in fitted]  # fmt: skip
+    engine = Engine(backend(folder, name, p), RequestCache(cache), attempts=1, batch_size=p.batch_size,
+                    desc=f"answer {name}")  # fmt: skip
+    results = engine.run(requests)
+    order = UNTRAINED if name == UNTRAINED else name.split("/")[0]
+    rows: list[dict[str, Any]] = []
+    for item_id, (_, cut), req, res in zip(items["item_id"], fitted, requests, results, strict=True):
+        text = res.text if res.status == "ok" else ""
+        rows.append({"item_id": item_id, "run": name, "order": order, "trained_to": trained_to,
+                     "answer": text, "truncated": cut, **provenance(Answer(req, res))})  # fmt: skip
+    return pd.DataFrame(rows)

@@ -1,0 +1,103 @@
+"""Test items: what a trained model is asked, and what its judge needs to know.
+
+:func:`build_items` turns the test split of the chat records (RecordSchema) into one row per
+question: ``item_id`` (the record id), ``stage``, ``indicator_id``, ``skill``, ``subskill``,
+``goal``, ``indicator``, ``age_group``, ``type`` (ir | cqa | csqa), ``system``, ``context``
+(the passage; empty for IR), ``question`` (instruction or question), ``reference`` (the
+generated answer) and ``q_index`` (1-based among its passage's questions of its type, in
+record-id order: the released records do not keep the generation order). A passage's text comes from
+the passage record of the same unit, so the released records alone are enough.
+
+:func:`fit_prompt` renders the chat prompt and, when it is longer than the limit, cuts the
+end of the passage (token by token, marked with "..."), never the question or the
+assistant marker that the chat template appends.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from curll.artifacts import records as records_of
+
+ITEM_COLUMNS = [
+    "item_id", "stage", "indicator_id", "skill", "subskill", "goal", "indicator", "age_group", "type",
+    "system", "context", "question", "reference", "q_index",
+]  # fmt: skip
+CUT = " ..."
+
+
+def _turns(raw: str) -> tuple[str, str, str]:
+    msgs = {m["role"]: m["content"] for m in json.loads(raw)}
+    return msgs.get("system", ""), msgs["user"], msgs["assistant"]
+
+
+def build_items(
+    records: pd.DataFrame, indicators: pd.DataFrame, types: tuple[str, ...], *, max_per_type: int, seed: int
+) -> pd.DataFrame:
+    """Test items of ``types``; at most ``max_per_type`` per stage and type (0: all), a sample
+    drawn with ``seed`` from the records sorted by id (so the same records give the same items)."""
+    test = records[records["split"] == "test"].sort_values("record_id")
+    passages = {r["unit_id"]: _turns(r["messages"])[2] for r in records_of(test[test["type"] == "context"])}
+    info = indicators.set_index("indicator_id")[["goal", "age_group"]]
+    rows: list[list[Any]] = []
+    seen: dict[str, int] = {}
+    for r in records_of(test[test["type"].isin(types)]):
+        system, user, reference = _turns(r["messages"])
+        context, question, key = "", user, f"{r['unit_id']}/{r['type']}"
+        if r["type"] in ("cqa", "csqa"):
+            context = passages.get(r["unit_id"], "")
+            if context and user.startswith(context + "\n\n"):
+                question = user[len(context) + 2 :].removeprefix("Question: ")
+            seen[key] = seen.get(key, 0) + 1
+        meta = info.loc[r["indicator_id"]]
+        rows.append([r["record_id"], r["stage"], r["indicator_id"], r["skill"], r["subskill"], meta["goal"],
+                     r["indicator"], meta["age_group"], r["type"], system, context, question, reference,
+                     seen.get(key, 1)])  # fmt: skip
+    items = pd.DataFrame(rows, columns=ITEM_COLUMNS)
+    if max_per_type:
+        rng = np.random.default_rng(seed)
+        keep = [g.index[np.sort(rng.choice(len(g), size=min(len(g), max_per_type), replace=False))]
+                for _, g in items.groupby(["stage", "type"], sort=True)]  # fmt: skip
+        items = items.loc[np.concatenate(keep)] if keep else items
+    return items.sort_values(["stage", "type", "item_id"]).reset_index(drop=True)
+
+
+def user_turn(item: dict[str, Any], context: str) -> str:
+    """The user message, laid out as in training (see :mod:`curll.split.records`)."""
+    if item["type"] == "cqa":
+        return f"{context}\n\nQuestion: {item['question']}"
+    if item["type"] == "csqa":
+        return f"{context}\n\n{item['question']}"
+    return str(item["question"])
+
+
+def _messages(item: dict[str, Any], context: str) -> list[tuple[str, str]]:
+    turns = [("system", item["system"])] if item["system"] else []
+    return [*turns, ("user", user_turn(item, context))]
+
+
+def fit_prompt(item: dict[str, Any], tokenizer: Any, limit: int) -> tuple[list[tuple[str, str]], bool]:
+    """(messages, truncated): the item's chat within ``limit`` prompt tokens if cutting the
+    passage can get it there (else the shortest version, which the backend will refuse)."""
+
+    def length(context: str) -> int:
+        chat = [{"role": r, "content": c} for r, c in _messages(item, context)]
+        text = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    full = str(item["context"])
+    if not full or length(full) <= limit:
+        return _messages(item, full), False
+    ids = tokenizer(full, add_special_tokens=False)["input_ids"]
+    lo, hi = 0, len(ids)  # the longest kept prefix in [lo, hi) that fits: binary search
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if length(tokenizer.decode(ids[:mid]) + CUT) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return _messages(item, tokenizer.decode(ids[:lo]) + CUT), True

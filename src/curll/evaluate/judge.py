@@ -1,0 +1,82 @@
+"""The judge panel: every judge rates every answer 1-5 with an explanation (structured output).
+
+:func:`judge` asks each judge (an ``llm.profiles`` entry, through the engine) with the prompt
+of the item's type (``prompts/judge_<type>.j2``). A judge's output that does not parse or
+breaks the schema is a recorded failure (``rating`` null, ``status`` reject, ``reason``), never
+a crash. Rows (:data:`RATING_COLUMNS` + provenance): one per (answer, judge).
+
+:func:`panel_stats` reports per judge the parse-failure rate and mean rating, and per pair of
+judges their agreement on the answers both rated: quadratic-weighted Cohen's kappa, Spearman's
+rho and exact-agreement share. :func:`item_scores` averages the ratings that parsed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from curll.artifacts import records
+from curll.llm.engine import Engine
+from curll.llm.tasks import Task, ask, provenance
+
+RATING_COLUMNS = ["item_id", "run", "judge", "type", "rating", "explanation"]
+
+
+Panel = Mapping[str, tuple[Engine, Mapping[str, Task]]]
+
+
+def judge(answers: pd.DataFrame, items: pd.DataFrame, judges: Panel) -> pd.DataFrame:
+    """Ratings of every answer by every judge; ``judges``: name -> (engine, task per type)."""
+    fields = answers[["item_id", "run", "answer"]].merge(items, on="item_id", how="left", validate="m:1")
+    rows: list[dict[str, Any]] = []
+    for name, (engine, tasks) in judges.items():
+        for kind, group in fields.groupby("type", sort=True):
+            rows_in = [{**r, "instruction": r["question"]} for r in records(group)]
+            for r, a in zip(rows_in, ask(engine, tasks[str(kind)], rows_in), strict=True):
+                parsed = a.result.parsed if a.ok else None
+                rows.append({"item_id": r["item_id"], "run": r["run"], "judge": name, "type": kind,
+                             "rating": float(parsed["rating"]) if parsed else np.nan,
+                             "explanation": str(parsed["explanation"]) if parsed else "",
+                             **provenance(a)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def item_scores(ratings: pd.DataFrame) -> pd.DataFrame:
+    """(item_id, model) -> score: mean of the judges' parsed ratings (NaN if none parsed), and
+    ``judged``: how many judges parsed."""
+    g = ratings.groupby(["item_id", "run"], sort=True)["rating"]
+    return pd.DataFrame({"score": g.mean(), "judged": g.count()}).reset_index()
+
+
+def panel_stats(ratings: pd.DataFrame) -> dict[str, Any]:
+    """Per judge: answers, parse failures and their rate, mean rating; per pair: agreement."""
+    from scipy.stats import spearmanr  # type: ignore[import-untyped]
+    from sklearn.metrics import cohen_kappa_score
+
+    judges: dict[str, Any] = {}
+    for name, g in ratings.groupby("judge", sort=True):
+        failed = int(g["rating"].isna().sum())
+        judges[str(name)] = {"answers": len(g), "parse_failures": failed,
+                             "parse_failure_rate": round(failed / max(1, len(g)), 4),
+                             "mean_rating": _round(g["rating"].mean())}  # fmt: skip
+    wide = ratings.pivot_table(index=["item_id", "run"], columns="judge", values="rating", aggfunc="first")
+    pairs: dict[str, Any] = {}
+    for a, b in itertools.combinations(sorted(judges), 2):
+        both = wide[[a, b]].dropna() if {a, b} <= set(wide.columns) else pd.DataFrame()
+        if len(both) < 2:
+            pairs[f"{a}|{b}"] = {"n": len(both), "kappa_quadratic": None, "spearman": None, "exact": None}
+            continue
+        x, y = both[a].astype(int), both[b].astype(int)
+        kappa = cohen_kappa_score(x, y, weights="quadratic", labels=[1, 2, 3, 4, 5])
+        rho = spearmanr(x, y).statistic if x.nunique() > 1 and y.nunique() > 1 else np.nan
+        pairs[f"{a}|{b}"] = {"n": len(both), "kappa_quadratic": _round(kappa), "spearman": _round(rho),
+                             "exact": round(float((x == y).mean()), 4)}  # fmt: skip
+    return {"judges": judges, "agreement": pairs}
+
+
+def _round(v: Any) -> float | None:
+    return None if v is None or pd.isna(v) else round(float(v), 4)

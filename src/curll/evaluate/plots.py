@@ -1,0 +1,67 @@
+"""Figures as PNG files (matplotlib, headless): heatmaps like the paper's Fig. 1, difference maps
+like Fig. 5, out-degree against forgetting like Fig. 6. Each function writes ``path``
+atomically and returns it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from curll.artifacts import atomic_path
+
+
+def _figure() -> tuple[Any, Any, Any]:
+    """(pyplot, figure, axes) on the headless Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.2, 4.2))
+    return plt, fig, ax
+
+
+def heatmap(j: pd.DataFrame, title: str, path: Path, *, diverging: bool = False) -> Path:
+    """Rows: models by trained_to; columns: test stages; cells annotated with their value."""
+    plt, fig, ax = _figure()
+    values = j.to_numpy(dtype=float)
+    if diverging:
+        lim = max(1e-9, float(abs(pd.DataFrame(values)).max().max()))
+        im = ax.imshow(values, cmap="RdBu", vmin=-lim, vmax=lim)
+    else:
+        im = ax.imshow(values, cmap="viridis")
+    ax.set_xticks(range(len(j.columns)), [str(c) for c in j.columns])
+    ax.set_yticks(range(len(j.index)), [str(i) for i in j.index])
+    ax.set_xlabel("test stage")
+    ax.set_ylabel("trained up to stage")
+    ax.set_title(title)
+    for (r, c), v in pd.DataFrame(values).stack().items():  # type: ignore[misc]
+        ax.text(
+            c,
+            r,
+            f"{v:.2f}",
+            ha="center",
+            va="center",
+            color="white" if not diverging else "black",
+            fontsize=8,
+        )
+    fig.colorbar(im, ax=ax)
+    return _save(plt, fig, path)
+
+
+def scatter(x: pd.Series, y: pd.Series, title: str, path: Path) -> Path:
+    plt, fig, ax = _figure()
+    ax.scatter(x, y, alpha=0.7)
+    ax.set_xlabel(str(x.name))
+    ax.set_ylabel(str(y.name))
+    ax.set_title(title)
+    return _save(plt, fig, path)
+
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path

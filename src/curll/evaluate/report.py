@@ -1,0 +1,127 @@
+"""Everything the ``evaluate`` stage writes from the scores: matrices, metrics, figures, report.
+
+:func:`build` computes, for the orders present in ``scores``: stage x stage matrices per type
+and summed (CSV in the ``curll metrics cl`` layout), CL metrics per order and type, joint
+minus continual maps, AP/FGT/BWT per skill, sub-skill and indicator (CSV
+``<order>_by_<level>.csv`` beside the matrices), forgetting against
+out-degree, and the readability (Flesch-Kincaid grade) of answers per test stage next to
+that of the reference answers. :func:`write_html` makes one self-contained HTML file
+(figures inlined as base64 PNG).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from curll.artifacts import atomic_path
+from curll.evaluate import analysis, plots
+from curll.evaluate.cl import write_matrix
+
+
+@dataclass
+class Report:
+    metrics: dict[str, Any]
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figures: dict[str, Path] = field(default_factory=dict)
+
+
+def readability(scores: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """Mean Flesch-Kincaid grade per test stage: references, and each order's last model."""
+    import textstat
+
+    def grade(texts: pd.Series) -> float | None:
+        kept = [t for t in texts if len(str(t).split()) >= 3]
+        return round(sum(textstat.flesch_kincaid_grade(t) for t in kept) / len(kept), 2) if kept else None
+
+    out = {"reference": items.groupby("stage")["reference"].apply(grade)}
+    for order, g in scores.groupby("order", sort=True):
+        last = g[g["trained_to"] == g["trained_to"].max()]
+        out[f"{order} (last model)"] = last.groupby("stage")["answer"].apply(grade)
+    return pd.DataFrame(out).rename_axis("test stage")
+
+
+def build(
+    scores: pd.DataFrame, items: pd.DataFrame, degree: pd.Series, kinds: list[str], matrices: Path, figs: Path
+) -> Report:
+    orders = [o for o in analysis.ORDERS if o in set(scores["order"])]
+    rep = Report(metrics={"orders": analysis.order_metrics(scores, [*kinds, "sum"])})
+    for order in orders:
+        for kind in [*kinds, "sum"]:
+            j = analysis.matrix(scores, order, kind)
+            write_matrix(j, matrices / f"{order}_{kind}.csv")
+            if kind == "sum":
+                rep.tables[f"{order}: summed scores"] = j.round(3)
+                rep.figures[f"{order}: summed scores"] = plots.heatmap(
+                    j, f"{order}: sum of {'+'.join(kinds)}", figs / f"heatmap_{order}.png"
+                )
+    if {"joint", "continual"} <= set(orders):
+        diff = analysis.matrix(scores, "joint") - analysis.matrix(scores, "continual")
+        write_matrix(diff, matrices / "joint_minus_continual_sum.csv")
+        rep.figures["joint - continual"] = plots.heatmap(
+            diff, "joint - continual (sum)", figs / "joint_minus_continual.png", diverging=True
+        )
+    for order in orders:
+        for level in ("skill", "subskill", "indicator_id"):
+            table = analysis.group_metrics(scores, order, level).drop(columns="level")
+            with atomic_path(matrices / f"{order}_by_{level.removesuffix('_id')}.csv") as tmp:
+                table.to_csv(tmp, index=False)
+            if level == "skill":
+                rep.tables[f"{order}: per skill (last stage)"] = table
+    if "continual" in orders:
+        fd = analysis.forgetting_vs_degree(scores, degree)
+        rho = fd.corr(method="spearman").iloc[0, 1] if len(fd) > 2 and fd.nunique().min() > 1 else None
+        rep.metrics["forgetting_vs_out_degree"] = {"indicators": len(fd), "spearman": _num(rho)}
+        rep.figures["forgetting vs out-degree"] = plots.scatter(
+            fd["out_degree"],
+            fd["FGT"],
+            "continual: forgetting per indicator",
+            figs / "forgetting_vs_out_degree.png",
+        )
+    read = readability(scores[scores["order"] != "untrained"], items)
+    rep.tables["Flesch-Kincaid grade of answers by test stage"] = read
+    rep.metrics["readability"] = {c: {str(k): _num(v) for k, v in read[c].items()} for c in read.columns}
+    return rep
+
+
+def _num(v: Any) -> float | None:
+    return None if v is None or pd.isna(v) else round(float(v), 4)
+
+
+def summary_table(metrics: dict[str, Any]) -> pd.DataFrame:
+    rows = [{"order": o, "type": k, **{m: v for m, v in vals.items() if m not in ("series", "T")}}
+            for o, kinds in metrics["orders"].items() for k, vals in kinds.items()]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _f(v: float) -> str:
+    return f"{v:.3f}"
+
+
+def write_html(rep: Report, judges: dict[str, Any], path: Path, title: str) -> None:
+    parts = [f"<h1>{html.escape(title)}</h1>", "<h2>Continual-learning metrics (last stage)</h2>",
+             summary_table(rep.metrics).to_html(index=False, na_rep="", float_format=_f)]  # fmt: skip
+    parts.append("<h2>Figures</h2>")
+    for name, fig in rep.figures.items():
+        data = base64.b64encode(fig.read_bytes()).decode()
+        parts.append(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}">'
+                     f"<figcaption>{html.escape(name)}</figcaption></figure>")  # fmt: skip
+    parts.append("<h2>Tables</h2>")
+    for name, table in rep.tables.items():
+        parts += [f"<h3>{html.escape(name)}</h3>", table.to_html(na_rep="", float_format=_f)]
+    parts += ["<h2>Judges</h2>", pd.DataFrame(judges["judges"]).T.to_html(na_rep="")]
+    if judges["agreement"]:
+        parts.append(pd.DataFrame(judges["agreement"]).T.to_html(na_rep=""))
+    style = (
+        "body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse;"
+        "font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}figure{display:inline-block}"
+    )
+    head = f"<meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style>"
+    doc = f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>"
+    with atomic_path(path) as tmp:
+        tmp.write_text(doc, encoding="utf-8")

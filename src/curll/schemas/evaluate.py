@@ -1,0 +1,88 @@
+"""Schemas of the evaluate stages: test items, model answers, judge ratings, scores."""
+
+from __future__ import annotations
+
+import pandera.pandas as pa
+from pandera.typing import Series
+
+from curll.schemas.data import MAX_STAGE
+from curll.schemas.generation import HEX16, Provenance
+
+TEST_TYPES = ("ir", "cqa", "csqa")
+MODEL_ORDERS = ("independent", "joint", "continual", "untrained")
+
+
+class ItemSchema(pa.DataFrameModel):
+    """``items.parquet``: one test question (see :mod:`curll.evaluate.items`)."""
+
+    item_id: Series[str] = pa.Field(unique=True, str_matches=HEX16)
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    indicator_id: Series[str] = pa.Field(str_matches=HEX16)
+    skill: Series[str]
+    subskill: Series[str]
+    goal: Series[str]
+    indicator: Series[str]
+    age_group: Series[str]
+    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    system: Series[str]
+    context: Series[str]
+    question: Series[str]
+    reference: Series[str]
+    q_index: Series[int] = pa.Field(ge=1)
+
+    class Config:
+        strict = True
+
+
+class AnswerSchema(Provenance):
+    """``answers.parquet``: a trained model's answer to an item. run: the model's name
+    (``continual/0-1``; ``untrained``), trained_to: -1 for the untrained model; answer: empty
+    when rejected. The provenance ``model`` is the run name with a fingerprint of its weights."""
+
+    item_id: Series[str] = pa.Field(str_matches=HEX16)
+    run: Series[str] = pa.Field(str_length={"min_value": 1})
+    order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
+    trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
+    answer: Series[str]
+    truncated: Series[bool]
+
+    class Config:
+        strict = True
+        unique = ["item_id", "run"]  # noqa: RUF012 (pandera reads a plain list)
+
+
+class JudgeRatingSchema(Provenance):
+    """``ratings.parquet``: one judge's rating of one run's answer (1-5; null when the judge's
+    output did not parse). judge: the llm profile; the provenance ``model`` is the judge's."""
+
+    item_id: Series[str] = pa.Field(str_matches=HEX16)
+    run: Series[str] = pa.Field(str_length={"min_value": 1})
+    judge: Series[str] = pa.Field(str_length={"min_value": 1})
+    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    rating: Series[float] = pa.Field(ge=1, le=5, nullable=True)
+    explanation: Series[str]
+
+    class Config:
+        strict = True
+        unique = ["item_id", "run", "judge"]  # noqa: RUF012
+
+
+class ScoreSchema(pa.DataFrameModel):
+    """``scores.parquet``: (item, model) with the mean judge score (null: no judge parsed)."""
+
+    item_id: Series[str] = pa.Field(str_matches=HEX16)
+    run: Series[str]
+    order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
+    trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
+    answer: Series[str]
+    score: Series[float] = pa.Field(ge=1, le=5, nullable=True)
+    judged: Series[int] = pa.Field(ge=0)
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    indicator_id: Series[str] = pa.Field(str_matches=HEX16)
+    skill: Series[str]
+    subskill: Series[str]
+    indicator: Series[str]
+
+    class Config:
+        strict = True

@@ -1,0 +1,86 @@
+"""Scores -> matrices per order and type, CL metrics with both FWT variants, groups, out-degree."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from curll.evaluate.analysis import group_metrics, matrix, order_metrics, out_degree
+from curll.evaluate.report import build
+from tests import instances as inst
+
+# score of each order's model trained_to t on test stage i, for type ir; cqa is ir + 1
+J = {
+    "continual": [[4.0, 1.0], [3.0, 5.0]],
+    "independent": [[4.0, 2.0], [1.0, 4.0]],
+    "joint": [[4.0, 1.0], [4.0, 4.5]],
+}
+
+
+def scores() -> pd.DataFrame:
+    rows = []
+    for order, m in J.items():
+        for t in (0, 1):
+            for i in (0, 1):
+                for kind, bump in (("ir", 0.0), ("cqa", 1.0)):
+                    for k in range(2):  # two items per stage and type (one per indicator)
+                        rows.append({"item_id": f"{i}{kind}{k}", "run": f"{order}/{t}", "order": order,
+                                     "trained_to": t, "answer": "The cat sat on the mat today.",
+                                     "score": m[t][i] + bump, "stage": i, "type": kind,
+                                     "indicator_id": inst.hx(f"ind{i}{k}"), "skill": f"skill{k}",
+                                     "subskill": "s", "indicator": f"ind{i}{k}"})  # fmt: skip
+    for i in (0, 1):
+        for kind in ("ir", "cqa"):
+            for k in range(2):
+                rows.append({"item_id": f"{i}{kind}{k}", "run": "untrained", "order": "untrained",
+                             "trained_to": -1, "answer": "", "score": 1.0, "stage": i, "type": kind,
+                             "indicator_id": inst.hx(f"ind{i}{k}"), "skill": f"skill{k}", "subskill": "s",
+                             "indicator": f"ind{i}{k}"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_matrices_per_type_and_summed():
+    s = scores()
+    assert matrix(s, "continual", "ir").to_numpy().tolist() == J["continual"]
+    summed = matrix(s, "continual", "sum").to_numpy().tolist()
+    assert summed == [[9.0, 3.0], [7.0, 11.0]]  # ir + (ir + 1)
+
+
+def test_order_metrics_use_independent_and_untrained_baselines():
+    m = order_metrics(scores(), ["ir", "sum"])
+    assert set(m) == {"independent", "joint", "continual"}
+    c = m["continual"]["ir"]
+    assert (
+        c["AP"] == pytest.approx(4.0) and c["FGT"] == pytest.approx(1.0) and c["BWT"] == pytest.approx(-1.0)
+    )
+    assert c["FWT"] == pytest.approx(1.0)  # J[1][1] - Jind[1][1] = 5 - 4
+    assert c["FWT_zero_shot"] == pytest.approx(0.0)  # J[0][1] - b_1 = 1 - 1
+    assert "FWT" not in m["independent"]["ir"]  # no FWT of the baseline against itself
+    assert m["continual"]["sum"]["AP"] == pytest.approx(9.0)
+
+
+def test_group_metrics_and_out_degree():
+    by_indicator = group_metrics(scores(), "continual", "indicator_id").set_index("group")
+    # an indicator of stage 0 forgets 4 - 3 = 1 per type; one of stage 1 has no forgetting yet
+    assert by_indicator.loc[inst.hx("ind00"), "FGT"] == pytest.approx(1.0)
+    assert by_indicator["FGT"].isna().to_dict()[inst.hx("ind10")]
+    ind = inst.indicators(["a", "b", "c"]).assign(stage=[0, 1, 1])
+    edges = pd.DataFrame({"edge": [True, True, False, True], "src": [inst.hx(x) for x in "aabb"],
+                          "dst": [inst.hx(x) for x in "bcab"]})  # fmt: skip
+    assert out_degree(edges, ind).tolist() == [2, 0, 0]  # b -> b is not into a later stage
+
+
+def test_report_writes_matrices_figures_and_metrics(tmp_path):
+    s = scores()
+    items = s[s["run"] == "continual/0"][["item_id", "stage"]].assign(reference="A cat sat on the mat.")
+    degree = pd.Series(0, index=s["indicator_id"].unique())
+    rep = build(s, items, degree, ["ir", "cqa"], tmp_path / "m", tmp_path / "p")
+    assert (tmp_path / "m" / "continual_sum.csv").read_text().startswith("trained_to,0,1")
+    assert (tmp_path / "m" / "joint_minus_continual_sum.csv").is_file()
+    diff = pd.read_csv(tmp_path / "m" / "joint_minus_continual_sum.csv", index_col=0)
+    assert diff.to_numpy().tolist() == [[0.0, 0.0], [2.0, -1.0]]
+    assert {p.name for p in (tmp_path / "p").iterdir()} >= {
+        "heatmap_continual.png",
+        "joint_minus_continual.png",
+    }
+    assert rep.metrics["orders"]["continual"]["sum"]["T"] == 1

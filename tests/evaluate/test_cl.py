@@ -1,0 +1,80 @@
+"""CL metrics on hand-made matrices with answers worked out by hand, and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from curll.errors import CurllError
+from curll.evaluate.cl import cl_metrics, read_matrix, write_matrix
+from tests.helpers import curll
+
+# J[t][i]: the model trained up to stage t, scored on stage i's test set
+J = pd.DataFrame(
+    [[4.0, 1.0, 1.0], [4.5, 5.0, 2.0], [2.0, 4.0, 5.0]],
+    index=pd.Index([0, 1, 2], name="trained_to"),
+    columns=[0, 1, 2],
+)
+IND = pd.DataFrame([[3.0, 0, 0], [0, 4.0, 0], [0, 0, 4.0]], index=[0, 1, 2], columns=[0, 1, 2])
+UNTRAINED = pd.Series({0: 1.0, 1: 1.5, 2: 1.0})
+
+
+def test_series_match_the_hand_computed_values():
+    m = cl_metrics(J, independent=IND, untrained=UNTRAINED)
+    assert pytest.approx((4.0, 4.75, 11 / 3)) == m.AP
+    # FGT_1 = 4 - 4.5 (stage 0 got better); FGT_2 = mean(max(4, 4.5) - 2, 5 - 4)
+    assert m.FGT[0] is None and m.FGT[1:] == pytest.approx((-0.5, 1.75))
+    assert m.BWT[0] is None and m.BWT[1:] == pytest.approx((0.5, -1.5))  # (2 - 4 + 4 - 5) / 2
+    assert m.FWT is not None and m.FWT[1:] == pytest.approx((1.0, 1.0))  # 5 - 4, then (1 + 5 - 4) / 2
+    # zero-shot: J[0][1] - b_1 = -0.5; J[1][2] - b_2 = 1
+    assert m.FWT_zero_shot is not None and m.FWT_zero_shot[1:] == pytest.approx((-0.5, 0.25))
+    assert m.final() == pytest.approx(
+        {"AP": 11 / 3, "FGT": 1.75, "BWT": -1.5, "FWT": 1.0, "FWT_zero_shot": 0.25}
+    )
+
+
+def test_stages_are_matched_by_label_and_missing_cells_are_skipped():
+    shifted = J.rename(index={0: 2, 1: 3, 2: 4}, columns={0: 2, 1: 3, 2: 4})
+    shifted.loc[4, 2] = float("nan")  # not measured: FGT_T averages over stage 3 only
+    m = cl_metrics(shifted)
+    assert m.stages == (2, 3, 4) and m.FGT[-1] == pytest.approx(1.0) and m.AP[-1] == pytest.approx(4.5)
+    with pytest.raises(ValueError, match="no test column"):
+        cl_metrics(J[[0, 1]])
+
+
+def test_cli_reads_published_matrices_and_writes_the_final_values(tmp_path):
+    write_matrix(J, tmp_path / "c.csv")
+    write_matrix(IND, tmp_path / "i.csv")
+    assert (tmp_path / "c.csv").read_text().splitlines()[0] == "trained_to,0,1,2"
+    curll("metrics", "cl", "--continual", str(tmp_path / "c.csv"), "--independent", str(tmp_path / "i.csv"),
+          "--out", str(tmp_path / "out.json"), cwd=tmp_path)  # fmt: skip
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["T"] == 2 and out["FGT"] == pytest.approx(1.75) and out["FWT"] == pytest.approx(1.0)
+    assert out["series"]["BWT"] == {"0": None, "1": 0.5, "2": -1.5}
+    curll(
+        "metrics",
+        "cl",
+        "--continual",
+        str(tmp_path / "c.csv"),
+        "--out",
+        str(tmp_path / "o2.json"),
+        cwd=tmp_path,
+    )
+    assert "FWT" not in json.loads((tmp_path / "o2.json").read_text())
+
+
+def test_bad_cells_are_located(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("trained_to,0,1\n0,4.0,1\n1,3.5,five\n")
+    with pytest.raises(CurllError) as err:
+        read_matrix(bad)
+    assert (err.value.row, err.value.field) == (3, "1")
+    proc = curll(
+        "metrics", "cl", "--continual", str(bad), "--out", str(tmp_path / "x.json"), cwd=tmp_path, check=False
+    )
+    assert proc.returncode == 2 and "bad.csv" in proc.stderr and not (tmp_path / "x.json").exists()
+    (tmp_path / "nohead.csv").write_text("model,0\n0,1\n")
+    with pytest.raises(CurllError, match="trained_to"):
+        read_matrix(tmp_path / "nohead.csv")

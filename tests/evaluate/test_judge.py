@@ -1,0 +1,92 @@
+"""The judge panel: malformed judge output is counted, not fatal; agreement between judges."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from curll.config.llm import MaxChars
+from curll.evaluate.items import build_items
+from curll.evaluate.judge import item_scores, judge, panel_stats
+from curll.llm import Sampling
+from curll.llm.tasks import Task
+from curll.prompts import load_prompt
+from curll.schemas.evaluate import JudgeRatingSchema
+from curll.split import rating_schema
+from tests import instances as inst
+from tests.evaluate.test_items import records
+from tests.fakes import engine
+
+
+@pytest.fixture(scope="module")
+def items() -> pd.DataFrame:
+    return build_items(
+        records(), inst.indicators(["i0", "i1"]), ("ir", "cqa", "csqa"), max_per_type=0, seed=1
+    )
+
+
+def answers(items: pd.DataFrame) -> pd.DataFrame:
+    runs = ["continual/0", "continual/0-1"]
+    return pd.DataFrame([{"item_id": i, "run": r, "answer": f"ANS-{n}"} for r in runs
+                         for n, i in enumerate(items["item_id"])])  # fmt: skip
+
+
+def tasks() -> dict[str, Task]:
+    schema = rating_schema(MaxChars(long=400, short=100))
+    return {t: Task(load_prompt(f"prompts/judge_{t}.j2"), schema, Sampling()) for t in ("ir", "cqa", "csqa")}
+
+
+def number(req) -> int:
+    found = re.search(r"ANS-(\d+)", req.messages[-1].content)
+    assert found is not None
+    return int(found.group(1))
+
+
+def test_a_malformed_judge_answer_is_a_counted_failure(items):
+    def strict(req):  # rates by the answer's number
+        n = number(req)
+        return {"rating": 1 + n % 5, "explanation": "fine"}
+
+    def sloppy(req):  # breaks on every other request
+        n = number(req)
+        return "not json at all" if n % 2 else {"rating": 1 + n % 5, "explanation": "ok"}
+
+    panel = {"a": (engine(strict)[0], tasks()), "b": (engine(sloppy, attempts=1)[0], tasks())}
+    ratings = judge(answers(items), items, panel)
+    JudgeRatingSchema.validate(ratings)
+    assert len(ratings) == 2 * 2 * len(items)
+    b = ratings[ratings["judge"] == "b"]
+    assert b["rating"].isna().sum() == 2 * (items.reset_index().index % 2 == 1).sum()
+    assert (b[b["rating"].isna()]["status"] == "reject").all()
+    stats = panel_stats(ratings)
+    assert stats["judges"]["a"]["parse_failure_rate"] == 0.0
+    assert stats["judges"]["b"]["parse_failures"] == int(b["rating"].isna().sum())
+    pair = stats["agreement"]["a|b"]  # where both parsed they gave the same rating
+    assert pair["n"] == int(b["rating"].notna().sum()) and pair["exact"] == 1.0
+    assert pair["kappa_quadratic"] == pytest.approx(1.0) and pair["spearman"] == pytest.approx(1.0)
+    scores = item_scores(ratings)
+    assert scores["judged"].isin([1, 2]).all() and scores["score"].notna().all()
+
+
+def test_agreement_values_on_hand_made_ratings():
+    rows = []
+    for i, (x, y) in enumerate([(1, 2), (2, 1), (3, 3), (4, 5), (5, 4)]):
+        rows += [{"item_id": f"{i:016x}", "run": "m", "judge": "x", "rating": float(x)},
+                 {"item_id": f"{i:016x}", "run": "m", "judge": "y", "rating": float(y)}]  # fmt: skip
+    pair = panel_stats(pd.DataFrame(rows))["agreement"]["x|y"]
+    assert pair["exact"] == 0.2 and pair["spearman"] == pytest.approx(0.8)
+    # quadratic kappa = 1 - observed / expected squared distance: 4 / 5 = 0.8 per item observed;
+    # independent uniform ratings on 1-5 are 2 x variance 2 = 4 apart on average: 1 - 0.8 / 4 = 0.8
+    assert pair["kappa_quadratic"] == pytest.approx(0.8)
+
+
+def test_the_judge_sees_the_passage_question_reference_and_answer(items):
+    eng, backend = engine(lambda req: {"rating": 3, "explanation": "ok"})
+    judge(answers(items).head(len(items)), items, {"a": (eng, tasks())})
+    asked = [r.messages[-1].content for r in backend.asked]
+    cqa = next(text for text in asked if "Where did the cat sit?" in text)
+    assert "The cat sat by the door." in cqa and "By the door." in cqa and "ANS-" in cqa
+    assert json.loads(backend.asked[0].schema_json or "{}")["required"] == ["rating", "explanation"]
