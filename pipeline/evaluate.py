@@ -1,9 +1,9 @@
 """DVC stage ``evaluate``: scores -> stage x stage matrices, CL metrics, figures and the report.
 
-Reads ``evaluate.out.items``, ``answers`` and ``ratings``, the skill-graph edges and the
-indicators. Writes ``out.scores`` (one row per item and model: the mean judge score),
+Reads ``evaluate.out.items``, ``answers``, ``ratings`` and ``rubric``, the skill-graph edges
+and the indicators. Writes ``out.scores`` (one row per item and model: the mean judge score),
 ``out.metrics`` (per order and type: AP, FGT, BWT, FWT, zero-shot FWT at the last stage and
-per stage; per skill / sub-skill / indicator; forgetting vs out-degree; answer readability),
+per stage; forgetting vs out-degree; answer readability; rubric means of the last models),
 ``out.matrices`` (CSV per order and type, the layout of ``curll metrics cl``), ``out.plots``
 (PNG) and ``out.report`` (one self-contained HTML file).
 """
@@ -19,7 +19,7 @@ from curll.evaluate.analysis import out_degree, scores_table
 from curll.evaluate.judge import item_scores
 from curll.evaluate.report import build, write_html
 from curll.schemas import EdgeSchema, IndicatorSchema
-from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, ScoreSchema
+from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, RubricSchema, ScoreSchema
 from pipeline.report import say
 
 
@@ -31,9 +31,9 @@ def run(params: Params) -> None:
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
     edges = read_table(params.skill_graph.out.edges, EdgeSchema)
     scores = scores_table(answers, items, item_scores(ratings))
-    rep = build(
-        scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices), Path(p.out.plots)
-    )
+    rubric = read_table(p.out.rubric, RubricSchema)
+    rep = build(scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices),
+                Path(p.out.plots), answers=answers, rubric=rubric)  # fmt: skip
     judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
     write_table(scores, p.out.scores, ScoreSchema)
     write_json(p.out.metrics, rep.metrics)

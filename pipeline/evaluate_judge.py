@@ -3,18 +3,19 @@
 Reads ``evaluate.out.items`` and ``evaluate.out.answers``; every judge of ``evaluate.judges``
 (an ``llm.profiles`` name) rates every answer with ``evaluate.prompts[type]``. Writes
 ``evaluate.out.ratings`` (every judge's rating, with provenance; failures kept with their
-reason) and ``evaluate.out.judges`` (parse-failure rates and agreement between judges).
+reason), ``evaluate.out.rubric`` (with ``evaluate.rubric.enabled``: every judge's five
+criterion scores per answer) and ``evaluate.out.judges`` (parse-failure rates, agreement).
 """
 
 from __future__ import annotations
 
-from curll.artifacts import read_table, write_json, write_table
+from curll.artifacts import empty_table, read_table, write_json, write_table
 from curll.config import Params
-from curll.evaluate.judge import judge, panel_stats
+from curll.evaluate.judge import judge, panel_stats, rubric, rubric_schema
 from curll.llm import Engine
 from curll.llm.factory import engine_from_params, make_task
 from curll.llm.tasks import Task
-from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema
+from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, RubricSchema
 from curll.split import rating_schema
 from pipeline.report import say
 
@@ -31,7 +32,14 @@ def run(params: Params) -> None:
         panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema) for t in p.types})
     ratings = judge(answers, items, panel)
     stats = panel_stats(ratings)
+    rubric_rows = empty_table(RubricSchema)
+    if p.rubric.enabled:
+        tasks = {n: (engine, make_task(params.llm.model_copy(update={"use": n}), p.rubric.prompt,
+                                       rubric_schema(params.llm.profiles[n].max_chars)))
+                 for n, (engine, _) in panel.items()}  # fmt: skip
+        rubric_rows = rubric(answers, items, tasks)
     write_table(ratings, p.out.ratings, JudgeRatingSchema)
+    write_table(rubric_rows, p.out.rubric, RubricSchema)
     write_json(p.out.judges, stats)
     say(
         "evaluate_judge: "

@@ -165,3 +165,9 @@ def count_by(df: pd.DataFrame, by: list[str]) -> dict[str, int]:
         parts = key if isinstance(key, tuple) else (key,)
         out["/".join(str(p) for p in parts)] = int(n)
     return out
+
+
+def empty_table(schema: type[pa.DataFrameModel]) -> pd.DataFrame:
+    """A table with no rows and the columns and dtypes of ``schema``."""
+    columns = schema.to_schema().columns
+    return pd.DataFrame({name: pd.Series(dtype=col.dtype.type) for name, col in columns.items()})

@@ -64,6 +64,9 @@ def test_group_metrics_and_out_degree():
     # an indicator of stage 0 forgets 4 - 3 = 1 per type; one of stage 1 has no forgetting yet
     assert by_indicator.loc[inst.hx("ind00"), "FGT"] == pytest.approx(1.0)
     assert by_indicator["FGT"].isna().to_dict()[inst.hx("ind10")]
+    # an indicator of stage 1: continual 5 vs independent 4 on its own stage
+    assert by_indicator.loc[inst.hx("ind10"), "FWT"] == pytest.approx(1.0)
+    assert group_metrics(scores(), "independent", "skill")["FWT"].isna().all()
     ind = inst.indicators(["a", "b", "c"]).assign(stage=[0, 1, 1])
     edges = pd.DataFrame({"edge": [True, True, False, True], "src": [inst.hx(x) for x in "aabb"],
                           "dst": [inst.hx(x) for x in "bcab"]})  # fmt: skip

@@ -90,3 +90,33 @@ def test_the_judge_sees_the_passage_question_reference_and_answer(items):
     cqa = next(text for text in asked if "Where did the cat sit?" in text)
     assert "The cat sat by the door." in cqa and "By the door." in cqa and "ANS-" in cqa
     assert json.loads(backend.asked[0].schema_json or "{}")["required"] == ["rating", "explanation"]
+
+
+def test_rubric_scores_five_criteria_and_keeps_failures(items):
+    from curll.evaluate.analysis import rubric_by_stage
+    from curll.evaluate.judge import CRITERIA, rubric, rubric_schema
+    from curll.schemas.evaluate import RubricSchema
+
+    def rate(req):
+        n = number(req)
+        return (
+            "{broken"
+            if n == 0
+            else {**{c: 1 + (n + k) % 5 for k, c in enumerate(CRITERIA)}, "explanation": "ok"}
+        )
+
+    task = Task(
+        load_prompt("prompts/judge_rubric.j2"), rubric_schema(MaxChars(long=400, short=100)), Sampling()
+    )
+    ans = answers(items)
+    table = rubric(ans, items, {"a": (engine(rate, attempts=1)[0], task)})
+    RubricSchema.validate(table)
+    first = table[ans["answer"] == "ANS-0"]
+    assert first[list(CRITERIA)].isna().all().all() and (first["status"] == "reject").all()
+    ok = table[ans["answer"] == "ANS-1"].iloc[0]
+    assert [ok[c] for c in CRITERIA] == [2.0, 3.0, 4.0, 5.0, 1.0]
+    runs = ans.assign(order="continual", trained_to=ans["run"].str[-1].astype(int))
+    summary = rubric_by_stage(table, runs, items)
+    assert set(summary.index.get_level_values("order")) == {"continual"} and list(summary.columns) == list(
+        CRITERIA
+    )

@@ -27,10 +27,18 @@ class InferParams(Section):
     sampling: SamplingParams
 
 
+class RubricParams(Section):
+    """Multi-criteria rating (vocabulary, concepts, correctness, clarity, completeness)."""
+
+    enabled: bool
+    prompt: PathStr
+
+
 class EvaluateOutputs(Section):
     items: PathStr
     answers: PathStr
     ratings: PathStr
+    rubric: PathStr
     judges: PathStr
     scores: PathStr
     metrics: PathStr
@@ -55,6 +63,7 @@ class EvaluateParams(Section):
     infer: InferParams
     judges: Annotated[tuple[StrictStr, ...], Field(min_length=1, strict=False)]
     prompts: dict[TestType, PathStr]
+    rubric: RubricParams
     out: EvaluateOutputs
 
     @field_validator("judges")

@@ -68,18 +68,24 @@ def order_metrics(scores: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str,
 
 def group_metrics(scores: pd.DataFrame, order: str, level: str) -> pd.DataFrame:
     """One row per group of ``level`` (skill | subskill | indicator_id): its test stages and
-    AP / FGT / BWT at the last trained stage of ``order`` (None where undefined)."""
+    AP / FGT / BWT at the last trained stage of ``order``, and FWT against the independent
+    models when they were scored (None where undefined)."""
     own = scores[scores["order"] == order]
     stages = sorted(own["trained_to"].unique())
+    ind_scores = scores[scores["order"] == "independent"] if order != "independent" else own.iloc[:0]
+
+    def grid(g: pd.DataFrame) -> pd.DataFrame:
+        j = g.pivot_table(index="trained_to", columns="stage", values="score", aggfunc="mean")
+        return j.reindex(index=stages, columns=stages)
+
     rows = []
     for group, g in own.groupby(level, sort=True):
-        j = g.pivot_table(index="trained_to", columns="stage", values="score", aggfunc="mean")
-        j = j.reindex(index=stages, columns=stages)
-        final = cl_metrics(j).final()
+        ind = ind_scores[ind_scores[level] == group]
+        final = cl_metrics(grid(g), independent=grid(ind) if len(ind) else None).final()
         tested = ",".join(map(str, sorted(g["stage"].unique())))
         rows.append({"level": level, "group": str(group), "stages": tested,
-                     "items": int(g["item_id"].nunique()), **final})  # fmt: skip
-    return pd.DataFrame(rows, columns=["level", "group", "stages", "items", "AP", "FGT", "BWT"])
+                     "items": int(g["item_id"].nunique()), "FWT": None, **final})  # fmt: skip
+    return pd.DataFrame(rows, columns=["level", "group", "stages", "items", "AP", "FGT", "BWT", "FWT"])
 
 
 def out_degree(edges: pd.DataFrame, indicators: pd.DataFrame) -> pd.Series:
@@ -94,3 +100,14 @@ def forgetting_vs_degree(scores: pd.DataFrame, degree: pd.Series, order: str = "
     """Per indicator with a defined forgetting: its out-degree and FGT at the last stage."""
     fgt = group_metrics(scores, order, "indicator_id").set_index("group")["FGT"].dropna()
     return pd.DataFrame({"out_degree": degree.reindex(fgt.index).fillna(0).astype(int), "FGT": fgt})
+
+
+def rubric_by_stage(rubric: pd.DataFrame, answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """Mean rubric score per criterion (judges pooled) of each order's last model, by test stage:
+    rows (order, stage), one column per criterion."""
+    from curll.evaluate.judge import CRITERIA
+
+    runs = answers[["item_id", "run", "order", "trained_to"]]
+    joined = rubric.merge(runs, on=["item_id", "run"]).merge(items[["item_id", "stage"]], on="item_id")
+    last = joined[joined["trained_to"] == joined.groupby("order")["trained_to"].transform("max")]
+    return last.groupby(["order", "stage"], sort=True)[list(CRITERIA)].mean().round(3)

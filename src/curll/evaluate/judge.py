@@ -8,6 +8,9 @@ a crash. Rows (:data:`RATING_COLUMNS` + provenance): one per (answer, judge).
 :func:`panel_stats` reports per judge the parse-failure rate and mean rating, and per pair of
 judges their agreement on the answers both rated: quadratic-weighted Cohen's kappa, Spearman's
 rho and exact-agreement share. :func:`item_scores` averages the ratings that parsed.
+
+:func:`rubric` (optional, ``evaluate.rubric``): each judge also scores every answer on five
+criteria of grade-level fit (:data:`CRITERIA`), 1-5 each.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from curll.artifacts import records
+from curll.config.llm import MaxChars
 from curll.llm.engine import Engine
 from curll.llm.tasks import Task, ask, provenance
 
@@ -80,3 +84,37 @@ def panel_stats(ratings: pd.DataFrame) -> dict[str, Any]:
 
 def _round(v: Any) -> float | None:
     return None if v is None or pd.isna(v) else round(float(v), 4)
+
+
+#: criteria of the optional multi-criteria rubric (grade-level fit, after EduAdapt)
+CRITERIA = ("vocabulary", "concepts", "correctness", "clarity", "completeness")
+
+
+def rubric_schema(caps: MaxChars) -> dict[str, Any]:
+    score = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
+    return {
+        "type": "object",
+        "properties": {**dict.fromkeys(CRITERIA, score),
+                       "explanation": {"type": "string", "minLength": 1, "maxLength": caps.short}},
+        "required": [*CRITERIA, "explanation"],
+        "additionalProperties": False,
+    }  # fmt: skip
+
+
+def rubric(
+    answers: pd.DataFrame, items: pd.DataFrame, judges: Mapping[str, tuple[Engine, Task]]
+) -> pd.DataFrame:
+    """Rubric scores of every answer by every judge: one row per (answer, judge) with a column
+    per criterion (null when the judge's output did not parse) and provenance."""
+    fields = records(
+        answers[["item_id", "run", "answer"]].merge(items, on="item_id", how="left", validate="m:1")
+    )
+    rows: list[dict[str, Any]] = []
+    for name, (engine, task) in judges.items():
+        for r, a in zip(fields, ask(engine, task, fields), strict=True):
+            parsed = a.result.parsed if a.ok else None
+            scores = {c: float(parsed[c]) if parsed else np.nan for c in CRITERIA}
+            why = str(parsed["explanation"]) if parsed else ""
+            rows.append({"item_id": r["item_id"], "run": r["run"], "judge": name, "type": r["type"], **scores,
+                         "explanation": why, **provenance(a)})  # fmt: skip
+    return pd.DataFrame(rows)

@@ -2,7 +2,7 @@
 
 :func:`build` computes, for the orders present in ``scores``: stage x stage matrices per type
 and summed (CSV in the ``curll metrics cl`` layout), CL metrics per order and type, joint
-minus continual maps, AP/FGT/BWT per skill, sub-skill and indicator (CSV
+minus continual maps, AP/FGT/BWT/FWT per skill, sub-skill and indicator (CSV
 ``<order>_by_<level>.csv`` beside the matrices), forgetting against
 out-degree, and the readability (Flesch-Kincaid grade) of answers per test stage next to
 that of the reference answers. :func:`write_html` makes one self-contained HTML file
@@ -47,7 +47,15 @@ def readability(scores: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
 
 
 def build(
-    scores: pd.DataFrame, items: pd.DataFrame, degree: pd.Series, kinds: list[str], matrices: Path, figs: Path
+    scores: pd.DataFrame,
+    items: pd.DataFrame,
+    degree: pd.Series,
+    kinds: list[str],
+    matrices: Path,
+    figs: Path,
+    *,
+    answers: pd.DataFrame | None = None,
+    rubric: pd.DataFrame | None = None,
 ) -> Report:
     orders = [o for o in analysis.ORDERS if o in set(scores["order"])]
     rep = Report(metrics={"orders": analysis.order_metrics(scores, [*kinds, "sum"])})
@@ -83,6 +91,12 @@ def build(
             "continual: forgetting per indicator",
             figs / "forgetting_vs_out_degree.png",
         )
+    if rubric is not None and answers is not None and len(rubric):
+        by_stage = analysis.rubric_by_stage(rubric, answers, items)
+        rep.tables["Rubric (grade-level fit) of each order's last model"] = by_stage
+        rep.metrics["rubric"] = {
+            str(o): {c: _num(v) for c, v in g.mean().items()} for o, g in by_stage.groupby(level=0)
+        }
     read = readability(scores[scores["order"] != "untrained"], items)
     rep.tables["Flesch-Kincaid grade of answers by test stage"] = read
     rep.metrics["readability"] = {c: {str(k): _num(v) for k, v in read[c].items()} for c in read.columns}

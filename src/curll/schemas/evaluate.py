@@ -67,6 +67,26 @@ class JudgeRatingSchema(Provenance):
         unique = ["item_id", "run", "judge"]  # noqa: RUF012
 
 
+class RubricSchema(Provenance):
+    """``rubric.parquet``: one judge's five criterion scores for one answer (1-5 each; null
+    when the judge's output did not parse). Empty when ``evaluate.rubric.enabled`` is false."""
+
+    item_id: Series[str] = pa.Field(str_matches=HEX16)
+    run: Series[str] = pa.Field(str_length={"min_value": 1})
+    judge: Series[str] = pa.Field(str_length={"min_value": 1})
+    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    vocabulary: Series[float] = pa.Field(ge=1, le=5, nullable=True)
+    concepts: Series[float] = pa.Field(ge=1, le=5, nullable=True)
+    correctness: Series[float] = pa.Field(ge=1, le=5, nullable=True)
+    clarity: Series[float] = pa.Field(ge=1, le=5, nullable=True)
+    completeness: Series[float] = pa.Field(ge=1, le=5, nullable=True)
+    explanation: Series[str]
+
+    class Config:
+        strict = True
+        unique = ["item_id", "run", "judge"]  # noqa: RUF012
+
+
 class ScoreSchema(pa.DataFrameModel):
     """``scores.parquet``: (item, model) with the mean judge score (null: no judge parsed)."""
 
