@@ -2,7 +2,8 @@
 
 Reads ``split.out.records`` and the verify tables' model names; writes ``out.dir`` (per-stage
 parquet splits + a dataset card, see :mod:`curll.release`) and ``out.stats`` (counts and the
-params hash). Push it with ``dvc push``; others get it with ``dvc pull split_release``.
+hash of the params of the data stages). Push it with ``dvc push``; others get it with
+``dvc pull split_release``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from curll.release import dataset_card, params_hash, write_release
 from curll.schemas import ContextSchema, InstructionSchema, RecordSchema
 from pipeline.report import say
 
+MODEL_SECTIONS = ("tokenizer", "train", "evaluate")
+
 
 def run(params: Params) -> None:
     p = params.split_release
@@ -23,7 +26,9 @@ def run(params: Params) -> None:
         set(read_table(params.verify.out.contexts, ContextSchema)["model"])
         | set(read_table(params.verify.out.ir, InstructionSchema)["model"])
     )
-    dumped = params.model_dump(mode="json")
+    # the card records how the data was made: the sections of the model stages are left out,
+    # so training or evaluation params never change the released files
+    dumped = params.model_dump(mode="json", exclude=set(MODEL_SECTIONS))
     digest = params_hash(dumped)
     card = dataset_card(
         p.name, records, models=models, params_digest=digest, params_json=json.dumps(dumped, indent=2)

@@ -65,6 +65,9 @@ def distill_encoder(source: str, out: str | Path, *, pca_dims: int | None) -> di
 
     path = resolve_source(source)
     model = distill(path, pca_dims=pca_dims, device="cpu")
+    # name the source, not where it was installed: the folder must not depend on the machine
+    model.config["tokenizer_name"] = source
+    model.base_model_name = source
     with atomic_dir(out) as tmp:
         model.save_pretrained(str(tmp))
     dims = int(model.embedding.shape[1])
