@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from curll.evaluate.cl import write_matrix
 @dataclass
 class Report:
     metrics: dict[str, Any]
+    details: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     figures: dict[str, Path] = field(default_factory=dict)
 
@@ -58,7 +60,15 @@ def build(
     rubric: pd.DataFrame | None = None,
 ) -> Report:
     orders = [o for o in analysis.ORDERS if o in set(scores["order"])]
-    rep = Report(metrics={"orders": analysis.order_metrics(scores, [*kinds, "sum"])})
+    full = analysis.order_metrics(scores, [*kinds, "sum"])
+    # metrics.json keeps the values at the last stage (columns of `dvc exp show`); the per-stage
+    # series and the per-stage readability go to matrices/details.json
+    finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
+              for o, by_kind in full.items()}  # fmt: skip
+    rep = Report(metrics={"orders": finals})
+    rep.details["series"] = {
+        o: {k: vals["series"] for k, vals in kinds_.items()} for o, kinds_ in full.items()
+    }
     for order in orders:
         for kind in [*kinds, "sum"]:
             j = analysis.matrix(scores, order, kind)
@@ -99,7 +109,10 @@ def build(
         }
     read = readability(scores[scores["order"] != "untrained"], items)
     rep.tables["Flesch-Kincaid grade of answers by test stage"] = read
-    rep.metrics["readability"] = {c: {str(k): _num(v) for k, v in read[c].items()} for c in read.columns}
+    rep.details["readability"] = {c: {str(k): _num(v) for k, v in read[c].items()} for c in read.columns}
+    rep.metrics["readability_grade"] = {c: _num(read[c].mean()) for c in read.columns}
+    with atomic_path(matrices / "details.json") as tmp:
+        tmp.write_text(json.dumps(rep.details, indent=2, sort_keys=True), encoding="utf-8")
     return rep
 
 
@@ -108,7 +121,7 @@ def _num(v: Any) -> float | None:
 
 
 def summary_table(metrics: dict[str, Any]) -> pd.DataFrame:
-    rows = [{"order": o, "type": k, **{m: v for m, v in vals.items() if m not in ("series", "T")}}
+    rows = [{"order": o, "type": k, **{m: v for m, v in vals.items() if m != "T"}}
             for o, kinds in metrics["orders"].items() for k, vals in kinds.items()]  # fmt: skip
     return pd.DataFrame(rows)
 
