@@ -69,7 +69,7 @@ def distill_encoder(source: str, out: str | Path, *, pca_dims: int | None) -> di
     model.config["tokenizer_name"] = source
     model.base_model_name = source
     with atomic_dir(out) as tmp:
-        model.save_pretrained(str(tmp))
+        model.save_pretrained(str(tmp), model_name=Path(out).name)  # else its card names the temp dir
     dims = int(model.embedding.shape[1])
     return {"source": source, "vocabulary": int(model.embedding.shape[0]), "dims": dims}
 
