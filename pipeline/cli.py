@@ -31,7 +31,7 @@ app = typer.Typer(
 STAGES = {
     "taxonomy": "Skill taxonomy -> indicators table (stage, skill, sub-skill, goal, indicator).",
     "vocab": "Age-of-Acquisition vocabulary -> words per stage.",
-    "generate_model": "Build the embedded tiny LLM (random weights, local BPE tokenizer) for offline runs.",
+    "llm_models": "Build the local LLMs the profiles in use name (random tiny model, or a GGUF converted).",
     "skill_graph": "LLM prerequisite edges and weights between indicators -> GraphML/JSON + stats.",
     "templates": "LLM text-type templates per indicator and kind (context / instruction).",
     "seeds": "Seeds: indicator x word x type x template, deterministic.",

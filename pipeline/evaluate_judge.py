@@ -27,7 +27,7 @@ def run(params: Params) -> None:
     panel: dict[str, tuple[Engine, dict[str, Task]]] = {}
     for name in p.judges:
         llm = params.llm.model_copy(update={"use": name})
-        engine = engine_from_params(llm, embedded_dir=params.generate_model.out.model, desc=f"judge {name}")
+        engine = engine_from_params(llm, models=params.llm_models, desc=f"judge {name}")
         schema = rating_schema(llm.profile.max_chars)
         panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema) for t in p.types})
     ratings = judge(answers, items, panel)

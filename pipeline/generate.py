@@ -41,7 +41,7 @@ def shard(params: Params, index: int) -> None:
         name: make_task(llm, getattr(p.prompts, name), task_schema(name, caps, n_pairs=pairs.get(name, 0)))
         for name in ("context", "ir", "cqa", "csqa")
     }
-    engine = engine_from_params(llm, embedded_dir=params.generate_model.out.model, desc="generate")
+    engine = engine_from_params(llm, models=params.llm_models, desc="generate")
     df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs)
     path = Path(p.out.shards) / shard_path_name(index, p.shards)
     write_table(df, path, GenerationSchema)

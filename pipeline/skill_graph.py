@@ -27,7 +27,7 @@ def run(params: Params) -> None:
     ind = read_table(params.taxonomy.out.indicators, IndicatorSchema)
     pairs = candidate_pairs(ind, p.candidates, neighbours=p.neighbours, max_stage_gap=p.max_stage_gap)
     say(f"skill_graph: {len(pairs)} candidate pairs ({p.candidates})")
-    engine = engine_from_params(llm, embedded_dir=params.generate_model.out.model, desc="edges")
+    engine = engine_from_params(llm, models=params.llm_models, desc="edges")
     caps = llm.profile.max_chars
     edge_task = make_task(llm, p.prompts.edge, {})  # per-pair schemas are set in predict_edges
     weight_task = make_task(llm, p.prompts.weight, weight_schema(caps))

@@ -36,7 +36,7 @@ def run(params: Params) -> None:
     }
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
     units = build_units(tables)
-    engine = engine_from_params(params.llm, embedded_dir=params.generate_model.out.model, desc="split: rate")
+    engine = engine_from_params(params.llm, models=params.llm_models, desc="split: rate")
     task = make_task(params.llm, p.prompt, rating_schema(params.llm.profile.max_chars))
     ratings = rate(units, indicators, engine, task)
     placed, rejects = select(units, ratings, p)

@@ -17,7 +17,7 @@ from pipeline.report import say
 def run(params: Params) -> None:
     p = params.templates
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
-    engine = engine_from_params(params.llm, embedded_dir=params.generate_model.out.model, desc="templates")
+    engine = engine_from_params(params.llm, models=params.llm_models, desc="templates")
     task = make_task(params.llm, p.prompt, templates_schema(p))
     accepted, rejects, stats = make_templates(indicators, engine, task, p)
     write_table(accepted, p.out.templates, TemplateSchema)

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 BIN = str(Path(sys.executable).parent)
 
@@ -37,3 +38,11 @@ def curll(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProc
 
 def dvc(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
     return run([sys.executable, "-m", "dvc", *args], cwd=cwd, check=check)
+
+
+def on_random_model(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` (a loaded params.yaml) with every LLM stage, the judges included, on the tiny
+    random model: the suite never loads SmolLM2 (the default of ``make run``)."""
+    params["llm"]["use"] = "embedded"
+    params["evaluate"]["judges"] = ["embedded"]
+    return params

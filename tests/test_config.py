@@ -52,7 +52,16 @@ def test_repo_params_load_frozen(good):
             "less than or equal to 2",
         ),
         (lambda d: d["templates"].update(min_items=30), "templates", "min_items <= max_items"),
-        (lambda d: d["generate_model"].update(heads=5), "generate_model", "multiple of heads"),
+        (
+            lambda d: d["llm_models"]["builtin"]["embedded"].update(heads=5),
+            "llm_models.builtin.embedded.random",
+            "multiple of heads",
+        ),
+        (
+            lambda d: d["llm_models"]["builtin"]["smollm2-135m-instruct"].update(sha256="abc"),
+            "llm_models.builtin.smollm2-135m-instruct.gguf.sha256",
+            "should match pattern",
+        ),
         (lambda d: d["skill_graph"].update(candidates="some"), "skill_graph.candidates", "all"),
         (lambda d: d["generate"].update(shards=0), "generate.shards", "greater than or equal to 1"),
         (lambda d: d["verify"]["semantic"].update(threshold=1.5), "verify.semantic.threshold", "less than"),

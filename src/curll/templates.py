@@ -32,7 +32,7 @@ def templates_schema(p: TemplatesParams) -> dict[str, Any]:
         "properties": {
             "text_types": {
                 "type": "array",
-                "items": {"type": "string", "pattern": pattern},
+                "items": {"type": "string", "pattern": pattern, "maxLength": 21 * p.max_words - 1},
                 "minItems": p.min_items,
                 "maxItems": p.max_items,
             }

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.helpers import curll, env
+from tests.helpers import curll, env, on_random_model
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDED = ["prompts", "src/curll/resources"]
@@ -27,7 +27,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("project")
     for name in NEEDED:
         shutil.copytree(ROOT / name, dest / name)
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = on_random_model(yaml.safe_load((ROOT / "params.yaml").read_text()))
     params["taxonomy"]["stages"] = [0]
     params["templates"].update(min_items=3, max_items=4)
     params["seeds"]["per_indicator"] = {"context": 1, "ir": 1}
@@ -36,7 +36,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     embedded.update(batch_size=4, max_chars={"long": 60, "short": 20})
     embedded["sampling"]["max_tokens"] = 160
     (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    for stage in ("taxonomy", "vocab", "generate_model", "templates", "seeds"):
+    for stage in ("taxonomy", "vocab", "llm_models", "templates", "seeds"):
         curll(stage, "run", cwd=dest)
     shutil.rmtree(dest / ".curll")  # the generate runs below start from an empty cache
     return dest

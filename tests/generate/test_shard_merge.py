@@ -48,7 +48,7 @@ def seeds(n: int = 12) -> pd.DataFrame:
 
 
 def tasks() -> dict[str, Task]:
-    caps = load_params(ROOT / "params.yaml").llm.profile.max_chars
+    caps = load_params(ROOT / "params.yaml").llm.profiles["embedded"].max_chars
     p = {"context": "context.j2", "ir": "ir.j2", "cqa": "cqa.j2", "csqa": "csqa.j2"}
     return {
         k: Task(load_prompt(ROOT / "prompts" / f), task_schema(k, caps, n_pairs=PAIRS.get(k, 0)), Sampling())

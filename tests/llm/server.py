@@ -5,7 +5,9 @@ Its answer is a deterministic function of the request (``{"echo": <last user mes
 so runs can be compared row for row. ``script`` is a queue of misbehaviours consumed one
 per request before normal answers resume: ``"429"``, ``"500"``, ``"timeout"`` (sleep past
 the client's timeout), ``"malformed"`` (HTTP 200 with a broken JSON body), ``"not-json"``
-(a valid envelope whose content is not JSON). ``latency_s`` delays every answer.
+(a valid envelope whose content is not JSON), ``"400"`` (an invalid request),
+``"500-invalid"`` (llama.cpp's way of refusing an unsupported ``response_format``) and
+``"401"`` (a key is required). ``latency_s`` delays every answer.
 """
 
 from __future__ import annotations
@@ -90,6 +92,15 @@ class FakeChatServer:
                     return self._send(429, b'{"error": {"message": "slow down"}}', fast_retry)
                 if action == "500":
                     return self._send(500, b'{"error": {"message": "boom"}}', fast_retry)
+                if action == "400":
+                    error = {"message": "invalid request: bad field", "type": "invalid_request_error"}
+                    return self._send(400, json.dumps({"error": error}).encode())
+                if action == "500-invalid":
+                    return self._send(
+                        500, b'{"error": {"code": 500, "message": "Unsupported response_format type"}}'
+                    )
+                if action == "401":
+                    return self._send(401, b'{"error": {"message": "a key is required"}}')
                 if action == "timeout":
                     time.sleep(server.timeout_sleep_s)
                 if action == "malformed":

@@ -1,15 +1,19 @@
-"""The Gumbel-max sampler draws from softmax(logits / T), restricted to the top-p nucleus."""
+"""Per-row sampling: Gumbel-max draws from softmax(logits / T) in the top-p nucleus; grammar
+bitmasks, stop detection, the repetition penalty and the loop detector."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
 import torch
 
-from curll.llm.constrained import ConstrainedSampler, RowSpec
+from curll.llm.constrained import RowSpec, RowState, apply_bitmask, find_loop, gumbel_scores, stop_bitmask
 
 
 def draw(logits: torch.Tensor, row: RowSpec, n: int) -> torch.Tensor:
     gen = torch.Generator().manual_seed(row.seed)
-    picks = [int(ConstrainedSampler._sample_scores(logits, row, gen).argmax()) for _ in range(n)]
+    picks = [int(gumbel_scores(logits, row, gen).argmax()) for _ in range(n)]
     return torch.bincount(torch.tensor(picks), minlength=logits.numel()).float() / n
 
 
@@ -31,3 +35,57 @@ def test_top_p_never_picks_outside_the_nucleus():
 def test_temperature_zero_is_argmax():
     logits = torch.tensor([0.1, 3.0, 0.2])
     assert draw(logits, RowSpec(None, 0, 0.0, 1.0), 50)[1] == 1.0
+
+
+def test_bitmask_masks_exactly_the_forbidden_tokens_of_the_listed_rows():
+    vocab = 70  # three 32-bit words, the last one partial
+    allowed = {0, 31, 32, 63, 64, 69}
+    row_bits = stop_bitmask(sorted(allowed), 3)[None]  # the same bit layout as a grammar mask
+    logits = torch.zeros(2, vocab)
+    apply_bitmask(logits, row_bits, [1])
+    assert torch.isfinite(logits[0]).all()  # row 0 is not constrained
+    assert {int(i) for i in torch.isfinite(logits[1]).nonzero()} == allowed
+
+
+@pytest.fixture(scope="module")
+def grammar(embedded_model):
+    import xgrammar as xgr
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(embedded_model)
+    info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=len(tok), stop_token_ids=[tok.eos_token_id])
+    schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}},
+              "required": ["a"], "additionalProperties": False}  # fmt: skip
+    return tok, xgr.GrammarCompiler(info).compile_json_schema(json.dumps(schema), any_whitespace=False)
+
+
+def test_a_row_is_done_when_its_json_closes_without_asking_for_the_stop_token(grammar):
+    tok, compiled = grammar
+    stops = stop_bitmask([tok.eos_token_id], (len(tok) + 31) // 32)
+    state = RowState(RowSpec(compiled, 0, 0.0, 1.0), [1, 2], len(tok), stops, "cpu")
+    ids = tok('{"a": "ab"}', add_special_tokens=False)["input_ids"]
+    finished = [state.accept(t) for t in ids]
+    assert finished == [False] * (len(ids) - 1) + [True]
+    assert tok.decode(state.tokens) == '{"a": "ab"}'
+
+
+def test_repetition_penalty_lowers_tokens_already_seen():
+    stops = stop_bitmask([9], 1)
+    logits = torch.tensor([2.0, 2.0, -1.0, -1.0, 1.5, 0.0, 0.0, 0.0, 0.0, 0.0])
+    plain = RowState(RowSpec(None, 0, 0.0, 1.0), [0], 10, stops, "cpu")
+    assert plain.sample(logits) == 0  # a tie, argmax takes the first
+    penalised = RowState(RowSpec(None, 0, 0.0, 1.0, repetition_penalty=2.0), [0], 10, stops, "cpu")
+    assert penalised.sample(logits) == 1  # token 0 is in the prompt: 2.0 -> 1.0
+    penalised.accept(1)
+    assert penalised.sample(logits) == 4  # 0 and 1 both halved to 1.0: 1.5 wins
+    assert logits[0] == 2.0  # the caller's logits are left alone
+
+
+def test_find_loop_catches_long_repeats_only():
+    assert find_loop(list(range(100))) == 0
+    phrase = [5, 6, 7, 8, 9, 10, 11, 12]  # 8 tokens: 6 repeats are needed to span 48 tokens
+    assert find_loop([1, 2, 3, *phrase * 6]) == 8
+    assert find_loop([1, 2, 3, *phrase * 5]) == 0
+    assert find_loop([4] * 47) == 0 and find_loop([4] * 48) == 1
+    sentence = list(range(20, 40))  # a 20-token sentence three times over
+    assert find_loop(sentence * 3) == 20

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from curll.errors import CurllError
 from curll.llm import ChatRequest, Engine
 from curll.llm.openai_backend import OpenAIBackend
 from tests.llm.server import FakeChatServer
@@ -13,6 +12,11 @@ SCHEMA: dict[str, object] = {
     "type": "object",
     "properties": {"echo": {"type": "string"}},
     "required": ["echo"],
+}
+ORDERED: dict[str, object] = {  # not alphabetical: the task's order must reach the server
+    "type": "object",
+    "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
+    "required": ["question", "answer"],
 }
 
 
@@ -75,10 +79,54 @@ def test_sends_schema_sampling_and_key_from_env(server, monkeypatch):
     assert "sk-secret" not in repr(b)
 
 
-def test_missing_key_variable_is_a_clear_error(monkeypatch):
+def test_runs_without_a_key_when_the_variable_is_unset(server, monkeypatch):
     monkeypatch.delenv("CURLL_NO_SUCH_KEY", raising=False)
-    with pytest.raises(CurllError, match="CURLL_NO_SUCH_KEY is not set"):
-        OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", api_key_env="CURLL_NO_SUCH_KEY")
+    [done] = backend(server, api_key_env="CURLL_NO_SUCH_KEY").complete([req("a")])
+    assert done.error is None and server.headers[0]["authorization"] == "Bearer EMPTY"
+
+
+@pytest.mark.parametrize("action", ["400", "500-invalid", "401"])
+def test_an_invalid_request_is_final_not_retried(server, action):
+    server.script.extend([action] * 5)
+    [done] = backend(server, max_retries=5).complete([req("hello")])
+    assert done.error is not None
+    assert len(server.requests) == 1  # asked once: retrying cannot help
+
+
+@pytest.mark.parametrize(
+    ("mode", "path"),
+    [
+        ("json_schema", ("response_format", "json_schema", "schema")),
+        ("llamacpp", ("response_format", "schema")),
+        ("vllm", ("structured_outputs", "json")),
+    ],
+)
+def test_each_json_mode_sends_the_schema_in_its_task_order(server, mode, path):
+    backend(server, json_mode=mode).complete([req("a", schema=ORDERED)])
+    sent = server.requests[0]
+    for key in path:
+        sent = sent[key]
+    assert list(sent["properties"]) == ["question", "answer"]
+    if mode == "llamacpp":
+        assert server.requests[0]["response_format"]["type"] == "json_object"
+
+
+def test_json_object_and_none_modes(server):
+    backend(server, json_mode="json_object").complete([req("a")])
+    backend(server, json_mode="none").complete([req("b")])
+    assert server.requests[0]["response_format"] == {"type": "json_object"}
+    assert "response_format" not in server.requests[1]
+
+
+def test_repetition_penalty_is_sent_only_when_set(server):
+    from dataclasses import replace
+
+    plain = req("a")
+    penalised = replace(plain, sampling=replace(plain.sampling, repetition_penalty=1.2))
+    backend(server).complete([plain])
+    backend(server).complete([penalised])
+    assert "repetition_penalty" not in server.requests[0]
+    assert server.requests[1]["repetition_penalty"] == 1.2
 
 
 def test_concurrency_is_bounded():

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.helpers import dvc, run
+from tests.helpers import dvc, on_random_model, run
 
 ROOT = Path(__file__).resolve().parents[2]
 COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts"]
@@ -37,7 +37,7 @@ GENERATED = {
 ALL_STAGES = {
     "taxonomy",
     "vocab",
-    "generate_model",
+    "llm_models",
     "skill_graph",
     "templates",
     "seeds",
@@ -47,6 +47,7 @@ ALL_STAGES = {
 
 
 def shrink(params: dict[str, Any]) -> dict[str, Any]:
+    on_random_model(params)
     params["taxonomy"]["stages"] = [0, 1]
     params["templates"].update(min_items=3, max_items=4)
     params["seeds"]["per_indicator"] = {"context": 2, "ir": 1}

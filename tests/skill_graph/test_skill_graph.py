@@ -25,7 +25,7 @@ from curll.skill_graph.edges import weight_schema
 from tests.fakes import engine
 
 ROOT = Path(__file__).resolve().parents[2]
-CAPS = load_params(ROOT / "params.yaml").llm.profile.max_chars
+CAPS = load_params(ROOT / "params.yaml").llm.profiles["embedded"].max_chars
 
 
 def ind() -> pd.DataFrame:

@@ -22,13 +22,13 @@ from curll.config.data import TaxonomyParams, VocabParams
 from curll.config.evaluate import EvaluateParams
 from curll.config.generation import (
     GenerateMergeParams,
-    GenerateModelParams,
     GenerateParams,
     SeedsParams,
     SkillGraphParams,
     TemplatesParams,
 )
-from curll.config.llm import LLMParams
+from curll.config.llm import LLMParams, TransformersProfile
+from curll.config.models import LLMModelsParams
 from curll.config.train import TokenizerParams, TrainParams
 from curll.config.verify import SplitParams, SplitReleaseParams, VerifyEncoderParams, VerifyParams
 from curll.errors import CurllError
@@ -42,7 +42,7 @@ class Params(Section):
     taxonomy: TaxonomyParams
     vocab: VocabParams
     llm: LLMParams
-    generate_model: GenerateModelParams
+    llm_models: LLMModelsParams
     skill_graph: SkillGraphParams
     templates: TemplatesParams
     seeds: SeedsParams
@@ -63,6 +63,19 @@ class Params(Section):
             raise ValueError(f"evaluate.judges {unknown} are not llm.profiles: {sorted(self.llm.profiles)}")
         return self
 
+    def profiles_in_use(self) -> list[str]:
+        """``llm.use`` and the judges, in that order, without repeats."""
+        return list(dict.fromkeys([self.llm.use, *self.evaluate.judges]))
+
+    def local_models(self) -> dict[str, list[str]]:
+        """{``llm_models.builtin`` name: profiles in use that name it}: what the llm_models stage builds."""
+        out: dict[str, list[str]] = {}
+        for name in self.profiles_in_use():
+            profile = self.llm.profiles[name]
+            if isinstance(profile, TransformersProfile) and profile.model in self.llm_models.builtin:
+                out.setdefault(profile.model, []).append(name)
+        return out
+
 
 __all__ = ["DEFAULT_PARAMS", "Params", "load_params", "parse_params"]
 
@@ -72,9 +85,17 @@ def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
     if not isinstance(data, dict):
         raise CurllError("params must be a mapping of stage sections", file=source)
     try:
-        return Params.model_validate(data)
+        params = Params.model_validate(data)
     except ValidationError as exc:
         raise _to_curll_error(exc, source) from None
+    from curll.llm.budget import budget_problems  # imports the task modules: after validation
+
+    problems = budget_problems(params)
+    if problems:
+        key, msg = problems[0]
+        msg += "".join(f"\n  - {k}: {m}" for k, m in problems[1:])
+        raise CurllError(msg, file=source, field=key)
+    return params
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:

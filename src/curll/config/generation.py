@@ -1,4 +1,4 @@
-"""Sections for the LLM stages: generate_model, skill_graph, templates, seeds, generate, generate_merge."""
+"""Sections for the LLM stages: skill_graph, templates, seeds, generate, generate_merge."""
 
 from __future__ import annotations
 
@@ -7,32 +7,6 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from curll.config.base import Count, PathStr, Positive, Section
-
-
-class GenerateModelOutputs(Section):
-    model: PathStr
-    stats: PathStr
-
-
-class GenerateModelParams(Section):
-    """``generate_model``: the embedded tiny Llama (random weights) and its BPE tokenizer."""
-
-    corpus: PathStr = Field(description="text file the tokenizer is trained on")
-    vocab_size: Annotated[int, Field(ge=300, le=65536)]
-    hidden: Positive
-    layers: Positive
-    heads: Positive
-    kv_heads: Positive
-    ffn: Positive
-    max_positions: Positive
-    seed: int
-    out: GenerateModelOutputs
-
-    @model_validator(mode="after")
-    def _heads_divide(self) -> GenerateModelParams:
-        if self.hidden % self.heads or self.heads % self.kv_heads:
-            raise ValueError("hidden must be a multiple of heads, and heads of kv_heads")
-        return self
 
 
 class SkillGraphPrompts(Section):

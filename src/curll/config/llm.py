@@ -10,30 +10,41 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictStr, model_validator
 
-from curll.config.base import Number, PathStr, Positive, Section
+from curll.config.base import Count, Number, PathStr, Positive, Section
 from curll.llm.types import Sampling
 
 
 class SamplingParams(Section):
-    """Sampling sent with every request; the paper generates at temperature 0.3, 1024 new tokens."""
+    """Sampling sent with every request; the paper generates at temperature 0.3, 1024 new tokens.
+
+    repetition_penalty: > 1 discourages every token already in the prompt or the answer
+    (transformers' and vLLM's definition); 1 is off."""
 
     temperature: Annotated[Number, Field(ge=0, le=2)]
     top_p: Annotated[Number, Field(gt=0, le=1)]
     max_tokens: Positive
     seed: int
+    repetition_penalty: Annotated[Number, Field(gt=0, le=3)] = 1.0
 
     def to_sampling(self) -> Sampling:
-        return Sampling(float(self.temperature), float(self.top_p), self.max_tokens, self.seed)
+        return Sampling(
+            float(self.temperature),
+            float(self.top_p),
+            self.max_tokens,
+            self.seed,
+            float(self.repetition_penalty),
+        )
 
 
 class MaxChars(Section):
     """Caps on generated JSON string fields (schema ``maxLength``), in characters.
 
-    ``long``: passages and responses; ``short``: topics, questions, reasons. A real model
-    stops well before them; a random model always runs to the cap, so the embedded
-    profile uses small caps to finish inside ``max_tokens``.
+    ``long``: passages and responses; ``short``: topics, questions, answers, reasons. Every
+    task's largest possible answer under these caps must fit in ``sampling.max_tokens`` at
+    the profile's ``chars_per_token`` (checked when params load), so a model that writes to
+    the caps still closes its JSON instead of being cut off.
     """
 
     long: Positive
@@ -45,26 +56,44 @@ class _Profile(Section):
     batch_size: Positive = Field(description="requests handed to the backend at once (and cached together)")
     sampling: SamplingParams
     max_chars: MaxChars
+    chars_per_token: Annotated[Number, Field(ge=1, le=10)] = Field(
+        default=3.5, description="characters per token assumed when caps are checked against max_tokens"
+    )
 
 
 class TransformersProfile(_Profile):
-    """A local Hugging Face model; ``model: embedded`` means the one the generate_model stage builds."""
+    """A local Hugging Face model: an ``llm_models.builtin`` name (built by the llm_models stage),
+    a local folder or a hub id.
+
+    threads: torch intra-op threads (0: torch's default); max_batch: rows decoded together
+    (continuous batching); stop_loops: stop a JSON answer caught in a repetition loop early."""
 
     backend: Literal["transformers"]
     device: Literal["auto", "cpu", "cuda"] = "auto"
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    threads: Count = 0
+    max_batch: Positive = 16
+    stop_loops: StrictBool = True
+
+
+JsonMode = Literal["json_schema", "json_object", "llamacpp", "vllm", "none"]
 
 
 class OpenAIProfile(_Profile):
-    """Any OpenAI-compatible server; the key is read from the env var ``api_key_env``."""
+    """Any OpenAI-compatible server. ``api_key_env`` names the env var holding the key; a server
+    that needs none runs with the variable unset (or ``api_key_env: null``).
+
+    json_mode, how a schema is sent: ``json_schema`` (OpenAI ``response_format``), ``json_object``
+    (plain JSON mode, schema unenforced), ``llamacpp`` (llama.cpp's server: ``json_object`` with
+    the schema inside), ``vllm`` (vLLM's server: ``structured_outputs``), ``none``."""
 
     backend: Literal["openai"]
     base_url: Annotated[StrictStr, Field(min_length=1)]
-    api_key_env: Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+    api_key_env: Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
     concurrency: Positive
     timeout_s: Annotated[Number, Field(gt=0)]
     max_retries: Annotated[int, Field(ge=0)] = 6
-    json_mode: Literal["json_schema", "json_object", "none"] = "json_schema"
+    json_mode: JsonMode = "json_schema"
 
 
 class VLLMProfile(_Profile):

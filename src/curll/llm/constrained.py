@@ -1,17 +1,22 @@
-"""Schema-constrained, per-request reproducible sampling for ``transformers`` ``generate()``.
+"""Per-row, schema-constrained, reproducible sampling for the decode loop (:mod:`curll.llm.decode`).
 
-:class:`ConstrainedSampler` is a ``LogitsProcessor`` used with greedy decoding
-(``do_sample=False``). At every step, for each row ``b`` of the batch it:
+Each live row of a batch owns a :class:`RowState`: its xgrammar matcher (or none, for a
+request without a schema), a ``torch.Generator`` seeded from the request's content key,
+its sampling params and the tokens it has produced. One decode step:
 
-1. advances row b's xgrammar matcher with the token just chosen, and masks every token
-   the row's JSON-schema grammar forbids (rows without a schema are not masked);
-2. applies the row's own temperature and top-p;
-3. adds Gumbel noise drawn from the row's own ``torch.Generator``.
+1. :func:`apply_bitmask` masks, for every constrained row, the tokens its grammar forbids
+   (the bitmask was filled when the row accepted its previous token);
+2. :meth:`RowState.sample` applies the row's repetition penalty, temperature and top-p and
+   draws a token by the Gumbel-max trick: ``argmax(logits / T + Gumbel noise)`` is an
+   exact sample from ``softmax(logits / T)``, and the noise comes from the row's own
+   generator, so a request's answer does not depend on which requests share its batch;
+3. :meth:`RowState.accept` advances the matcher and fills the row's next bitmask. When the
+   grammar allows nothing but a stop token (the JSON value is closed), the row is done
+   at once: no forward pass is spent on asking for the end-of-turn token.
 
-The argmax of ``logits / T + Gumbel`` is an exact sample from ``softmax(logits / T)``
-(the Gumbel-max trick). Because the noise comes from a generator seeded per request, a
-request's answer does not depend on which other requests share its batch: a run resumed
-after a crash, whose batches differ, gives the same text. Temperature 0 is plain greedy.
+Temperature 0 is greedy. A repetition penalty p > 1 divides positive logits (multiplies
+negative ones) of every token already in the prompt or the answer, as in transformers and
+vLLM.
 """
 
 from __future__ import annotations
@@ -25,63 +30,121 @@ import torch
 
 @dataclass(frozen=True)
 class RowSpec:
-    """How to sample one row: its compiled grammar (or None), seed, temperature and top-p."""
+    """How to sample one row: compiled grammar (or None), seed, temperature, top-p, penalty."""
 
     grammar: Any | None
     seed: int
     temperature: float
     top_p: float
+    repetition_penalty: float = 1.0
 
 
-class ConstrainedSampler:
-    """A ``transformers`` logits processor; use a new one for every ``generate()`` call."""
+def gumbel_scores(logits: torch.Tensor, row: RowSpec, gen: torch.Generator) -> torch.Tensor:
+    """Scores (V,) whose argmax is a sample from the row's tempered, nucleus-filtered distribution."""
+    if row.temperature == 0:
+        return logits  # greedy
+    z = logits / row.temperature
+    if row.top_p < 1.0:
+        probs = torch.softmax(z, dim=-1)
+        sorted_p, order = probs.sort(descending=True)
+        # drop a token when the mass before it already reaches top_p (the first always stays)
+        drop_sorted = (sorted_p.cumsum(-1) - sorted_p) >= row.top_p
+        z = z.masked_fill(torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted), float("-inf"))
+    u = torch.rand(z.shape, generator=gen).clamp_(1e-10, 1.0 - 1e-7).to(z.device)
+    return z - torch.log(-torch.log(u))
 
-    def __init__(self, rows: Sequence[RowSpec], vocab_size: int) -> None:
+
+def apply_bitmask(logits: torch.Tensor, bitmask: torch.Tensor, rows: Sequence[int]) -> None:
+    """Set to -inf, in place, the logits (B, V) of tokens that ``bitmask`` (R, ceil(V/32) int32,
+    one row per entry of ``rows``) forbids. Plain torch: the same code on CPU and CUDA."""
+    if not rows:
+        return
+    idx = torch.tensor(list(rows), dtype=torch.long)
+    words = bitmask.to(logits.device)  # (R, W) int32, bit j of word w = token 32 w + j
+    shifts = torch.arange(32, device=logits.device, dtype=torch.int32)
+    allowed = ((words[:, :, None] >> shifts) & 1).bool().reshape(len(rows), -1)
+    vocab = logits.shape[-1]
+    if allowed.shape[1] < vocab:  # logits wider than the grammar's vocabulary: the extra ids are padding
+        pad = torch.zeros(len(rows), vocab - allowed.shape[1], dtype=torch.bool, device=logits.device)
+        allowed = torch.cat([allowed, pad], dim=1)
+    sub = logits[idx.to(logits.device)]
+    logits[idx.to(logits.device)] = sub.masked_fill(~allowed[:, :vocab], float("-inf"))
+
+
+class RowState:
+    """The sampling state of one live row (see the module docstring).
+
+    ``bitmask`` (1, ceil(V/32) int32) holds the tokens the grammar allows next; it is
+    filled at creation and after every accepted token. ``stop_words`` is
+    :func:`stop_bitmask` of the stop ids at the same width."""
+
+    def __init__(
+        self, spec: RowSpec, prompt: Sequence[int], vocab_size: int, stop_words: torch.Tensor, device: Any
+    ) -> None:
         import xgrammar as xgr
 
-        self._xgr = xgr
-        self.rows = list(rows)
-        self.vocab_size = vocab_size
-        self.matchers = [None if r.grammar is None else xgr.GrammarMatcher(r.grammar) for r in rows]
-        self.generators = [torch.Generator().manual_seed(r.seed) for r in rows]
-        self.bitmask = xgr.allocate_token_bitmask(len(rows), vocab_size)
-        self._started = False
+        self.spec = spec
+        self.stop_words = stop_words
+        self.generator = torch.Generator().manual_seed(spec.seed)
+        self.matcher = None if spec.grammar is None else xgr.GrammarMatcher(spec.grammar)
+        self.bitmask = xgr.allocate_token_bitmask(1, vocab_size)
+        if self.matcher is not None:
+            self.matcher.fill_next_token_bitmask(self.bitmask, 0)
+        self.tokens: list[int] = []
+        self.seen: torch.Tensor | None = None
+        if spec.repetition_penalty != 1.0:
+            self.seen = torch.zeros(vocab_size, dtype=torch.bool, device=device)
+            self.seen[torch.tensor(list(prompt), dtype=torch.long, device=device)] = True
 
-    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        # input_ids: (B, T) tokens so far; scores: (B, V') next-token logits, V' >= tokenizer size
-        if self._started:
-            last = input_ids[:, -1].tolist()
-            for m, tok in zip(self.matchers, last, strict=True):
-                # a finished row receives pad tokens: its matcher has already terminated
-                if m is not None and not m.is_terminated() and not m.accept_token(tok):
-                    raise RuntimeError(f"grammar rejected token {tok} it allowed one step before")
-        self._started = True
-        scores = scores.float()
-        if any(m is not None for m in self.matchers):
-            self._xgr.reset_token_bitmask(self.bitmask)
-            for b, m in enumerate(self.matchers):
-                if m is not None and not m.is_terminated():
-                    m.fill_next_token_bitmask(self.bitmask, b)
-            device = scores.device
-            scores = scores.cpu()
-            self._xgr.apply_token_bitmask_inplace(scores, self.bitmask, vocab_size=self.vocab_size)
-            scores = scores.to(device)
-        out = torch.empty_like(scores)
-        for b, row in enumerate(self.rows):
-            out[b] = self._sample_scores(scores[b], row, self.generators[b])
-        return out
+    @property
+    def constrained(self) -> bool:
+        return self.matcher is not None
 
-    @staticmethod
-    def _sample_scores(logits: torch.Tensor, row: RowSpec, gen: torch.Generator) -> torch.Tensor:
-        """Scores whose argmax is a sample from the row's tempered, nucleus-filtered distribution."""
-        if row.temperature == 0:
-            return logits  # greedy
-        z = logits / row.temperature
-        if row.top_p < 1.0:
-            probs = torch.softmax(z, dim=-1)
-            sorted_p, order = probs.sort(descending=True)
-            # drop a token when the mass before it already reaches top_p (the first always stays)
-            drop_sorted = (sorted_p.cumsum(-1) - sorted_p) >= row.top_p
-            z = z.masked_fill(torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted), float("-inf"))
-        u = torch.rand(z.shape, generator=gen).clamp_(1e-10, 1.0 - 1e-7).to(z.device)
-        return z - torch.log(-torch.log(u))
+    def sample(self, logits: torch.Tensor) -> int:
+        """A token from this row's (already grammar-masked) logits (V,)."""
+        if self.seen is not None:
+            p = self.spec.repetition_penalty
+            hit = logits[self.seen]
+            logits = logits.clone()
+            logits[self.seen] = torch.where(hit > 0, hit / p, hit * p)
+        return int(gumbel_scores(logits, self.spec, self.generator).argmax())
+
+    def accept(self, token: int) -> bool:
+        """Record ``token``; True when the row is finished: a stop token, or a grammar that
+        allows nothing but a stop token next (its JSON value is closed)."""
+        word, bit = divmod(token, 32)
+        if word < self.stop_words.numel() and (int(self.stop_words[word]) >> bit) & 1:
+            return True
+        self.tokens.append(token)
+        if self.seen is not None:
+            self.seen[token] = True
+        if self.matcher is None:
+            return False
+        if not self.matcher.accept_token(token):
+            raise RuntimeError(f"grammar rejected token {token} it allowed one step before")
+        self.matcher.fill_next_token_bitmask(self.bitmask, 0)
+        return not bool((self.bitmask[0] & ~self.stop_words).any())
+
+
+def stop_bitmask(stop_ids: Sequence[int], words: int) -> torch.Tensor:
+    """An int32 bitmask (words,) with the bits of ``stop_ids`` set (bit 31 is the sign bit)."""
+    out = torch.zeros(words, dtype=torch.int32)
+    for t in stop_ids:
+        w, b = divmod(int(t), 32)
+        if w < words:
+            out[w] |= -(1 << 31) if b == 31 else 1 << b
+    return out
+
+
+def find_loop(tokens: Sequence[int], *, min_span: int = 48, repeats: int = 3, max_period: int = 96) -> int:
+    """The period p of a loop at the end of ``tokens`` (the last p tokens repeated back to back,
+    at least ``repeats`` times and over at least ``min_span`` tokens), or 0 when there is none."""
+    n = len(tokens)
+    for p in range(1, max_period + 1):
+        r = max(repeats, -(-min_span // p))
+        if p * r > n:
+            break
+        tail = list(tokens[n - p :])
+        if list(tokens[n - p * r :]) == tail * r:
+            return p
+    return 0

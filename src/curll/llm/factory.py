@@ -11,26 +11,31 @@ from pathlib import Path
 from typing import Any
 
 from curll.config.llm import LLMParams, OpenAIProfile, TransformersProfile, VLLMProfile
+from curll.config.models import LLMModelsParams
 from curll.errors import CurllError
 from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
+from curll.llm.local import model_source
 from curll.llm.protocol import Backend
 from curll.llm.tasks import Task
 from curll.prompts import load_prompt
 
-#: ``model: embedded`` in a transformers profile means the generate_model stage's output
-EMBEDDED = "embedded"
 
-
-def make_backend(llm: LLMParams, *, embedded_dir: str | Path) -> Backend:
+def make_backend(llm: LLMParams, *, models: LLMModelsParams) -> Backend:
+    """The active profile's backend; a built-in model name loads from the llm_models stage's folder."""
     p = llm.profile
     if isinstance(p, TransformersProfile):
         from curll.llm.transformers_backend import TransformersBackend
 
-        path = str(embedded_dir) if p.model == EMBEDDED else p.model
-        if p.model == EMBEDDED and not Path(path).is_dir():
-            raise CurllError("the embedded model is missing: run the generate_model stage first", file=path)
-        return TransformersBackend(path, name=p.model, device=p.device, dtype=p.dtype)
+        return TransformersBackend(
+            model_source(p.model, models),
+            name=p.model,
+            device=p.device,
+            dtype=p.dtype,
+            threads=p.threads,
+            max_batch=p.max_batch,
+            stop_loops=p.stop_loops,
+        )
     if isinstance(p, OpenAIProfile):
         from curll.llm.openai_backend import OpenAIBackend
 
@@ -48,7 +53,7 @@ def make_backend(llm: LLMParams, *, embedded_dir: str | Path) -> Backend:
             from curll.llm.vllm_backend import VLLMBackend
 
             return VLLMBackend(
-                p.model,
+                model_source(p.model, models),
                 tensor_parallel=p.tensor_parallel,
                 data_parallel=p.data_parallel,
                 gpu_memory_utilization=float(p.gpu_memory_utilization),
@@ -63,11 +68,11 @@ def make_backend(llm: LLMParams, *, embedded_dir: str | Path) -> Backend:
     raise AssertionError(f"unknown profile {p!r}")
 
 
-def engine_from_params(llm: LLMParams, *, embedded_dir: str | Path, desc: str) -> Engine:
+def engine_from_params(llm: LLMParams, *, models: LLMModelsParams, desc: str) -> Engine:
     """The engine every LLM stage uses: the profile's backend, the shared cache, the attempts."""
     p = llm.profile
     return Engine(
-        make_backend(llm, embedded_dir=embedded_dir),
+        make_backend(llm, models=models),
         RequestCache(llm.cache),
         attempts=llm.attempts,
         batch_size=p.batch_size,

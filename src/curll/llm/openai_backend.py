@@ -2,22 +2,32 @@
 
 - Async requests through the official ``openai`` client with at most ``concurrency``
   in flight (an ``asyncio.Semaphore``).
-- Retries are the client's own: exponential backoff with jitter on 408/409/429/5xx,
-  connection errors and timeouts, honouring ``Retry-After``; ``max_retries`` and
-  ``timeout_s`` come from params.
-- With a schema, ``response_format`` asks the server for JSON-schema output
-  (``json_mode="json_schema"``), plain JSON (``"json_object"``), or nothing (``"none"``)
-  for servers without structured outputs; the engine validates the answer either way.
-- The API key is read from the environment variable named by ``api_key_env`` at
-  construction and kept only in memory: never logged, never written.
-- A request that still fails after the client's retries (or returns a body that is not
-  a valid completion) yields ``Completion(error=...)``; it never raises.
+- Retries are ours (the client's own are off), so an invalid request is never retried:
+  connection errors, timeouts, 408, 409, 429 and 5xx are retried up to ``max_retries``
+  times with exponential backoff and jitter, honouring ``Retry-After``; any other 4xx,
+  and a 5xx whose message says the request itself is invalid or unsupported (llama.cpp
+  answers an unknown ``response_format`` with HTTP 500), fails at once.
+- ``json_mode`` says how a schema reaches the server: ``json_schema`` (OpenAI's
+  ``response_format``), ``json_object`` (JSON mode, schema unenforced), ``llamacpp``
+  (``{"type": "json_object", "schema": ...}``), ``vllm`` (``structured_outputs``), or
+  ``none``. The schema keeps its task's key order. The engine validates the answer in
+  every mode.
+- ``repetition_penalty`` other than 1 goes in the request body (vLLM, SGLang, TGI and
+  llama.cpp read it; hosted APIs do not, and never see it at the default).
+- The API key is read from the environment variable ``api_key_env`` at construction and
+  kept only in memory: never logged, never written. With the variable unset, requests
+  go without a key (local servers need none); a server that wants one answers 401, a
+  final error.
+- A request that still fails (or returns a body that is not a valid completion) yields
+  ``Completion(error=...)``; it never raises.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import random
+import re
 import time
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -25,7 +35,14 @@ from typing import Any, Literal
 from curll.errors import CurllError
 from curll.llm.types import ChatRequest, Completion
 
-JsonMode = Literal["json_schema", "json_object", "none"]
+JsonMode = Literal["json_schema", "json_object", "llamacpp", "vllm", "none"]
+RETRY_STATUS = frozenset({408, 409, 429})
+#: a server error whose message blames the request is final, not transient
+INVALID = re.compile(
+    r"invalid[ _]request|not supported|unsupported|does not support|must be one of|unknown (field|parameter)",
+    re.IGNORECASE,
+)
+BACKOFF_S, BACKOFF_MAX_S = 0.5, 30.0
 
 
 class OpenAIBackend:
@@ -44,12 +61,8 @@ class OpenAIBackend:
     ) -> None:
         if concurrency < 1:
             raise CurllError("must be >= 1", field="concurrency")
-        key = "EMPTY"  # local servers accept any key
-        if api_key_env:
-            value = os.environ.get(api_key_env)
-            if not value:
-                raise CurllError(f"environment variable {api_key_env} is not set", field="api_key_env")
-            key = value
+        # local servers accept any key; the variable unset means "send none"
+        key = (os.environ.get(api_key_env) if api_key_env else None) or "EMPTY"
         self.model = model
         self.base_url = base_url
         self.concurrency = concurrency
@@ -73,7 +86,7 @@ class OpenAIBackend:
             base_url=self.base_url,
             api_key=self._api_key,
             timeout=self.timeout_s,
-            max_retries=self.max_retries,
+            max_retries=0,  # retries are ours: see the module docstring
         )
         gate = asyncio.Semaphore(self.concurrency)
         try:
@@ -81,19 +94,22 @@ class OpenAIBackend:
         finally:
             await client.close()
 
-    def _response_format(self, req: ChatRequest) -> dict[str, Any] | None:
-        if req.schema_json is None or self.json_mode == "none":
-            return None
+    def _schema_kwargs(self, req: ChatRequest) -> dict[str, Any]:
+        """The request fields that carry the schema in this ``json_mode``."""
+        schema = req.schema
+        if schema is None or self.json_mode == "none":
+            return {}
         if self.json_mode == "json_object":
-            return {"type": "json_object"}
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": "answer", "schema": req.schema, "strict": True},
-        }
+            return {"response_format": {"type": "json_object"}}
+        if self.json_mode == "llamacpp":
+            return {"response_format": {"type": "json_object", "schema": schema}}
+        if self.json_mode == "vllm":
+            return {"extra_body": {"structured_outputs": {"json": schema}}}
+        return {"response_format": {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema,
+                                                                             "strict": True}}}  # fmt: skip
 
-    async def _one(self, client: Any, gate: asyncio.Semaphore, req: ChatRequest) -> Completion:
-        import openai
-
+    def request_kwargs(self, req: ChatRequest) -> dict[str, Any]:
+        """Everything sent for ``req`` but the messages' transport: model, sampling, schema."""
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in req.messages],
@@ -103,21 +119,29 @@ class OpenAIBackend:
         }
         if req.sampling.seed is not None:
             kwargs["seed"] = req.sampling.seed
-        fmt = self._response_format(req)
-        if fmt is not None:
-            kwargs["response_format"] = fmt
+        kwargs.update(self._schema_kwargs(req))
+        if req.sampling.repetition_penalty != 1.0:
+            extra = kwargs.setdefault("extra_body", {})
+            extra["repetition_penalty"] = req.sampling.repetition_penalty
+        return kwargs
+
+    async def _one(self, client: Any, gate: asyncio.Semaphore, req: ChatRequest) -> Completion:
+        kwargs = self.request_kwargs(req)
         async with gate:
             start = time.perf_counter()
-            try:
-                resp = await client.chat.completions.create(**kwargs)
-                choice = resp.choices[0]
-                text = choice.message.content or ""
-            except (openai.OpenAIError, ValueError, AttributeError, IndexError, TypeError) as exc:
-                # OpenAIError covers HTTP errors after retries and timeouts; the others are a
-                # body that is not a completion (malformed JSON, missing fields)
-                return Completion(
-                    text="", latency_s=time.perf_counter() - start, error=f"{type(exc).__name__}: {exc}"
-                )
+            for retry in range(self.max_retries + 1):
+                try:
+                    resp = await client.chat.completions.create(**kwargs)
+                    choice = resp.choices[0]
+                    text = choice.message.content or ""
+                    break
+                except Exception as exc:
+                    wait = _retry_after(exc, retry)
+                    if wait is None or retry == self.max_retries:
+                        return Completion(
+                            text="", latency_s=time.perf_counter() - start, error=_describe(exc)
+                        )
+                    await asyncio.sleep(wait)
             usage = resp.usage
             return Completion(
                 text=text,
@@ -126,3 +150,30 @@ class OpenAIBackend:
                 latency_s=time.perf_counter() - start,
                 finish_reason=choice.finish_reason or "",
             )
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _retry_after(exc: Exception, retry: int) -> float | None:
+    """Seconds to wait before retrying after ``exc``, or None when it is final."""
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status not in RETRY_STATUS and status < 500:
+            return None  # the request itself is wrong (400, 401, 403, 404, 422...)
+        if status >= 500 and INVALID.search(str(exc)):
+            return None  # a server that reports an invalid request as a 5xx
+        headers = exc.response.headers
+        for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+            try:
+                return min(float(headers[name]) * scale, 60.0)
+            except (KeyError, ValueError):
+                continue
+    elif not isinstance(exc, (openai.OpenAIError, ValueError, AttributeError, IndexError, TypeError)):
+        raise exc  # a bug, not a server's answer
+    # connection errors and timeouts; a body that is not a completion (malformed JSON,
+    # missing fields), as a server mid-restart may send
+    return float(min(BACKOFF_S * 2**retry, BACKOFF_MAX_S) * (0.5 + random.random() / 2))

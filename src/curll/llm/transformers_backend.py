@@ -1,14 +1,21 @@
-"""Backend for a local Hugging Face causal LM (CPU or GPU), batched, with constrained JSON.
+"""Backend for a local Hugging Face causal LM (CPU or GPU), continuously batched, with constrained JSON.
 
 - Loads with ``AutoTokenizer`` / ``AutoModelForCausalLM.from_pretrained`` (a local folder
-  or a hub id), so the embedded tiny model and a real hub model take the same path.
-- Prompts are rendered with the tokenizer's chat template and left-padded, so the new
-  tokens of every row start at the same position.
+  or a hub id), so the embedded tiny model, a converted GGUF model and a hub model take
+  the same path. Attention is :mod:`curll.llm.attention`'s ``curll_sdpa`` (grouped-query
+  attention without copying K/V) where the model supports attention backends.
+- Prompts are rendered with the tokenizer's chat template and decoded by
+  :class:`~curll.llm.decode.Decoder`: at most ``max_batch`` rows at once, a finished row's
+  slot goes to the next request at once, a shared prompt prefix is computed once.
 - A request with a JSON schema is decoded under an xgrammar grammar compiled from the
-  schema: even a random model can only emit schema-valid JSON (it can still run out of
-  ``max_tokens``, which the engine records as a reject).
+  schema, in the schema's key order: even a random model can only emit schema-valid
+  JSON. A row is done as soon as its JSON value closes; a constrained row caught in a
+  loop stops early with an error (its JSON could never close in time), which the engine
+  retries like any bad answer.
 - Sampling is per request and independent of batching (see :mod:`curll.llm.constrained`),
   with the seed taken from the request's content key.
+- ``threads`` sets torch's intra-op threads (0 keeps torch's default). On a 2-core
+  machine that also runs other work, 1 thread can beat 2 by a wide margin.
 - ``model`` (the name stored on every row and in the cache key) is the given name plus a
   fingerprint of the folder's files, so rebuilding a local model never reuses answers of
   the old one.
@@ -20,12 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from curll.llm.constrained import ConstrainedSampler, RowSpec
+from curll.llm.constrained import RowSpec
+from curll.llm.decode import Decoder, DecodeRequest
 from curll.llm.types import ChatRequest, Completion
 
 _HEAD = 1 << 20  # bytes hashed at each end of a weight file
@@ -52,67 +59,103 @@ def fingerprint(folder: Path) -> str:
     return h.hexdigest()[:12]
 
 
+def load_causal_lm(model: str, *, device: str, dtype: str) -> Any:
+    """``AutoModelForCausalLM`` in eval mode on ``device``, with ``curll_sdpa`` attention when
+    the architecture supports attention backends (else its default)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from curll.llm.attention import register
+
+    torch_dtype: Any = "auto" if dtype == "auto" else getattr(torch, dtype)
+    try:
+        lm: Any = AutoModelForCausalLM.from_pretrained(
+            model, dtype=torch_dtype, attn_implementation=register()
+        )
+    except ValueError:  # an architecture without the attention interface
+        lm = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype)
+    return lm.to(device).eval()
+
+
 class TransformersBackend:
     name = "transformers"
 
     def __init__(
-        self, model: str, *, name: str | None = None, device: str = "auto", dtype: str = "auto"
+        self,
+        model: str,
+        *,
+        name: str | None = None,
+        device: str = "auto",
+        dtype: str = "auto",
+        threads: int = 0,
+        max_batch: int = 16,
+        stop_loops: bool = True,
+        progress: bool = False,
     ) -> None:
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
+        if threads > 0:
+            torch.set_num_threads(threads)
         folder = Path(model)
         label = name or model
         self.model = f"{label}@{fingerprint(folder)}" if folder.is_dir() else label
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        torch_dtype: Any = "auto" if dtype == "auto" else getattr(torch, dtype)
         self.device = device
-        self.tokenizer = AutoTokenizer.from_pretrained(model, padding_side="left")
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        lm: Any = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype)
-        self.lm = lm.to(device).eval()
+        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.lm = load_causal_lm(model, device=device, dtype=dtype)
         # logits may be wider than the tokenizer (padded embeddings): masks use the model's width
         self.vocab_size = int(self.lm.get_output_embeddings().weight.shape[0])
         self.max_positions = int(getattr(self.lm.config, "max_position_embeddings", 1 << 30))
+        self.stop_loops = stop_loops
+        self.progress = progress
+        stops = {self.tokenizer.eos_token_id}
+        gen_eos = getattr(self.lm.generation_config, "eos_token_id", None)
+        stops |= set(gen_eos if isinstance(gen_eos, list) else [gen_eos])
+        self.stop_ids = sorted(t for t in stops if t is not None)
+        pad = self.tokenizer.pad_token_id
+        self.decoder = Decoder(
+            self.lm,
+            vocab_size=self.vocab_size,
+            stop_ids=self.stop_ids,
+            device=device,
+            max_batch=max_batch,
+            pad_id=self.stop_ids[0] if pad is None else pad,
+        )
         self._compiler: Any = None
         self._grammars: dict[str, Any] = {}
-
-    def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        out: list[Completion | None] = [None] * len(requests)
-        groups: dict[int, list[int]] = defaultdict(list)  # one generate() per max_tokens value
-        for i, req in enumerate(requests):
-            groups[req.sampling.max_tokens].append(i)
-        for max_tokens, idx in groups.items():
-            for i, c in zip(idx, self._generate([requests[i] for i in idx], max_tokens), strict=True):
-                out[i] = c
-        return [c for c in out if c is not None]
 
     def _grammar(self, schema_json: str) -> Any:
         import xgrammar as xgr
 
         if self._compiler is None:
-            info = xgr.TokenizerInfo.from_huggingface(self.tokenizer, vocab_size=self.vocab_size)
+            info = xgr.TokenizerInfo.from_huggingface(
+                self.tokenizer, vocab_size=self.vocab_size, stop_token_ids=self.stop_ids
+            )
             self._compiler = xgr.GrammarCompiler(info)
         if schema_json not in self._grammars:
-            # compact JSON only: a random model would otherwise wander in white space
+            # compact JSON only: a small model would otherwise wander in white space
             self._grammars[schema_json] = self._compiler.compile_json_schema(
                 schema_json, any_whitespace=False
             )
         return self._grammars[schema_json]
 
-    def _generate(self, reqs: Sequence[ChatRequest], max_tokens: int) -> list[Completion]:
-        import torch
+    def prompt_ids(self, req: ChatRequest) -> list[int]:
+        chat = [{"role": m.role, "content": m.content} for m in req.messages]
+        text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
-        results: list[Completion | None] = [None] * len(reqs)
-        prompts, rows, live = [], [], []
-        for i, req in enumerate(reqs):
-            chat = [{"role": m.role, "content": m.content} for m in req.messages]
-            text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-            n_prompt = len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-            if n_prompt + max_tokens > self.max_positions:
-                msg = f"prompt of {n_prompt} tokens + max_tokens {max_tokens} exceeds {self.max_positions}"
+    def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        from tqdm.auto import tqdm
+
+        results: list[Completion | None] = [None] * len(requests)
+        todo: list[tuple[int, DecodeRequest]] = []
+        for i, req in enumerate(requests):
+            ids = self.prompt_ids(req)
+            max_tokens = req.sampling.max_tokens
+            if len(ids) + max_tokens > self.max_positions:
+                msg = f"prompt of {len(ids)} tokens + max_tokens {max_tokens} exceeds {self.max_positions}"
                 results[i] = Completion(text="", error=msg)
                 continue
             try:
@@ -120,41 +163,29 @@ class TransformersBackend:
             except Exception as exc:  # an unsupported schema fails this request, not the batch
                 results[i] = Completion(text="", error=f"schema not compilable: {exc}")
                 continue
+            s = req.sampling
             seed = int(hashlib.sha256(req.key(self.model).encode()).hexdigest()[:15], 16)
-            rows.append(RowSpec(grammar, seed, req.sampling.temperature, req.sampling.top_p))
-            prompts.append(text)
-            live.append(i)
-        if live:
+            spec = RowSpec(grammar, seed, s.temperature, s.top_p, s.repetition_penalty)
+            todo.append((i, DecodeRequest(tuple(ids), max_tokens, spec, self.stop_loops)))
+        if todo:
+            bar = tqdm(total=len(todo), desc="decode", unit="req", leave=False, disable=not self.progress)
             t0 = time.perf_counter()
-            enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(
-                self.device
-            )
-            sampler = ConstrainedSampler(rows, self.vocab_size)
-            with torch.inference_mode():
-                seqs = self.lm.generate(
-                    **enc,
-                    max_new_tokens=max_tokens,
-                    do_sample=False,  # sampling happens in ConstrainedSampler (Gumbel-max)
-                    logits_processor=[sampler],
-                    pad_token_id=self.tokenizer.pad_token_id,
-                    eos_token_id=self.tokenizer.eos_token_id,
-                    temperature=None,
-                    top_p=None,
-                    top_k=None,
-                )
-            latency = (time.perf_counter() - t0) / len(live)
-            new = seqs[:, enc["input_ids"].shape[1] :].tolist()
-            n_prompt_tokens = enc["attention_mask"].sum(dim=1).tolist()
-            eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
-            for i, ids, n_in in zip(live, new, n_prompt_tokens, strict=True):
-                stopped = eos in ids
-                ids = ids[: ids.index(eos)] if stopped else ids
-                ids = [t for t in ids if t != pad]
+            decoded = self.decoder.run([d for _, d in todo], on_done=lambda n: bar.update(n))
+            bar.close()
+            latency = (time.perf_counter() - t0) / len(todo)
+            for (i, d), out in zip(todo, decoded, strict=True):
+                error = None
+                if out.finish_reason == "loop":
+                    error = (
+                        f"degenerate: a loop of {out.loop_period} tokens repeated at the end; "
+                        f"stopped after {len(out.tokens)} tokens"
+                    )
                 results[i] = Completion(
-                    text=str(self.tokenizer.decode(ids, skip_special_tokens=True)),
-                    prompt_tokens=int(n_in),
-                    completion_tokens=len(ids) + int(stopped),
+                    text=str(self.tokenizer.decode(out.tokens, skip_special_tokens=True)),
+                    prompt_tokens=len(d.prompt),
+                    completion_tokens=len(out.tokens) + int(out.finish_reason == "stop"),
                     latency_s=latency,
-                    finish_reason="stop" if stopped else "length",
+                    finish_reason=out.finish_reason,
+                    error=error,
                 )
         return [r for r in results if r is not None]

@@ -4,6 +4,11 @@ A :class:`ChatRequest` is content-addressed: :meth:`ChatRequest.key` hashes the 
 messages, sampling params, JSON schema, prompt version and attempt number, so the same
 question to the same model is one cache entry, and a changed prompt or indicator is a
 new one.
+
+A schema keeps the key order its task wrote (:func:`ordered_json`): constrained decoding
+emits properties in that order on every backend, so a model writes ``question`` before
+``answer`` and ``rating`` before ``explanation``, as the prompts ask. Two schemas that
+differ only in key order are different requests.
 """
 
 from __future__ import annotations
@@ -30,11 +35,12 @@ class Sampling:
     top_p: float = 1.0
     max_tokens: int = 1024
     seed: int | None = None
+    repetition_penalty: float = 1.0  # > 1 discourages tokens already in the prompt or the answer
 
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat request. ``schema_json`` is a canonical JSON Schema string (or None)."""
+    """One chat request. ``schema_json`` is a compact JSON Schema string in the task's key order (or None)."""
 
     messages: tuple[Message, ...]
     sampling: Sampling = field(default_factory=Sampling)
@@ -53,7 +59,7 @@ class ChatRequest:
         return ChatRequest(
             messages=tuple(Message(r, c) for r, c in messages),
             sampling=sampling or Sampling(),
-            schema_json=None if schema is None else canonical_json(schema),
+            schema_json=None if schema is None else ordered_json(schema),
             prompt_version=prompt_version,
         )
 
@@ -104,6 +110,11 @@ class Result:
     completion_tokens: int
     latency_s: float
     cached: bool
+
+
+def ordered_json(obj: Any) -> str:
+    """Compact JSON that keeps the key order of ``obj`` (a schema's property order is meaningful)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
 
 
 def canonical_json(obj: Any) -> str:

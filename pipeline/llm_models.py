@@ -1,0 +1,49 @@
+"""DVC stage ``llm_models``: build the local LLMs that the profiles in use name.
+
+Reads ``params.llm_models`` and the profiles of ``llm.use`` and ``evaluate.judges``. Every
+``transformers`` profile whose ``model`` is an ``llm_models.builtin`` name gets that model
+built into ``out.dir/<name>`` (a random tiny Llama, or a GGUF file converted with its own
+tokenizer); nothing else is built, so a run on a server or a hub model builds nothing.
+``out.dir/profiles.json`` and ``out.stats`` record, for every profile in use, its backend,
+model and what it loads; the stats add each built model's summary and fingerprint.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from curll.artifacts import write_json
+from curll.config import Params
+from curll.llm.local import build_local_model
+from curll.llm.transformers_backend import fingerprint
+from pipeline.report import say
+
+
+def run(params: Params) -> None:
+    p = params.llm_models
+    out = Path(p.out.dir)
+    wanted = params.local_models()
+    if out.is_dir():  # models no profile in use names any more
+        for stale in out.iterdir():
+            if stale.is_dir() and stale.name not in wanted:
+                shutil.rmtree(stale)
+    out.mkdir(parents=True, exist_ok=True)
+    built: dict[str, Any] = {}
+    for name in wanted:
+        say(f"llm_models: building {name!r} ({p.builtin[name].kind}) -> {out / name}")
+        built[name] = {**build_local_model(name, p.builtin[name], out / name), "fingerprint": ""}
+        built[name]["fingerprint"] = fingerprint(out / name)
+    profiles = {}
+    for name in params.profiles_in_use():
+        prof = params.llm.profiles[name]
+        local = prof.model in wanted and prof.backend == "transformers"
+        profiles[name] = {
+            "backend": prof.backend,
+            "model": prof.model,
+            "loads": str(out / prof.model) if local else prof.model,
+        }
+    write_json(out / "profiles.json", profiles)  # the folder is never empty, even with nothing to build
+    write_json(p.out.stats, {"profiles": profiles, "built": built})
+    say(f"llm_models: {len(built)} local model(s) built: {', '.join(built) or 'none needed'}")

@@ -1,0 +1,63 @@
+"""The ``llm_models`` section: local LLMs that a ``transformers`` profile can name.
+
+A profile's ``model`` may be one of ``llm_models.builtin``'s names; the ``llm_models``
+stage then builds that model into ``out.dir/<name>`` (a Hugging Face folder) before any
+LLM stage runs. Only models the params use (``llm.use`` and ``evaluate.judges``) are built.
+
+- ``kind: random``: a tiny random-weight Llama with a byte-level BPE tokenizer trained
+  on ``corpus``. Its text is meaningless; tests and CI use it because it costs nothing.
+- ``kind: gguf``: a GGUF file converted once (weights dequantised to float32, the
+  tokenizer rebuilt from the file's own vocabulary). ``file`` is a path, or with
+  ``package`` a file inside that installed Python package (found without importing it).
+  ``sha256`` is checked, so another file (a new package release) is an error until the
+  param changes, and changing the param reruns the stage.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictStr, model_validator
+
+from curll.config.base import PathStr, Positive, Section
+
+
+class RandomModel(Section):
+    kind: Literal["random"]
+    corpus: PathStr = Field(description="text file the tokenizer is trained on")
+    vocab_size: Annotated[int, Field(ge=300, le=65536)]
+    hidden: Positive
+    layers: Positive
+    heads: Positive
+    kv_heads: Positive
+    ffn: Positive
+    max_positions: Positive
+    seed: int
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> RandomModel:
+        if self.hidden % self.heads or self.heads % self.kv_heads:
+            raise ValueError("hidden must be a multiple of heads, and heads of kv_heads")
+        return self
+
+
+class GGUFModel(Section):
+    kind: Literal["gguf"]
+    package: Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")] | None = None
+    file: PathStr
+    sha256: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+LocalModel = Annotated[RandomModel | GGUFModel, Field(discriminator="kind")]
+
+
+class LLMModelsOutputs(Section):
+    dir: PathStr = Field(description="one Hugging Face folder per built model: <dir>/<name>")
+    stats: PathStr
+
+
+class LLMModelsParams(Section):
+    """``llm_models``: the built-in local models, by name, and where the stage writes them."""
+
+    builtin: dict[Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")], LocalModel]
+    out: LLMModelsOutputs
