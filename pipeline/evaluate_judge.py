@@ -9,6 +9,8 @@ criterion scores per answer) and ``evaluate.out.judges`` (parse-failure rates, a
 
 from __future__ import annotations
 
+import pandas as pd
+
 from curll.artifacts import empty_table, read_table, write_json, write_table
 from curll.config import Params
 from curll.evaluate.judge import judge, panel_stats, rubric, rubric_schema
@@ -17,6 +19,7 @@ from curll.llm.factory import engine_from_params, make_task
 from curll.llm.tasks import Task
 from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, RubricSchema
 from curll.split import rating_schema
+from curll.yields import check_yields, measure, public
 from pipeline.report import say
 
 
@@ -31,7 +34,12 @@ def run(params: Params) -> None:
         schema = rating_schema(llm.profile.max_chars)
         panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema) for t in p.types})
     ratings = judge(answers, items, panel)
-    stats = panel_stats(ratings)
+    stage_of = dict(zip(items["item_id"], items["stage"], strict=True))
+    units = pd.DataFrame({"stage": [stage_of[i] for i in ratings["item_id"]], "type": ratings["judge"],
+                          "kept": ratings["rating"].notna(), "reason": ratings["reason"]})  # fmt: skip
+    yields = measure(units)
+    check_yields("evaluate_judge", yields, p.min_yield, key="evaluate.min_yield")
+    stats = {**panel_stats(ratings), "yields": public(yields)}
     rubric_rows = empty_table(RubricSchema)
     if p.rubric.enabled:
         tasks = {n: (engine, make_task(params.llm.model_copy(update={"use": n}), p.rubric.prompt,

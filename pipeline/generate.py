@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from curll.artifacts import read_table, write_table
 from curll.config import Params
 from curll.errors import CurllError
-from curll.generate import generate_shard, shard_path_name, task_schema
+from curll.generate import generate_shard, shard_of, shard_path_name, task_schema
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import GenerationSchema, SeedSchema
+from curll.yields import check_yields, measure
 from pipeline.report import say
 
 
@@ -43,6 +46,13 @@ def shard(params: Params, index: int) -> None:
     }
     engine = engine_from_params(llm, models=params.llm_models, desc="generate")
     df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs)
+    mine = seeds[[shard_of(s, p.shards) == index for s in seeds["seed_id"]]]
+    expected = {(int(s), t) for s, kind in zip(mine["stage"], mine["type"], strict=True)
+                for t in (("context", "cqa", "csqa") if kind == "context" else ("ir",))}  # fmt: skip
+    units = pd.DataFrame({"stage": df["stage"], "type": df["task"], "kept": df["status"] == "ok",
+                          "reason": df["reason"]})  # fmt: skip
+    check_yields(f"generate: shard {index}/{p.shards}", measure(units, expected), p.min_yield,
+                 key="generate.min_yield")  # fmt: skip
     path = Path(p.out.shards) / shard_path_name(index, p.shards)
     write_table(df, path, GenerationSchema)
     ok = int((df["status"] == "ok").sum())

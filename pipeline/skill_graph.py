@@ -7,6 +7,8 @@ candidate pair with its decision), ``out.graphml`` and ``out.graph_json`` (the g
 
 from __future__ import annotations
 
+import pandas as pd
+
 from curll.artifacts import read_table, write_json, write_table
 from curll.config import Params
 from curll.llm.factory import engine_from_params, make_task
@@ -19,6 +21,7 @@ from curll.skill_graph import (
     save_graph,
     weight_schema,
 )
+from curll.yields import check_yields, measure, public
 from pipeline.report import say
 
 
@@ -32,8 +35,13 @@ def run(params: Params) -> None:
     edge_task = make_task(llm, p.prompts.edge, {})  # per-pair schemas are set in predict_edges
     weight_task = make_task(llm, p.prompts.weight, weight_schema(caps))
     edges = predict_edges(ind, pairs, engine, edge_task, weight_task, caps)
+    stage_of = dict(zip(ind["indicator_id"], ind["stage"], strict=True))
+    units = pd.DataFrame({"stage": [stage_of[a] for a in edges["a_id"]], "type": "edge",
+                          "kept": edges["status"] == "ok", "reason": edges["reason"]})  # fmt: skip
+    yields = measure(units)
+    check_yields("skill_graph", yields, p.min_yield, key="skill_graph.min_yield")
     graph = build_graph(ind, edges)
-    stats = graph_stats(graph, edges)
+    stats = {**graph_stats(graph, edges), "yields": public(yields)}
     write_table(edges, p.out.edges, EdgeSchema)
     save_graph(graph, p.out.graphml, p.out.graph_json)
     write_json(p.out.stats, stats)

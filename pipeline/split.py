@@ -22,7 +22,7 @@ from curll.schemas import (
     UnitSchema,
 )
 from curll.split import build_records, build_units, rate, rating_schema
-from curll.split.core import select, split_stats
+from curll.split.core import require_records, select, split_stats
 from pipeline.report import say
 
 
@@ -41,6 +41,7 @@ def run(params: Params) -> None:
     ratings = rate(units, indicators, engine, task)
     placed, rejects = select(units, ratings, p)
     records = build_records(tables, placed[~placed["contaminated"]], indicators, system=p.system_prompt)
+    require_records(records, sorted(set(indicators["stage"])), p)
 
     write_table(ratings, p.out.ratings, RatingSchema)
     write_table(placed, p.out.units, UnitSchema)

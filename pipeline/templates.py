@@ -11,6 +11,7 @@ from curll.config import Params
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import IndicatorSchema, TemplateSchema
 from curll.templates import make_templates, templates_schema
+from curll.yields import check_yields, public
 from pipeline.report import say
 
 
@@ -20,6 +21,8 @@ def run(params: Params) -> None:
     engine = engine_from_params(params.llm, models=params.llm_models, desc="templates")
     task = make_task(params.llm, p.prompt, templates_schema(p))
     accepted, rejects, stats = make_templates(indicators, engine, task, p)
+    check_yields("templates", stats["yields"], p.min_yield, key="templates.min_yield")
+    stats["yields"] = public(stats["yields"])
     write_table(accepted, p.out.templates, TemplateSchema)
     write_table(rejects, p.out.rejects, TemplateSchema)
     write_json(p.out.stats, stats)

@@ -4,17 +4,29 @@ Reads the generate_merge tables and the verify_encoder model (or the full source
 per ``verify.semantic.encoder``); writes the kept ``out.contexts`` / ``ir`` / ``cqa`` /
 ``csqa`` (generate's schemas), ``out.rejects`` (every dropped row with its reason),
 ``out.metrics`` (counts, dedup, diversity, readability) and per-stage CSVs in ``out.plots``.
-The passage length range is ``verify.context_words`` for the active ``llm.use`` profile.
+The passage length range (``verify.context_words``) and the content checks
+(``verify.content``: seed word, on topic, grounded, degenerate) are those of the active
+``llm.use`` profile; on-topic compares each instance with its indicator from the taxonomy.
+A type and stage keeping less than ``verify.min_yield`` stops the stage with its reasons.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from curll.artifacts import atomic_path, read_table, write_json, write_table
+from curll.artifacts import atomic_path, read_table, records, write_json, write_table
 from curll.config import Params
-from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, RejectSchema
+from curll.schemas import (
+    ContextSchema,
+    GenerationSchema,
+    IndicatorSchema,
+    InstructionSchema,
+    QAPairSchema,
+    RejectSchema,
+)
 from curll.verify import load_encoder, plot_tables, verify
+from curll.verify.content import indicator_text
+from curll.yields import check_yields, public
 from pipeline.report import say
 
 SCHEMAS = {"context": ContextSchema, "ir": InstructionSchema, "cqa": QAPairSchema, "csqa": QAPairSchema}
@@ -30,7 +42,12 @@ def run(params: Params) -> None:
     encoder = load_encoder(sem.encoder, where, batch_size=sem.batch_size)
     words = p.context_words.for_profile(params.llm.use)
     qa = {"cqa": params.generate.cqa_pairs, "csqa": params.generate.csqa_pairs}
-    result = verify(tables, gens, encoder, p, words=words, qa_pairs=qa)
+    indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
+    topics = {r["indicator_id"]: indicator_text(r) for r in records(indicators)}
+    checks = p.content.for_profile(params.llm.use)
+    result = verify(tables, gens, encoder, p, words=words, qa_pairs=qa, checks=checks, topics=topics)
+    check_yields("verify", result.metrics["yields"], p.min_yield, key="verify.min_yield")
+    result.metrics["yields"] = public(result.metrics["yields"])
 
     outs = {"context": p.out.contexts, "ir": p.out.ir, "cqa": p.out.cqa, "csqa": p.out.csqa}
     for kind, df in result.kept.items():

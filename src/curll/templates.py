@@ -1,17 +1,21 @@
 """Text-type templates: 15-20 abstract formats of 2-5 words per indicator and kind.
 
 Contract of :func:`make_templates`: one request per (indicator, kind); the answer must
-match :func:`templates_schema`. Each returned format is checked (word count, allowed
-characters, case-insensitive duplicates); a set with fewer than ``min_items`` valid
-formats is rejected whole, and a rejected item is never replaced by anything else.
+match :func:`templates_schema`. Each returned format is checked by :func:`check_items`:
+word count and characters; a placeholder or generic label ("format one", "format 2",
+"text type", "example"); a copy of a phrase the prompt quotes as an example, or of the
+indicator's own wording; a case-insensitive repeat. A set with fewer than ``min_items``
+valid formats is rejected whole, and a rejected item is never replaced by anything else.
 Returns (accepted, rejects), both :class:`~curll.schemas.TemplateSchema` tables, plus
-stats; rejects carry their reason.
+stats with the yield per kind and stage (see :mod:`curll.yields`); rejects carry their
+reason.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Collection
 from typing import Any
 
 import pandas as pd
@@ -20,8 +24,22 @@ from curll.artifacts import count_by, records
 from curll.config.generation import TemplatesParams
 from curll.llm.engine import Engine
 from curll.llm.tasks import Answer, Task, ask, provenance
+from curll.yields import measure
 
 _WORD = r"[A-Za-z'-]{1,20}"
+_NUMBER = (
+    r"(\d+|[a-z]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
+    r"|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|first|second|third|fourth|fifth|last)"
+)
+_GENERIC = (
+    r"(formats?|text ?types?|types?|templates?|items?|examples?|options?|categories|category|kinds?"
+    r"|styles?|genres?|things?|something|writing|texts?|passages?|instructions?|responses?|names?)"
+)
+#: a label with no content: generic words, optionally numbered ("format one", "a text type", "item 3")
+PLACEHOLDER = re.compile(
+    rf"^((a|an|the|my|your) )?({_GENERIC} ?)+( {_NUMBER})?$|\b{_GENERIC} {_NUMBER}$", re.I
+)
+_QUOTED = re.compile(r'"([^"{}\[\]]{3,60})"')
 
 
 def templates_schema(p: TemplatesParams) -> dict[str, Any]:
@@ -42,9 +60,13 @@ def templates_schema(p: TemplatesParams) -> dict[str, Any]:
     }
 
 
-def check_items(items: list[str], p: TemplatesParams) -> list[tuple[str, str]]:
-    """(normalised format, reject reason or "") per item; the filter behind the stage."""
+def check_items(items: list[str], p: TemplatesParams, avoid: Collection[str] = ()) -> list[tuple[str, str]]:
+    """(normalised format, reject reason or "") per item; the filter behind the stage.
+
+    ``avoid``: lower-cased phrases an item must not copy (the prompt's quoted examples,
+    the indicator's own fields)."""
     pattern = re.compile(templates_schema(p)["properties"]["text_types"]["items"]["pattern"])
+    banned = {" ".join(a.lower().split()) for a in avoid}
     seen: dict[str, int] = {}
     out = []
     for i, raw in enumerate(items):
@@ -52,6 +74,10 @@ def check_items(items: list[str], p: TemplatesParams) -> list[tuple[str, str]]:
         key = text.lower()
         if not pattern.match(text):
             reason = f"not {p.min_words}-{p.max_words} plain words"
+        elif PLACEHOLDER.search(text):
+            reason = f"placeholder: {text!r} is a generic label, not a format"
+        elif key in banned:
+            reason = f"echo: {text!r} copies the prompt"
         elif key in seen:
             reason = f"duplicate of item {seen[key]}"
         else:
@@ -63,6 +89,12 @@ def check_items(items: list[str], p: TemplatesParams) -> list[tuple[str, str]]:
         short = f"set has {valid} valid formats, fewer than min_items={p.min_items}"
         out = [(t, r or short) for t, r in out]
     return out
+
+
+def prompt_phrases(answer: Answer, ind: dict[str, Any]) -> set[str]:
+    """What an item must not copy: phrases the prompt quotes, and the indicator's own fields."""
+    quoted = {q for m in answer.request.messages for q in _QUOTED.findall(m.content)}
+    return {*quoted, *(str(ind[k]) for k in ("skill", "subskill", "goal", "indicator"))}
 
 
 def make_templates(
@@ -80,11 +112,17 @@ def make_templates(
     df = pd.DataFrame(rows, columns=list(_COLUMNS))
     accepted = df[df["status"] == "ok"].reset_index(drop=True)
     rejects = df[df["status"] == "reject"].reset_index(drop=True)
+    sets = df.groupby("request_key", sort=False).agg(
+        stage=("stage", "first"), type=("kind", "first"),
+        kept=("status", lambda st: bool((st == "ok").any())), reason=("reason", "first"),
+    )  # fmt: skip
+    expected = {(int(r["stage"]), kind) for r, kind in jobs}
     stats = {
         "requests": len(jobs),
         "accepted": count_by(accepted, ["stage", "kind"]),
         "rejected_items": len(rejects),
         "reject_reasons": dict(Counter(_reason_kind(r) for r in rejects["reason"])),
+        "yields": measure(sets, expected),
     }
     return accepted, rejects, stats
 
@@ -99,7 +137,7 @@ def _rows(ind: dict[str, Any], kind: str, answer: Answer, p: TemplatesParams) ->
     base = {"indicator_id": ind["indicator_id"], "stage": ind["stage"], "kind": kind}
     if not answer.ok:
         return [{**provenance(answer), **base, "item": -1, "template": ""}]
-    checked = check_items(list(answer.result.parsed["text_types"]), p)
+    checked = check_items(list(answer.result.parsed["text_types"]), p, prompt_phrases(answer, ind))
     return [
         {**provenance(answer, status="reject" if r else "ok", reason=r), **base, "item": i, "template": t}
         for i, (t, r) in enumerate(checked)

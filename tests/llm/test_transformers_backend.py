@@ -81,6 +81,24 @@ def test_random_model_returns_schema_valid_json(backend):
         assert c.prompt_tokens > 0 and c.completion_tokens > 0
 
 
+def test_json_follows_the_schema_key_order_not_the_alphabet(backend):
+    schema = {
+        "type": "object",
+        "properties": {
+            "question": {"type": "string", "maxLength": 20},
+            "answer": {"type": "string", "maxLength": 20},
+        },
+        "required": ["question", "answer"],
+        "additionalProperties": False,
+    }
+    reqs = [
+        ChatRequest.build([("user", f"q{i}")], schema=schema, sampling=Sampling(seed=i)) for i in range(4)
+    ]
+    for c in backend.complete(reqs):
+        assert c.error is None
+        assert list(json.loads(c.text, strict=False)) == ["question", "answer"], c.text
+
+
 def test_answers_do_not_depend_on_batch_order_or_size(backend):
     reqs = requests(6)
     together = [c.text for c in backend.complete(reqs)]

@@ -31,6 +31,7 @@ class SamplingParams:
     top_p: float = 1.0
     max_tokens: int = 16
     seed: int | None = None
+    repetition_penalty: float = 1.0
     structured_outputs: object = None
 
 @dataclass
@@ -75,7 +76,12 @@ def fake_vllm(tmp_path, monkeypatch):
 
 
 def reqs(n: int) -> list[ChatRequest]:
-    schema = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    # not alphabetical: vLLM must get the task's order (answer after question)
+    schema = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}, "a": {"type": "string"}},
+        "required": ["a"],
+    }
     return [
         ChatRequest.build([("user", f"q{i}")], schema=schema, sampling=Sampling(seed=5)) for i in range(n)
     ]
@@ -89,6 +95,7 @@ def test_single_engine_sends_schema_and_sampling(fake_vllm):
     answers = [json.loads(c.text) for c in out]
     assert [a["user"] for a in answers] == ["q0", "q1", "q2"]
     assert answers[0]["schema"]["required"] == ["a"] and answers[0]["tp"] == 2 and answers[0]["seed"] == 5
+    assert list(answers[0]["schema"]["properties"]) == ["q", "a"]
     assert out[0].prompt_tokens == 3 and out[0].completion_tokens == 2
 
 

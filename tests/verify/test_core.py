@@ -7,7 +7,7 @@ import pytest
 
 from curll.artifacts import validate
 from curll.config import load_params
-from curll.config.verify import WordRange
+from curll.config.verify import ContentChecks, WordRange
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, RejectSchema
 from curll.verify import VerifyResult, plot_tables, verify
 from tests import instances as inst
@@ -48,7 +48,10 @@ def result(encoder):
     gens = pd.concat([gens, pd.DataFrame([bad])[gens.columns]], ignore_index=True)
     p = load_params().verify
     tables = {"context": ctx, "ir": ir, "cqa": cqa, "csqa": csqa}
-    return verify(tables, gens, encoder, p, words=WordRange(min=10, max=500), qa_pairs={"cqa": 2, "csqa": 1})
+    off = ContentChecks(seed_word=False, grounded=0, on_topic=0, ngram=3, max_repeated=1.0)
+    topics = {inst.hx(i): f"indicator {i}" for i in ("i0", "i1", "i2", "i3")}
+    return verify(tables, gens, encoder, p, words=WordRange(min=10, max=500), qa_pairs={"cqa": 2, "csqa": 1},
+                  checks=off, topics=topics)  # fmt: skip
 
 
 def reasons(result: VerifyResult, kind: str) -> dict[str, str]:
@@ -88,6 +91,9 @@ def test_outputs_validate_and_counts_add_up(result):
         assert c["kept"] == len(df)
     ctx = result.metrics["counts"]["context"]
     assert ctx["in"] == 7 and ctx["kept"] + sum(ctx["dropped"].values()) == 7
+    for kind, c in result.metrics["counts"].items():  # every type adds up
+        assert c["in"] == c["kept"] + sum(c["dropped"].values()), kind
+    assert result.metrics["counts"]["ir"]["in"] == 5  # 4 instances + 1 unparsed request
 
 
 def test_metrics_cover_stages_types_and_pairs(result):

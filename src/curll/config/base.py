@@ -16,6 +16,9 @@ Count = Annotated[StrictInt, Field(ge=0)]
 Positive = Annotated[StrictInt, Field(ge=1)]
 # YAML writes 1 for 1.0: accept ints where a float is meant, never strings
 Number = StrictFloat | StrictInt
+Share = Annotated[Number, Field(ge=0, le=1)]
+#: the least share a stage must keep: one number for every type, or {type: share} (missing: 0)
+MinYield = Share | dict[StrictStr, Share]
 
 
 class Section(BaseModel):

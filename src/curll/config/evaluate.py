@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictStr, field_validator
 
-from curll.config.base import Count, PathStr, Positive, Section
+from curll.config.base import Count, MinYield, PathStr, Positive, Section
 from curll.config.llm import SamplingParams
 
 TestType = Literal["ir", "cqa", "csqa"]
@@ -62,6 +62,7 @@ class EvaluateParams(Section):
     untrained: bool
     infer: InferParams
     judges: Annotated[tuple[StrictStr, ...], Field(min_length=1, strict=False)]
+    min_yield: MinYield = Field(description="least share of a judge's ratings that parse (by judge name)")
     prompts: dict[TestType, PathStr]
     rubric: RubricParams
     out: EvaluateOutputs

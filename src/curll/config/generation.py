@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from curll.config.base import Count, PathStr, Positive, Section
+from curll.config.base import Count, MinYield, PathStr, Positive, Section
 
 
 class SkillGraphPrompts(Section):
@@ -32,6 +32,7 @@ class SkillGraphParams(Section):
     candidates: Literal["all", "related", "nearest"]
     neighbours: Positive
     max_stage_gap: Count
+    min_yield: MinYield = Field(description="least share of pair requests answered validly (type: edge)")
     prompts: SkillGraphPrompts
     out: SkillGraphOutputs
 
@@ -50,6 +51,7 @@ class TemplatesParams(Section):
     max_items: Positive
     min_words: Positive
     max_words: Positive
+    min_yield: MinYield = Field(description="least share of (indicator, kind) sets accepted, per kind")
     prompt: PathStr
     out: TemplatesOutputs
 
@@ -97,6 +99,7 @@ class GenerateParams(Section):
     shards: Positive = Field(description="n: the seeds are split into n shards by a hash of seed_id")
     cqa_pairs: Positive
     csqa_pairs: Positive
+    min_yield: MinYield = Field(description="least share of requests answered validly, per task and stage")
     prompts: GeneratePrompts
     out: GenerateOutputs
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictStr, model_validator
 
-from curll.config.base import Count, Number, PathStr, Positive, Section
+from curll.config.base import Count, MinYield, Number, PathStr, Positive, Section
 
 Fraction = Annotated[Number, Field(gt=0, le=1)]
 
@@ -50,6 +50,33 @@ class ContextWords(Section):
         return self.by_profile.get(name, self.default)
 
 
+class ContentChecks(Section):
+    """Content checks (see :mod:`curll.verify.content`); each drops with its reason.
+
+    seed_word: the seed's word must appear in a passage / IR pair; grounded: least share of a
+    CQA answer's content words found in its passage (0: off); on_topic: least share of the
+    other indicators that an instance must be less similar to than to its own (0: off);
+    ngram / max_repeated: an instance whose share of repeated word n-grams exceeds
+    max_repeated is degenerate (1: off), as is a reply that repeats its prompt.
+    """
+
+    seed_word: StrictBool
+    grounded: Fraction | Literal[0]
+    on_topic: Annotated[Number, Field(ge=0, lt=1)]
+    ngram: Positive
+    max_repeated: Fraction
+
+
+class ContentParams(Section):
+    """``default`` checks, and ``by_profile`` overrides for an ``llm.use`` profile."""
+
+    default: ContentChecks
+    by_profile: dict[StrictStr, ContentChecks] = Field(default_factory=dict)
+
+    def for_profile(self, name: str) -> ContentChecks:
+        return self.by_profile.get(name, self.default)
+
+
 class SemanticParams(Section):
     """Near-duplicate detection (semhash): cosine >= threshold within a stage and type.
 
@@ -88,6 +115,8 @@ class VerifyParams(Section):
     """``verify``: filters (rejects kept with reasons), dedup, diversity and readability metrics."""
 
     context_words: ContextWords
+    content: ContentParams
+    min_yield: MinYield = Field(description="least share kept per type and stage (unparsed requests count)")
     semantic: SemanticParams
     diversity: SampleParams
     readability: ReadabilityParams

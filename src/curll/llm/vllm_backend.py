@@ -5,7 +5,8 @@
   ``data_parallel = n > 1`` the backend starts n worker processes, worker r seeing GPUs
   ``r*tp .. r*tp+tp-1`` (``CUDA_VISIBLE_DEVICES``), and splits every batch between them.
 - A schema becomes vLLM structured outputs (``StructuredOutputsParams(json=...)``, or
-  ``GuidedDecodingParams`` on vLLM < 0.10.2); the engine validates the answer either way.
+  ``GuidedDecodingParams`` on vLLM < 0.10.2), in its task's key order; the engine
+  validates the answer either way.
 - Sampling is per request (its own seed), so answers do not depend on batching.
 - Chat templates are the model's own (``LLM.chat``).
 """
@@ -31,6 +32,7 @@ def _sampling_params(req: ChatRequest) -> Any:
         "top_p": req.sampling.top_p,
         "max_tokens": req.sampling.max_tokens,
         "seed": req.sampling.seed,
+        "repetition_penalty": req.sampling.repetition_penalty,
     }
     if req.schema_json is not None:
         schema = json.loads(req.schema_json)

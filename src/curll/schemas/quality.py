@@ -17,6 +17,10 @@ VERIFY_REASONS = (
     "exact_duplicate",  # same normalised text as an earlier row
     "near_duplicate",  # cosine >= verify.semantic.threshold with a kept row of the same stage
     "context_dropped",  # the QA pair's passage was dropped
+    "degenerate",  # a repetition loop, or a reply that repeats its prompt
+    "seed_word",  # the seed's vocabulary word is not in the passage / IR pair
+    "off_topic",  # too far from its indicator (cosine under verify.content.on_topic)
+    "ungrounded",  # a CQA answer whose content words are mostly not in its passage
 )
 SPLITS = ("train", "validation", "test")
 UNIT_TYPES = ("context", "ir")

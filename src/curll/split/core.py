@@ -16,6 +16,7 @@ from curll.config.verify import SplitParams
 from curll.split.assign import assign
 from curll.split.decontam import contaminated
 from curll.verify.filters import reject_frame
+from curll.yields import YieldError
 
 
 def select(units: pd.DataFrame, ratings: pd.DataFrame, p: SplitParams) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -44,6 +45,31 @@ def select(units: pd.DataFrame, ratings: pd.DataFrame, p: SplitParams) -> tuple[
         }
     )
     return placed, rejects
+
+
+def require_records(records: pd.DataFrame, stages: list[int], p: SplitParams) -> None:
+    """Every stage must have train records, and test / validation records when asked for any;
+    else :class:`~curll.yields.YieldError` with the counts per stage and split."""
+    wanted = ["train"] + ["test"] * (p.test_per_indicator > 0) + ["validation"] * (p.val_per_indicator > 0)
+    sizes = records.groupby(["stage", "split"]).size().reset_index(name="n")
+    counts = {
+        (int(s), str(k)): int(n) for s, k, n in zip(sizes["stage"], sizes["split"], sizes["n"], strict=True)
+    }
+    empty = [
+        f"  stage {s} {split}: 0 records"
+        for s in stages
+        for split in wanted
+        if counts.get((s, split), 0) == 0
+    ]
+    if empty:
+        have = ", ".join(f"stage {s} {k} {n}" for (s, k), n in counts.items()) or "none"
+        raise YieldError(
+            "split: empty splits (every stage needs train records, and test/validation when "
+            "split.test_per_indicator/val_per_indicator ask for them):\n"
+            + "\n".join(empty)
+            + f"\n  records made: {have}",
+            field="split",
+        )
 
 
 def split_stats(placed: pd.DataFrame, ratings: pd.DataFrame, records: pd.DataFrame) -> dict[str, Any]:

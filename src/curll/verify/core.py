@@ -5,20 +5,29 @@ generations (for the unparsed requests), an encoder and the settings; returns th
 tables (same schemas, same row order), one rejects table (every dropped row with its
 reason) and the metrics of paper Appendix B:
 
-- ``counts[type]``: rows in, kept, and dropped per reason;
+- ``counts[type]``: rows in, kept, and dropped per reason, with ``in == kept + sum(dropped)``
+  (an unparsed CQA/CSQA request counts as the pairs it should have made);
+- ``yields[type][stage]``: the same per stage (see :mod:`curll.yields`), with examples;
 - ``dedup[type][stage]``: share of a stage's passages / IR pairs that are near-duplicates of
   another in the same stage; ``dedup_pairs[type]["i-j"]``: share of stage j's texts with a
   near-duplicate in stage i (both measured after exact-duplicate removal);
 - ``diversity[type][stage]`` and ``diversity_pairs[type]["i-j"]``: 1 / gzip ratio of the kept texts;
 - ``readability[type][stage][metric]``: mean and std of six textstat grades on a seeded sample.
 
-Order of checks: unparsed requests, empty fields, passage length, exact duplicates (first
-kept), near duplicates within a stage (when ``semantic.drop``); then QA pairs of dropped
-passages, sets of the wrong size, empty pairs and exact duplicates within a passage.
+- ``content[type][stage]``: the share passing each content check (seed word, on topic,
+  grounded, not degenerate; :mod:`curll.verify.content`), measured on the rows that reach them.
+
+Order of checks: unparsed requests, empty fields, passage length, content checks
+(degenerate, seed word, on topic), exact duplicates (first kept), near duplicates within a
+stage (when ``semantic.drop``); then QA pairs of dropped passages, sets of the wrong size,
+empty pairs, content checks (degenerate, grounded for CQA) and exact duplicates within a
+passage.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
@@ -27,12 +36,14 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from curll.config.verify import SemanticParams, VerifyParams, WordRange
+from curll.config.verify import ContentChecks, SemanticParams, VerifyParams, WordRange
+from curll.verify import content
 from curll.verify import filters as flt
 from curll.verify.dedup import cross_rate, exact_duplicates, near_duplicates
 from curll.verify.diversity import diversity, sample_indices
 from curll.verify.encoder import Encoder
 from curll.verify.readability import score, summarise
+from curll.yields import measure
 
 TABLES = {"context": "contexts", "ir": "ir", "cqa": "cqa", "csqa": "csqa"}
 
@@ -79,27 +90,63 @@ def _semantic(
     return flags if p.drop else {}
 
 
+def _topic_scores(
+    kind: str, df: pd.DataFrame, encoder: Encoder, topics: Mapping[str, str], batch: int
+) -> np.ndarray:
+    """For every instance, the share of the other indicators it is less similar to than to its
+    own (cosine under the encoder): 1.0 when its own is the closest of all, ~0.5 for a text no
+    closer to its own indicator than to a random one. A relative score, since static-embedding
+    cosines share a large common component. With one indicator only, every score is 1.0."""
+    if df.empty:
+        return np.zeros(0)
+    ids = sorted(topics)
+    if len(ids) < 2:
+        return np.ones(len(df))
+    ind = encode(encoder, [topics[i] for i in ids], batch=batch, desc=f"verify: encode indicators ({kind})")
+    row_of = {i: r for r, i in enumerate(ids)}
+    own = np.array([row_of[i] for i in df["indicator_id"]])
+    mine = encode(encoder, flt.texts_of(kind, df), batch=batch, desc=f"verify: encode {kind} for topics")
+    out = np.empty(len(df))
+    for start in range(0, len(df), 4096):  # (rows x indicators) similarities, a block at a time
+        sims = mine[start : start + 4096] @ ind.T
+        mine_own = sims[np.arange(len(sims)), own[start : start + 4096]]
+        out[start : start + 4096] = (sims < mine_own[:, None]).sum(axis=1) / (len(ids) - 1)
+    return out
+
+
 def _filter(
-    tables: dict[str, pd.DataFrame], encoder: Encoder, p: VerifyParams, words: WordRange, qa: dict[str, int]
+    tables: dict[str, pd.DataFrame],
+    encoder: Encoder,
+    p: VerifyParams,
+    words: WordRange,
+    qa: dict[str, int],
+    checks: ContentChecks,
+    topics: Mapping[str, str],
 ) -> tuple[dict[str, pd.DataFrame], list[pd.DataFrame], dict[str, Any]]:
-    metrics: dict[str, Any] = {"dedup": {}, "dedup_pairs": {}}
+    metrics: dict[str, Any] = {"content": {}, "dedup": {}, "dedup_pairs": {}}
     kept: dict[str, pd.DataFrame] = {}
     rejects: list[pd.DataFrame] = []
+    n, limit = checks.ngram, float(checks.max_repeated)
 
     def step(kind: str, df: pd.DataFrame, flags: dict[str, str]) -> pd.DataFrame:
         df, gone = flt.drop(df, kind, flags)
         rejects.append(gone)
         return df
 
-    for kind, filters in (
+    for kind, basic in (
         ("context", [flt.not_empty("text"), flt.word_range("text", words.min, words.max)]),
         ("ir", [flt.not_empty("instruction", "response")]),
     ):
         df = _sorted(tables[kind])
-        df = step(kind, df, flt.flag(df, filters))
+        df = step(kind, df, flt.flag(df, basic))
+        scores = _topic_scores(kind, df, encoder, topics, p.semantic.batch_size)
+        table = content.check_table(kind, df, passages={}, topic_scores=scores, ngram=n, repeat_limit=limit)
+        metrics["content"][kind] = content.rates(df, table, checks)
+        df = step(kind, df, content.flags(kind, df, table, checks))
         repeats = exact_duplicates(df["instance_id"].tolist(), flt.texts_of(kind, df))
         df = step(kind, df, {i: f"exact_duplicate: dup of {o}" for i, o in repeats.items()})
         kept[kind] = step(kind, df, _semantic(kind, df, encoder, p.semantic, metrics))
+    passages = dict(zip(kept["context"]["instance_id"], kept["context"]["text"], strict=True))
     for kind in ("cqa", "csqa"):
         df = (
             tables[kind].sort_values(["stage", "context_id", "q_index"], kind="stable").reset_index(drop=True)
@@ -107,6 +154,11 @@ def _filter(
         df = step(kind, df, flt.orphans(df, kept["context"]["instance_id"]))
         df = step(kind, df, flt.qa_count(df, qa[kind]))
         df = step(kind, df, flt.flag(df, [flt.not_empty("question", "answer")]))
+        table = content.check_table(
+            kind, df, passages=passages, topic_scores=None, ngram=n, repeat_limit=limit
+        )
+        metrics["content"][kind] = content.rates(df, table, checks)
+        df = step(kind, df, content.flags(kind, df, table, checks))
         dups: dict[str, str] = {}
         for _, group in df.groupby("context_id", sort=False):
             found = exact_duplicates(group["instance_id"].tolist(), flt.texts_of(kind, group))
@@ -139,6 +191,23 @@ def _measure(kept: dict[str, pd.DataFrame], p: VerifyParams, metrics: dict[str, 
         metrics["readability"][kind] = grades
 
 
+def _units(kept: dict[str, pd.DataFrame], rejects: pd.DataFrame, qa_pairs: dict[str, int]) -> pd.DataFrame:
+    """One row per kept or dropped instance for :func:`curll.yields.measure`; an unparsed QA
+    request weighs as many pairs as it should have made."""
+    weight = [
+        qa_pairs.get(t, 1) if r == "unparsed" else 1
+        for t, r in zip(rejects["type"], rejects["reason"], strict=True)
+    ]
+    reason = rejects["reason"] + ": " + rejects["detail"]
+    gone = pd.DataFrame({"stage": rejects["stage"], "type": rejects["type"], "kept": False,
+                         "reason": reason, "weight": weight})  # fmt: skip
+    parts = [gone] + [
+        pd.DataFrame({"stage": df["stage"], "type": kind, "kept": True, "reason": "", "weight": 1})
+        for kind, df in kept.items()
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
 def verify(
     tables: dict[str, pd.DataFrame],
     generations: pd.DataFrame,
@@ -147,19 +216,29 @@ def verify(
     *,
     words: WordRange,
     qa_pairs: dict[str, int],
+    checks: ContentChecks,
+    topics: Mapping[str, str],
 ) -> VerifyResult:
-    """See the module docstring; ``qa_pairs`` is the expected set size for "cqa" and "csqa"."""
-    kept, rejects, metrics = _filter(tables, encoder, p, words, qa_pairs)
+    """See the module docstring; ``qa_pairs`` is the expected set size for "cqa" and "csqa";
+    ``checks`` the content checks of the active profile; ``topics`` maps indicator ids to the
+    text an instance must stay close to (:func:`curll.verify.content.indicator_text`)."""
+    kept, rejects, metrics = _filter(tables, encoder, p, words, qa_pairs, checks, topics)
     all_rejects = pd.concat([flt.unparsed(generations), *rejects], ignore_index=True)
+    yields = measure(
+        _units(kept, all_rejects, qa_pairs), zip(generations["stage"], generations["task"], strict=True)
+    )
     counts: dict[str, Any] = {}
-    for kind, df in kept.items():
-        gone = all_rejects[all_rejects["type"] == kind]
+    for kind in kept:
+        per_stage = yields.get(kind, {}).values()
+        dropped: Counter[str] = Counter()
+        for g in per_stage:
+            dropped.update(g["reasons"])
         counts[kind] = {
-            "in": len(tables[kind]),
-            "kept": len(df),
-            "dropped": {str(k): int(v) for k, v in gone["reason"].value_counts().sort_index().items()},
+            "in": sum(g["in"] for g in per_stage),
+            "kept": sum(g["kept"] for g in per_stage),
+            "dropped": dict(sorted(dropped.items())),
         }
-    metrics = {"counts": counts, **metrics}
+    metrics = {"counts": counts, "yields": yields, **metrics}
     _measure(kept, p, metrics)
     return VerifyResult(kept, all_rejects, metrics)
 

@@ -1,0 +1,203 @@
+"""Content checks of generated instances: is it about its seed, its passage and its indicator,
+and is it text at all rather than a loop or an echo?
+
+Each check is a pure function of the text; :func:`check_table` applies them to a whole
+table and returns one row per instance with the outcome of every check, which the verify
+stage turns into drops (with reasons) and into rates per stage and type (DVC metrics):
+
+- ``seed_word``: the vocabulary word of the seed appears in the passage (or in the IR
+  pair), in any regular inflection (garden, gardens; run, running, ran is *not* found:
+  irregular forms are missed, which errs towards dropping);
+- ``grounded`` (CQA): the share of the answer's content words found in its passage,
+  compared on crude stems; an answer with no content words ("Yes.") counts as grounded;
+- ``on_topic``: the share of the other indicators of the taxonomy that the instance is less
+  similar to than to its own (cosine under the verify encoder; passages: the passage, IR:
+  instruction and response). Relative, because static-embedding cosines share a large
+  common component: an off-topic story scored 0.51 against a counting indicator, an
+  on-topic answer 0.25;
+- ``degenerate``: a repetition loop (the share of repeated word n-grams in any field above
+  a limit), a passage that only restates its topic, or a pair whose answer repeats its
+  question (normalised equality or word-set Jaccard >= 0.8).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+_WORDS = re.compile(r"[a-z0-9']+")
+_STOP = (
+    "a an the and or but if then so of to in on at by for with from as is are was were be been being "
+    "it its it's this that these those he she they we you i me my your his her their our them him us "
+    "do does did not no yes can could will would should may might must have has had what who whom "
+    "which when where why how there here all any some very just also too than about into out up down "
+    "over under again more most much many such only own same other each few both"
+)
+STOPWORDS = frozenset(_STOP.split())
+_SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ier", "iest", "est", "ers", "er", "ed", "es", "ly", "s")
+
+
+def words(text: str) -> list[str]:
+    return _WORDS.findall(text.lower())
+
+
+def stem(word: str) -> str:
+    """A crude stem, the same for a word's regular forms: a common suffix off (stories ->
+    story, running -> run, stopped -> stop), then one final e (make, making -> mak)."""
+    base = word
+    for suf in _SUFFIXES:
+        if word.endswith(suf) and len(word) - len(suf) >= (2 if suf in ("ies", "ied") else 3):
+            base = word[: -len(suf)]
+            if suf in ("ies", "ied", "ier", "iest"):
+                base += "y"
+            elif len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouls":
+                base = base[:-1]
+            break
+    return base[:-1] if base.endswith("e") and len(base) > 3 else base
+
+
+def has_word(text: str, word: str) -> bool:
+    """Does ``text`` contain ``word`` (a lemma, possibly several words) in a regular form?"""
+    target = [stem(w) for w in words(word)]
+    if not target:
+        return True
+    stems = [stem(w) for w in words(text)]
+    n = len(target)
+    return any(stems[i : i + n] == target for i in range(len(stems) - n + 1))
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit()]
+
+
+def grounding(answer: str, passage: str) -> float:
+    """Share of the answer's content-word stems that occur in the passage (1.0 with none)."""
+    mine = {stem(w) for w in content_words(answer)}
+    if not mine:
+        return 1.0
+    theirs = {stem(w) for w in words(passage)}
+    return len(mine & theirs) / len(mine)
+
+
+def repeated_ngrams(text: str, n: int) -> float:
+    """Share of the word n-grams of ``text`` that repeat an earlier one (0 for short texts)."""
+    w = words(text)
+    grams = [tuple(w[i : i + n]) for i in range(len(w) - n + 1)]
+    if len(grams) < 2 * n:
+        return 0.0
+    return 1.0 - len(set(grams)) / len(grams)
+
+
+def same_text(a: str, b: str) -> bool:
+    """``b`` repeats ``a``: equal once normalised, or word sets with Jaccard >= 0.8."""
+    wa, wb = words(a), words(b)
+    if wa == wb:
+        return True
+    sa, sb = set(wa), set(wb)
+    return bool(sa and sb) and len(sa & sb) / len(sa | sb) >= 0.8
+
+
+def degenerate(fields: Mapping[str, str], *, n: int, limit: float, pair: tuple[str, str] | None) -> str:
+    """The reason an instance is degenerate ("" when it is not); ``pair``: (prompt field, reply
+    field) whose reply must not repeat the prompt (question/answer, instruction/response)."""
+    for name, text in fields.items():
+        rate = repeated_ngrams(text, n)
+        if rate > limit:
+            return f"degenerate: {name} repeats itself ({rate:.0%} of its {n}-grams are repeats)"
+    if pair is not None and same_text(fields[pair[0]], fields[pair[1]]):
+        return f"degenerate: the {pair[1]} repeats the {pair[0]}"
+    return ""
+
+
+#: per type: the text fields checked for loops, and the (prompt, reply) pair that must differ
+FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, str] | None]] = {
+    "context": (("expanded_topic", "text"), ("expanded_topic", "text")),
+    "ir": (("instruction", "response"), ("instruction", "response")),
+    "cqa": (("question", "answer"), ("question", "answer")),
+    "csqa": (("question", "answer"), ("question", "answer")),
+}
+
+
+def check_table(
+    kind: str,
+    df: pd.DataFrame,
+    *,
+    passages: Mapping[str, str],
+    topic_scores: Sequence[float] | np.ndarray | None,
+    ngram: int,
+    repeat_limit: float,
+) -> pd.DataFrame:
+    """One row per instance of ``df`` (same order): ``seed_word`` (bool, or None where not
+    checked), ``grounding`` (float, CQA only), ``on_topic`` (cosine, or NaN), ``degenerate``
+    (a reason or ""). ``passages``: context id -> passage text, for QA rows."""
+    fields, pair = FIELDS[kind]
+    out: dict[str, list[Any]] = {"seed_word": [], "grounding": [], "degenerate": []}
+    for row in df[[*fields, "word", *(["context_id"] if kind in ("cqa", "csqa") else [])]].to_dict("records"):
+        texts = {f: str(row[f]) for f in fields}
+        if kind == "context":
+            out["seed_word"].append(has_word(texts["text"], row["word"]))
+        elif kind == "ir":
+            out["seed_word"].append(has_word(texts["instruction"] + " " + texts["response"], row["word"]))
+        else:
+            out["seed_word"].append(None)
+        passage = passages.get(row.get("context_id", ""), "")
+        out["grounding"].append(grounding(texts["answer"], passage) if kind == "cqa" else np.nan)
+        out["degenerate"].append(degenerate(texts, n=ngram, limit=repeat_limit, pair=pair))
+    table = pd.DataFrame(out, index=df.index)
+    table["on_topic"] = np.nan if topic_scores is None else np.asarray(topic_scores, dtype=float)
+    return table
+
+
+def indicator_text(row: Mapping[str, Any]) -> str:
+    """What an instance is compared with for ``on_topic``: sub-skill, goal and indicator."""
+    return f"{row['subskill']}: {row['goal']}. {row['indicator']}"
+
+
+def flags(kind: str, df: pd.DataFrame, table: pd.DataFrame, checks: Any) -> dict[str, str]:
+    """{instance id: reason} for the rows ``checks`` (a ContentChecks) drops, the first failed
+    check naming it, in order: degenerate, seed_word, off_topic, ungrounded."""
+    out: dict[str, str] = {}
+    for iid, word, t in zip(df["instance_id"], df["word"], table.to_dict("records"), strict=True):
+        if t["degenerate"]:
+            out[iid] = t["degenerate"]
+        elif checks.seed_word and t["seed_word"] is False:
+            out[iid] = f"seed_word: {word!r} is not in the text"
+        elif checks.on_topic > 0 and t["on_topic"] < checks.on_topic:
+            out[iid] = (
+                f"off_topic: closer to its own indicator than to only {t['on_topic']:.0%} of the others "
+                f"(minimum {checks.on_topic:.0%})"
+            )
+        elif kind == "cqa" and checks.grounded > 0 and t["grounding"] < checks.grounded:
+            out[iid] = (
+                f"ungrounded: {t['grounding']:.0%} of the answer's content words are in its passage "
+                f"(minimum {checks.grounded:.0%})"
+            )
+    return out
+
+
+def rates(df: pd.DataFrame, table: pd.DataFrame, checks: Any) -> dict[str, dict[str, Any]]:
+    """Per stage: rows checked, and the share passing each check (None where it does not apply);
+    ``on_topic_mean`` is the mean on-topic score."""
+    out: dict[str, dict[str, Any]] = {}
+    for stage in sorted(set(df["stage"])):
+        t = table[(df["stage"] == stage).to_numpy()]
+        seed = t["seed_word"].dropna()
+        topic = t["on_topic"].dropna()
+        ground = t["grounding"].dropna()
+
+        def share(mask: pd.Series) -> float | None:
+            return round(float(mask.mean()), 6) if len(mask) else None
+
+        out[str(stage)] = {
+            "n": len(t),
+            "seed_word": share(seed.astype(bool)),
+            "on_topic": share(topic >= checks.on_topic) if checks.on_topic > 0 else None,
+            "on_topic_mean": round(float(topic.mean()), 6) if len(topic) else None,
+            "grounded": share(ground >= checks.grounded) if len(ground) else None,
+            "degenerate": share(t["degenerate"] != ""),
+        }
+    return out
