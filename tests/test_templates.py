@@ -72,3 +72,49 @@ def test_make_templates_keeps_rejects_with_reason(p):
     failed = rejects[rejects["item"] == -1]
     assert len(failed) == 2 and failed["reason"].str.startswith("invalid JSON").all()
     assert stats["rejected_items"] == 4
+
+
+def test_placeholders_and_copies_of_the_prompt_are_rejected(p):
+    items = ["format one", "Format Two", "a text type", "an example", "a bedtime story"]
+    items += ["a riddle", "a recipe card", "a weather report", "retell the story"]
+    checked = dict(check_items(items, p, avoid={"A bedtime story", "Retell the story"}))
+    assert all(
+        checked[t].startswith("placeholder")
+        for t in ("format one", "Format Two", "a text type", "an example")
+    )
+    assert checked["a bedtime story"].startswith("echo") and checked["retell the story"].startswith("echo")
+    assert checked["a riddle"] == checked["a recipe card"] == checked["a weather report"] == ""
+
+
+def test_a_model_that_copies_the_prompt_yields_nothing_and_says_why(p):
+    """What SmolLM2 did with the old prompt: it returned the example list it was shown."""
+    row = {
+        "indicator_id": "a" * 16,
+        "stage": 0,
+        "age_group": "5-6",
+        "skill": "s",
+        "subskill": "u",
+        "goal": "g",
+    }
+    ind = pd.DataFrame([{**row, "indicator": "Retells a story in order"}])
+    eng, _ = engine(lambda req: {"text_types": ["format one", "format two", "format three", "format four"]})
+    task = Task(load_prompt(ROOT / "prompts/templates.j2"), templates_schema(p), Sampling())
+    accepted, rejects, stats = make_templates(ind, eng, task, p)
+    assert accepted.empty and rejects["reason"].str.startswith("placeholder").all()
+    assert stats["yields"]["context"]["0"]["yield"] == 0.0
+    from curll.yields import YieldError, check_yields
+
+    with pytest.raises(YieldError, match=r"stage 0 context: 0 of 1 kept .*; placeholder 1 \(e\.g\.") as err:
+        check_yields("templates", stats["yields"], p.min_yield, key="templates.min_yield")
+    assert err.value.field == "templates.min_yield"
+
+
+def test_invented_words_and_fragments_of_the_indicator_are_rejected(p):
+    """What SmolLM2 writes under a letters-only grammar with a repetition penalty."""
+    items = ["storybooksdress stories", "jsonpJSONSrPbZM data", "Sorts flat shapes by the",
+             "a colour chart", "a picture book", "a diary entry"]  # fmt: skip
+    checked = dict(check_items(items, p, avoid={"Sorts flat shapes by the number of sides and corners"}))
+    assert checked["storybooksdress stories"].startswith("not_words: 'storybooksdress'")
+    assert checked["jsonpJSONSrPbZM data"].startswith("not_words")
+    assert checked["Sorts flat shapes by the"].startswith("echo")
+    assert checked["a colour chart"] == checked["a picture book"] == checked["a diary entry"] == ""

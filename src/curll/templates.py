@@ -1,8 +1,10 @@
 """Text-type templates: 15-20 abstract formats of 2-5 words per indicator and kind.
 
 Contract of :func:`make_templates`: one request per (indicator, kind); the answer must
-match :func:`templates_schema`. Each returned format is checked by :func:`check_items`:
-word count and characters; a placeholder or generic label ("format one", "format 2",
+match :func:`templates_schema`. A set without ``min_items`` valid formats is asked again
+(the engine's attempts, :func:`set_check`). Each returned format is checked by :func:`check_items`:
+word count and characters; every word in the dictionary (:mod:`curll.lexicon`); a
+placeholder or generic label ("format one", "format 2",
 "text type", "example"); a copy of a phrase the prompt quotes as an example, or of the
 indicator's own wording; a case-insensitive repeat. A set with fewer than ``min_items``
 valid formats is rejected whole, and a rejected item is never replaced by anything else.
@@ -16,17 +18,20 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Collection
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
 from curll.artifacts import count_by, records
 from curll.config.generation import TemplatesParams
-from curll.llm.engine import Engine
+from curll.lexicon import is_word
+from curll.llm.engine import Check, Engine
 from curll.llm.tasks import Answer, Task, ask, provenance
+from curll.llm.types import ChatRequest
 from curll.yields import measure
 
-_WORD = r"[A-Za-z'-]{1,20}"
+_WORD = r"[A-Za-z']{1,15}"  # letters only: with hyphens a small model chains words into one
 _NUMBER = (
     r"(\d+|[a-z]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
     r"|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|first|second|third|fourth|fifth|last)"
@@ -50,7 +55,7 @@ def templates_schema(p: TemplatesParams) -> dict[str, Any]:
         "properties": {
             "text_types": {
                 "type": "array",
-                "items": {"type": "string", "pattern": pattern, "maxLength": 21 * p.max_words - 1},
+                "items": {"type": "string", "pattern": pattern, "maxLength": 16 * p.max_words - 1},
                 "minItems": p.min_items,
                 "maxItems": p.max_items,
             }
@@ -63,8 +68,8 @@ def templates_schema(p: TemplatesParams) -> dict[str, Any]:
 def check_items(items: list[str], p: TemplatesParams, avoid: Collection[str] = ()) -> list[tuple[str, str]]:
     """(normalised format, reject reason or "") per item; the filter behind the stage.
 
-    ``avoid``: lower-cased phrases an item must not copy (the prompt's quoted examples,
-    the indicator's own fields)."""
+    ``avoid``: phrases an item must not copy, whole or (from three words on) in part: the
+    prompt's quoted examples, the indicator's own fields."""
     pattern = re.compile(templates_schema(p)["properties"]["text_types"]["items"]["pattern"])
     banned = {" ".join(a.lower().split()) for a in avoid}
     seen: dict[str, int] = {}
@@ -74,9 +79,11 @@ def check_items(items: list[str], p: TemplatesParams, avoid: Collection[str] = (
         key = text.lower()
         if not pattern.match(text):
             reason = f"not {p.min_words}-{p.max_words} plain words"
+        elif unknown := [w for w in text.split() if not is_word(w)]:
+            reason = f"not_words: {unknown[0]!r} is not an English word"
         elif PLACEHOLDER.search(text):
             reason = f"placeholder: {text!r} is a generic label, not a format"
-        elif key in banned:
+        elif key in banned or (len(key.split()) >= 3 and any(key in b for b in banned)):
             reason = f"echo: {text!r} copies the prompt"
         elif key in seen:
             reason = f"duplicate of item {seen[key]}"
@@ -91,10 +98,23 @@ def check_items(items: list[str], p: TemplatesParams, avoid: Collection[str] = (
     return out
 
 
-def prompt_phrases(answer: Answer, ind: dict[str, Any]) -> set[str]:
-    """What an item must not copy: phrases the prompt quotes, and the indicator's own fields."""
-    quoted = {q for m in answer.request.messages for q in _QUOTED.findall(m.content)}
-    return {*quoted, *(str(ind[k]) for k in ("skill", "subskill", "goal", "indicator"))}
+def prompt_phrases(request: ChatRequest) -> set[str]:
+    """What an item must not copy: the phrases the prompt quotes, and (from three words on) any
+    stretch of the prompt itself, the indicator's wording included."""
+    quoted = {q for m in request.messages for q in _QUOTED.findall(m.content)}
+    return {*quoted, *(m.content for m in request.messages)}
+
+
+def set_check(p: TemplatesParams) -> Check:
+    """The engine-side check of a set: enough valid formats, else the reason (so the engine
+    asks again with the next attempt's seed before the set is rejected)."""
+
+    def check(request: ChatRequest, parsed: Any) -> str | None:
+        checked = check_items(list(parsed["text_types"]), p, prompt_phrases(request))
+        bad = [r for _, r in checked if r]
+        return bad[0] if len(bad) == len(checked) else None
+
+    return check
 
 
 def make_templates(
@@ -107,6 +127,7 @@ def make_templates(
         for row, kind in jobs
     ]  # fmt: skip
     rows: list[dict[str, Any]] = []
+    task = replace(task, check=set_check(p))
     for (ind, kind), answer in zip(jobs, ask(engine, task, fields), strict=True):
         rows.extend(_rows(ind, kind, answer, p))
     df = pd.DataFrame(rows, columns=list(_COLUMNS))
@@ -137,7 +158,7 @@ def _rows(ind: dict[str, Any], kind: str, answer: Answer, p: TemplatesParams) ->
     base = {"indicator_id": ind["indicator_id"], "stage": ind["stage"], "kind": kind}
     if not answer.ok:
         return [{**provenance(answer), **base, "item": -1, "template": ""}]
-    checked = check_items(list(answer.result.parsed["text_types"]), p, prompt_phrases(answer, ind))
+    checked = check_items(list(answer.result.parsed["text_types"]), p, prompt_phrases(answer.request))
     return [
         {**provenance(answer, status="reject" if r else "ok", reason=r), **base, "item": i, "template": t}
         for i, (t, r) in enumerate(checked)

@@ -41,7 +41,7 @@ def seeds(n: int = 12) -> pd.DataFrame:
             "indicator": ["ind"] * n,
             "type": ["context", "ir"] * (n // 2),
             "template": ["a tale"] * n,
-            "word": ["cat"] * n,
+            "word": [f"cat{i * 7919:x}" for i in range(1, n + 1)],  # names the seed in its prompt
             "pos": ["Noun"] * n,
         }
     )
@@ -60,12 +60,13 @@ def answer(req):
     """Passages of seeds whose id is a multiple of 3 are blank; everything else is fine."""
     user = req.messages[1].content
     if "Passage:" in user:
-        if "skill instruction" in user:
+        if "Skill to practise" in user:
             return {"skill_based_pairs": [{"instruction": "Do it.", "response": "Done."}]}
         return {"question_answer_pairs": [{"question": "Who?", "answer": "A cat."}] * 2}
-    if "Instruction format" in user:
+    if "The exercise is" in user:
         return {"instruction": "Say hi.", "response": "Hi."}
-    seed = user.split("Seed ")[1][:16]
+    number = user.split('the word "cat')[1].split('"')[0]
+    seed = f"{int(number, 16):016x}"
     if int(seed, 16) % 3 == 0:
         return {"expanded_topic": "cats", "generated_text": "   "}  # schema-valid, semantically empty
     return {"expanded_topic": "cats", "generated_text": f"A story for {seed}."}

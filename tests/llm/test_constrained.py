@@ -8,7 +8,15 @@ import json
 import pytest
 import torch
 
-from curll.llm.constrained import RowSpec, RowState, apply_bitmask, find_loop, gumbel_scores, stop_bitmask
+from curll.llm.constrained import (
+    RowSpec,
+    RowState,
+    apply_bitmask,
+    find_loop,
+    gumbel_scores,
+    sample_rows,
+    stop_bitmask,
+)
 
 
 def draw(logits: torch.Tensor, row: RowSpec, n: int) -> torch.Tensor:
@@ -69,15 +77,19 @@ def test_a_row_is_done_when_its_json_closes_without_asking_for_the_stop_token(gr
     assert tok.decode(state.tokens) == '{"a": "ab"}'
 
 
-def test_repetition_penalty_lowers_tokens_already_seen():
+def test_penalties_lower_tokens_the_answer_used_not_the_prompt():
     stops = stop_bitmask([9], 1)
-    logits = torch.tensor([2.0, 2.0, -1.0, -1.0, 1.5, 0.0, 0.0, 0.0, 0.0, 0.0])
-    plain = RowState(RowSpec(None, 0, 0.0, 1.0), [0], 10, stops, "cpu")
-    assert plain.sample(logits) == 0  # a tie, argmax takes the first
-    penalised = RowState(RowSpec(None, 0, 0.0, 1.0, repetition_penalty=2.0), [0], 10, stops, "cpu")
-    assert penalised.sample(logits) == 1  # token 0 is in the prompt: 2.0 -> 1.0
-    penalised.accept(1)
-    assert penalised.sample(logits) == 4  # 0 and 1 both halved to 1.0: 1.5 wins
+    logits = torch.tensor([2.0, 1.9, -1.0, -1.0, 1.5, 0.0, 0.0, 0.0, 0.0, 0.0])
+    presence = RowState(RowSpec(None, 0, 0.0, 1.0, presence_penalty=1.0), [0, 1], 10, stops, "cpu")
+    assert presence.sample(logits) == 0  # the prompt's tokens are not penalised
+    presence.accept(0)
+    assert presence.sample(logits) == 1  # 0 was used once: 2.0 - 1.0 < 1.9
+    presence.accept(1)
+    assert presence.sample(logits) == 4  # both used: 1.0 and 0.9 < 1.5
+    frequency = RowState(RowSpec(None, 0, 0.0, 1.0, frequency_penalty=0.3), [], 10, stops, "cpu")
+    for token in (0, 0):
+        frequency.accept(token)
+    assert frequency.sample(logits) == 1  # two uses: 2.0 - 0.6 = 1.4 < 1.9
     assert logits[0] == 2.0  # the caller's logits are left alone
 
 
@@ -89,3 +101,22 @@ def test_find_loop_catches_long_repeats_only():
     assert find_loop([4] * 47) == 0 and find_loop([4] * 48) == 1
     sentence = list(range(20, 40))  # a 20-token sentence three times over
     assert find_loop(sentence * 3) == 20
+
+
+def test_batched_sampling_draws_what_each_row_would_alone():
+    torch.manual_seed(0)
+    logits = torch.randn(4, 50)
+    stops = stop_bitmask([49], 2)
+    specs = [RowSpec(None, 1, 0.7, 1.0), RowSpec(None, 2, 0.0, 1.0), RowSpec(None, 3, 1.0, 0.5),
+             RowSpec(None, 4, 0.3, 0.9, presence_penalty=1.0)]  # fmt: skip
+    together = [RowState(s, [], 50, stops, "cpu") for s in specs]
+    alone = [RowState(s, [], 50, stops, "cpu") for s in specs]
+    for st in (*together, *alone):
+        st.accept(7)
+    for _ in range(20):
+        batch = sample_rows(logits, together)
+        singles = [
+            int(gumbel_scores(a.penalised(logits[i]), a.spec, a.generator).argmax())
+            for i, a in enumerate(alone)
+        ]
+        assert batch == singles

@@ -118,15 +118,15 @@ def test_json_object_and_none_modes(server):
     assert "response_format" not in server.requests[1]
 
 
-def test_repetition_penalty_is_sent_only_when_set(server):
+def test_penalties_are_sent_only_when_set(server):
     from dataclasses import replace
 
     plain = req("a")
-    penalised = replace(plain, sampling=replace(plain.sampling, repetition_penalty=1.2))
+    penalised = replace(plain, sampling=replace(plain.sampling, presence_penalty=0.5))
     backend(server).complete([plain])
     backend(server).complete([penalised])
-    assert "repetition_penalty" not in server.requests[0]
-    assert server.requests[1]["repetition_penalty"] == 1.2
+    assert "presence_penalty" not in server.requests[0] and "frequency_penalty" not in server.requests[0]
+    assert server.requests[1]["presence_penalty"] == 0.5
 
 
 def test_concurrency_is_bounded():

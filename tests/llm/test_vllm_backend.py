@@ -31,7 +31,8 @@ class SamplingParams:
     top_p: float = 1.0
     max_tokens: int = 16
     seed: int | None = None
-    repetition_penalty: float = 1.0
+    presence_penalty: float = 0.0
+    frequency_penalty: float = 0.0
     structured_outputs: object = None
 
 @dataclass

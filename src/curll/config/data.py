@@ -22,6 +22,10 @@ class TaxonomyParams(Section):
         description="a file, or a folder whose *.csv / *.yaml files are read in name order"
     )
     stages: Stages
+    per_stage: Count = Field(
+        default=0, description="keep a seeded sample of this many indicators per stage; 0 = all"
+    )
+    seed: StrictInt = 42
     out: TaxonomyOutputs
 
     _stages = field_validator("stages")(unique_sorted)

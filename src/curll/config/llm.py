@@ -19,14 +19,16 @@ from curll.llm.types import Sampling
 class SamplingParams(Section):
     """Sampling sent with every request; the paper generates at temperature 0.3, 1024 new tokens.
 
-    repetition_penalty: > 1 discourages every token already in the prompt or the answer
-    (transformers' and vLLM's definition); 1 is off."""
+    presence_penalty / frequency_penalty: subtracted from the logit of every token the answer
+    has already used (once, or once per use): OpenAI's definition, which vLLM and llama.cpp
+    share. They act on the answer only, never on the prompt; 0 is off."""
 
     temperature: Annotated[Number, Field(ge=0, le=2)]
     top_p: Annotated[Number, Field(gt=0, le=1)]
     max_tokens: Positive
     seed: int
-    repetition_penalty: Annotated[Number, Field(gt=0, le=3)] = 1.0
+    presence_penalty: Annotated[Number, Field(ge=-2, le=2)] = 0.0
+    frequency_penalty: Annotated[Number, Field(ge=-2, le=2)] = 0.0
 
     def to_sampling(self) -> Sampling:
         return Sampling(
@@ -34,7 +36,8 @@ class SamplingParams(Section):
             float(self.top_p),
             self.max_tokens,
             self.seed,
-            float(self.repetition_penalty),
+            float(self.presence_penalty),
+            float(self.frequency_penalty),
         )
 
 

@@ -2,14 +2,22 @@
 
 Schemas bound every string with ``maxLength`` (from the LLM profile's ``max_chars``), so a
 model that never stops still ends inside its token budget; QA lists have an exact length.
+A passage may also have a ``minLength`` (``min_text_chars``), so a small model that would
+stop after one sentence keeps writing.
+
 :func:`check` is the filter applied after schema validation: (keep, reason).
+:func:`engine_check` is the same test plus :func:`echo`, run inside the engine so a failed
+answer is asked again (next attempt, new seed) before it becomes a reject.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from curll.config.llm import MaxChars
+from curll.llm.engine import Check
+from curll.llm.types import ChatRequest
 
 #: the list key and the (question, answer) keys of each QA task's JSON answer
 QA_KEYS = {
@@ -26,14 +34,53 @@ def _str(max_chars: int) -> dict[str, Any]:
     return {"type": "string", "minLength": 1, "maxLength": max_chars}
 
 
-def task_schema(task: str, caps: MaxChars, *, n_pairs: int = 0) -> dict[str, Any]:
+def task_schema(task: str, caps: MaxChars, *, n_pairs: int = 0, min_text_chars: int = 1) -> dict[str, Any]:
     if task == "context":
-        return _obj({"expanded_topic": _str(caps.short), "generated_text": _str(caps.long)})
+        text = {**_str(caps.long), "minLength": max(1, min(min_text_chars, caps.long))}
+        return _obj({"expanded_topic": _str(caps.short), "generated_text": text})
     if task == "ir":
         return _obj({"instruction": _str(caps.short), "response": _str(caps.long)})
     list_key, q, a = QA_KEYS[task]
     pair = _obj({q: _str(caps.short), a: _str(caps.short)})
     return _obj({list_key: {"type": "array", "items": pair, "minItems": n_pairs, "maxItems": n_pairs}})
+
+
+ECHO_WORDS = 8  # a run this long copied from the prompt's instructions is an echo, not an answer
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def _runs(text: str, n: int) -> set[tuple[str, ...]]:
+    w = _WORD.findall(text.lower())
+    return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
+
+
+def echo(task: str, request: ChatRequest, parsed: dict[str, Any]) -> str | None:
+    """The reason a text field copies ``ECHO_WORDS`` consecutive words of the prompt, or None.
+
+    Passages and IR are compared with the whole prompt; CQA and CSQA only with the system
+    prompt, since quoting the passage in the user turn is what a grounded answer does."""
+    roles = ("system",) if task in QA_KEYS else ("system", "user")
+    prompt = _runs(" ".join(m.content for m in request.messages if m.role in roles), ECHO_WORDS)
+    if task in QA_KEYS:
+        list_key, q, a = QA_KEYS[task]
+        texts = [str(p[k]) for p in parsed[list_key] for k in (q, a)]
+    else:
+        texts = [str(v) for v in parsed.values()]
+    for text in texts:
+        copied = _runs(text, ECHO_WORDS) & prompt
+        if copied:
+            return f"echo: copies its prompt ({' '.join(sorted(copied)[0])!r}...)"
+    return None
+
+
+def engine_check(task: str) -> Check:
+    """:func:`check` and :func:`echo` as an engine check: a failure is retried, then rejected."""
+
+    def run(request: ChatRequest, parsed: Any) -> str | None:
+        keep, why = check(task, parsed)
+        return echo(task, request, parsed) if keep else why
+
+    return run
 
 
 def check(task: str, parsed: dict[str, Any]) -> tuple[bool, str]:

@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from curll.llm.constrained import RowSpec, RowState, apply_bitmask, find_loop, stop_bitmask
+from curll.llm.constrained import RowSpec, RowState, apply_bitmask, find_loop, sample_rows, stop_bitmask
 
 LOOP_CHECK_EVERY = 8  # tokens between loop checks of a row (a check costs ~1 us per period tried)
 MIN_PREFIX = 16  # a shared prefix shorter than this is not worth a separate forward pass
@@ -221,8 +221,8 @@ class Decoder:
         rows = [i for i, s in enumerate(slots) if s.state.constrained]
         if rows:
             apply_bitmask(logits, torch.cat([slots[i].state.bitmask for i in rows]), rows)
-        for i, s in enumerate(slots):
-            s.last = s.state.sample(logits[i])
+        for s, token in zip(slots, sample_rows(logits, [s.state for s in slots]), strict=True):
+            s.last = token
 
     def _finished(self, s: _Slot, req: DecodeRequest) -> Decoded | None:
         """Accept the slot's new token; a Decoded when the row is done, else None."""

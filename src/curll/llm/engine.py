@@ -6,10 +6,12 @@ request, in order:
    batches of ``batch_size``, and each batch is committed to the cache as soon as it
    returns (so a killed run loses at most the batch in flight);
 2. each answer is parsed: with a schema it must be JSON that validates; without one,
-   non-empty text;
-3. a request whose answer fails (backend error, invalid JSON, schema violation) is asked
-   again as the next attempt (a new cache key; a fixed seed moves with the attempt),
-   up to ``attempts`` in all; then it becomes a ``reject`` with the last reason.
+   non-empty text; then, if given, the task's own ``check(request, parsed)`` (a reason,
+   or None when the answer is usable);
+3. a request whose answer fails (backend error, invalid JSON, schema violation, failed
+   check) is asked again as the next attempt (a new cache key; a fixed seed moves with
+   the attempt), up to ``attempts`` in all; then it becomes a ``reject`` with the last
+   reason.
 Nothing raises for a bad answer: a parse failure is a recorded reject, never a crash.
 """
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jsonschema
@@ -26,6 +28,9 @@ from tqdm.auto import tqdm
 from curll.llm.cache import RequestCache
 from curll.llm.protocol import Backend
 from curll.llm.types import ChatRequest, Completion, Result
+
+#: a task's own test of a parsed answer: a reject reason, or None when the answer is usable
+Check = Callable[[ChatRequest, Any], str | None]
 
 
 def parse(text: str, schema: dict[str, Any] | None) -> tuple[Any, str | None]:
@@ -65,7 +70,7 @@ class Engine:
         self.backend_calls = 0  # requests actually sent to the backend (cache misses, retries included)
         self.new_requests = 0  # first attempts that were not in the cache
 
-    def run(self, requests: Sequence[ChatRequest]) -> list[Result]:
+    def run(self, requests: Sequence[ChatRequest], check: Check | None = None) -> list[Result]:
         model = self.backend.model
         results: list[Result | None] = [None] * len(requests)
         pending = list(range(len(requests)))
@@ -81,6 +86,8 @@ class Engine:
             still = []
             for i, req, ans, hit in zip(pending, asked, answers, cached, strict=True):
                 parsed, reason = (None, ans.error) if ans.error else parse(ans.text, req.schema)
+                if reason is None and check is not None:
+                    reason = check(req, parsed)
                 if reason is not None and attempt + 1 < self.attempts:
                     still.append(i)
                     continue

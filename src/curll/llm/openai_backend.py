@@ -12,8 +12,7 @@
   (``{"type": "json_object", "schema": ...}``), ``vllm`` (``structured_outputs``), or
   ``none``. The schema keeps its task's key order. The engine validates the answer in
   every mode.
-- ``repetition_penalty`` other than 1 goes in the request body (vLLM, SGLang, TGI and
-  llama.cpp read it; hosted APIs do not, and never see it at the default).
+- ``presence_penalty`` and ``frequency_penalty`` are sent when set (standard fields).
 - The API key is read from the environment variable ``api_key_env`` at construction and
   kept only in memory: never logged, never written. With the variable unset, requests
   go without a key (local servers need none); a server that wants one answers 401, a
@@ -120,9 +119,9 @@ class OpenAIBackend:
         if req.sampling.seed is not None:
             kwargs["seed"] = req.sampling.seed
         kwargs.update(self._schema_kwargs(req))
-        if req.sampling.repetition_penalty != 1.0:
-            extra = kwargs.setdefault("extra_body", {})
-            extra["repetition_penalty"] = req.sampling.repetition_penalty
+        for name in ("presence_penalty", "frequency_penalty"):
+            if getattr(req.sampling, name):
+                kwargs[name] = getattr(req.sampling, name)
         return kwargs
 
     async def _one(self, client: Any, gate: asyncio.Semaphore, req: ChatRequest) -> Completion:

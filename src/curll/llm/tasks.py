@@ -13,16 +13,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from curll.llm.engine import Engine
+from curll.llm.engine import Check, Engine
 from curll.llm.types import ChatRequest, Result, Sampling, canonical_json
 from curll.prompts import Prompt
 
 
 @dataclass(frozen=True)
 class Task:
+    """A prompt, the schema of its answer, sampling, and optionally a ``check`` of a parsed
+    answer whose failure the engine retries like a parse failure (see :mod:`curll.llm.engine`)."""
+
     prompt: Prompt
     schema: dict[str, Any]
     sampling: Sampling
+    check: Check | None = None
 
     def request(self, fields: Mapping[str, Any]) -> ChatRequest:
         return ChatRequest.build(
@@ -46,7 +50,7 @@ class Answer:
 def ask(engine: Engine, task: Task, rows: Sequence[Mapping[str, Any]]) -> list[Answer]:
     """One answer per row, in order (rejects included; nothing raises for a bad answer)."""
     requests = [task.request(r) for r in rows]
-    return [Answer(q, a) for q, a in zip(requests, engine.run(requests), strict=True)]
+    return [Answer(q, a) for q, a in zip(requests, engine.run(requests, task.check), strict=True)]
 
 
 def prompt_hash(request: ChatRequest) -> str:

@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -57,6 +58,21 @@ def fingerprint(folder: Path) -> str:
                 f.seek(size - _HEAD)
                 h.update(f.read(_HEAD))
     return h.hexdigest()[:12]
+
+
+def _pattern_bounds_length(schema: Any) -> Any:
+    """The schema without minLength/maxLength on strings that have a pattern: xgrammar ignores
+    them there (with a warning on every compile), so the pattern must bound the length itself."""
+    if isinstance(schema, dict):
+        has_pattern = "pattern" in schema
+        return {
+            k: _pattern_bounds_length(v)
+            for k, v in schema.items()
+            if not (has_pattern and k in ("minLength", "maxLength"))
+        }
+    if isinstance(schema, list):
+        return [_pattern_bounds_length(v) for v in schema]
+    return schema
 
 
 def load_causal_lm(model: str, *, device: str, dtype: str) -> Any:
@@ -137,7 +153,7 @@ class TransformersBackend:
         if schema_json not in self._grammars:
             # compact JSON only: a small model would otherwise wander in white space
             self._grammars[schema_json] = self._compiler.compile_json_schema(
-                schema_json, any_whitespace=False
+                json.dumps(_pattern_bounds_length(json.loads(schema_json))), any_whitespace=False
             )
         return self._grammars[schema_json]
 
@@ -165,7 +181,7 @@ class TransformersBackend:
                 continue
             s = req.sampling
             seed = int(hashlib.sha256(req.key(self.model).encode()).hexdigest()[:15], 16)
-            spec = RowSpec(grammar, seed, s.temperature, s.top_p, s.repetition_penalty)
+            spec = RowSpec(grammar, seed, s.temperature, s.top_p, s.presence_penalty, s.frequency_penalty)
             todo.append((i, DecodeRequest(tuple(ids), max_tokens, spec, self.stop_loops)))
         if todo:
             bar = tqdm(total=len(todo), desc="decode", unit="req", leave=False, disable=not self.progress)

@@ -35,7 +35,8 @@ class Sampling:
     top_p: float = 1.0
     max_tokens: int = 1024
     seed: int | None = None
-    repetition_penalty: float = 1.0  # > 1 discourages tokens already in the prompt or the answer
+    presence_penalty: float = 0.0  # subtracted from a token's logit once the answer has used it
+    frequency_penalty: float = 0.0  # subtracted once per earlier use in the answer
 
 
 @dataclass(frozen=True)

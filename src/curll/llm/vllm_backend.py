@@ -32,7 +32,8 @@ def _sampling_params(req: ChatRequest) -> Any:
         "top_p": req.sampling.top_p,
         "max_tokens": req.sampling.max_tokens,
         "seed": req.sampling.seed,
-        "repetition_penalty": req.sampling.repetition_penalty,
+        "presence_penalty": req.sampling.presence_penalty,
+        "frequency_penalty": req.sampling.frequency_penalty,
     }
     if req.schema_json is not None:
         schema = json.loads(req.schema_json)

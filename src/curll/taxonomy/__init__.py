@@ -47,6 +47,20 @@ def import_taxonomy(
     return validate(df, IndicatorSchema, source=", ".join(str(p) for p in inputs))
 
 
+def sample_per_stage(df: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+    """At most ``n`` indicators per stage: a seeded sample that keeps the table's order (0: all).
+
+    The draw depends only on the seed, the stage and that stage's indicator ids, so it is
+    the same on every run and machine."""
+    if n <= 0:
+        return df
+    keep: list[int] = []
+    for stage, group in df.groupby("stage", sort=True):
+        picked = group.sample(n=min(n, len(group)), random_state=seed + int(str(stage)))
+        keep.extend(picked.index)
+    return df.loc[sorted(keep)].reset_index(drop=True)
+
+
 def save_taxonomy(df: pd.DataFrame, indicators_path: str | Path, stats_path: str | Path) -> dict[str, object]:
     """Write ``indicators.parquet`` (validated, atomic) and its stats JSON; return the stats."""
     stats = taxonomy_stats(df)
@@ -61,6 +75,7 @@ __all__ = [
     "age_group",
     "import_taxonomy",
     "indicator_id",
+    "sample_per_stage",
     "save_taxonomy",
     "taxonomy_stats",
 ]

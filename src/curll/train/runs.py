@@ -25,7 +25,7 @@ from curll.train.data import encode, pack
 from curll.train.hf import save_hf
 from curll.train.model import CausalLM, preset
 from curll.train.orders import Run, plan
-from curll.train.trainer import Settings, train
+from curll.train.trainer import Settings, eval_loss, train
 
 
 def settings(p: TrainParams) -> Settings:
@@ -67,8 +67,19 @@ def _documents(
     return [docs[i] for i in rng.permutation(len(docs))]
 
 
-def run_order(records: pd.DataFrame, tok: Any, p: TrainParams) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``records``: the train split (RecordSchema rows). Returns (metrics by run, step log)."""
+def _held_out(validation: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> Any:
+    """The validation records of the run's own stages, packed like its training data."""
+    own = validation[validation["stage"].isin(run.data_stages)]["messages"].tolist()
+    return pack(encode(own, tok, loss=p.loss), p.context, pad_id=tok.pad_token_id)
+
+
+def run_order(
+    records: pd.DataFrame, tok: Any, p: TrainParams, validation: pd.DataFrame | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``records``: the train split (RecordSchema rows); ``validation``: the validation split,
+    on which each run's model and an untrained model of the preset are scored (``val_loss``,
+    ``val_loss_untrained``: nats per trained token on the run's own stages). Returns
+    (metrics by run, step log)."""
     s = settings(p)
     models, ckpts = Path(p.out.models), Path(p.out.checkpoints)
     finished: dict[str, tuple[CausalLM, dict[str, Any] | None]] = {}
@@ -91,10 +102,20 @@ def run_order(records: pd.DataFrame, tok: Any, p: TrainParams) -> tuple[dict[str
         distributed.barrier()
         finished[run.name] = (model, out.optimizer_state)
         final = out.log[-1]["loss"] if out.log else None
+        held: dict[str, Any] = {}
+        if validation is not None:
+            val = _held_out(validation, run, p, tok)
+            torch.manual_seed(p.seed)
+            untrained = CausalLM(preset(p.preset, vocab_size=len(tok)))
+            held = {
+                "val_loss": eval_loss(model, val, device=s.device, micro_batch=s.micro_batch),
+                "val_loss_untrained": eval_loss(untrained, val, device=s.device, micro_batch=s.micro_batch),
+                "val_rows": val.rows,
+            }
         flops = model.config.train_flops_per_token(model.num_parameters(), p.context)
         metrics[run.name] = {
             "trained_to": run.trained_to, "steps": out.steps, "tokens": out.tokens,
-            "tokens_per_s": round(out.tokens_per_s, 1), "final_loss": final,
+            "tokens_per_s": round(out.tokens_per_s, 1), "final_loss": final, **held,
             "parameters": model.num_parameters(), **data.stats(),
             "mfu": mfu(out.tokens_per_s * flops / distributed.current().size, s.device, s.dtype),
         }  # fmt: skip

@@ -177,3 +177,23 @@ def train(
             on_step(done)
     out.optimizer_state = opt.state_dict()
     return out
+
+
+def eval_loss(model: CausalLM, data: Packed, *, device: str, micro_batch: int) -> float | None:
+    """Mean cross-entropy (nats per trained token) of ``model`` on ``data``, no gradients;
+    None when ``data`` has no trained token. The model is left in training mode."""
+    n = int((data.labels != IGNORE).sum())
+    if n == 0:
+        return None
+    model.to(device).eval()
+    total = 0.0
+    with torch.no_grad():
+        for start in range(0, data.rows, micro_batch):
+            part = slice(start, start + micro_batch)
+            batch = {k: torch.from_numpy(getattr(data, k)[part]).to(device) for k in
+                     ("input_ids", "labels", "position_ids", "doc_ids")}  # fmt: skip
+            trained = batch["labels"] != IGNORE
+            logits = model(batch["input_ids"], batch["position_ids"], batch["doc_ids"], trained)
+            total += float(F.cross_entropy(logits.float(), batch["labels"][trained], reduction="sum"))
+    model.train()
+    return round(total / n, 5)

