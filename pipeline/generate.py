@@ -8,7 +8,6 @@ Each shard writes ``out.shards/generations-<i>-of-<n>.parquet`` atomically.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +16,6 @@ from curll.artifacts import read_table, write_table
 from curll.config import Params
 from curll.errors import CurllError
 from curll.generate import generate_shard, shard_of, shard_path_name, task_schema
-from curll.generate.tasks import engine_check
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import GenerationSchema, SeedSchema
 from curll.yields import check_yields, measure
@@ -46,13 +44,13 @@ def shard(params: Params, index: int) -> None:
     # at least that many characters (6 a word, spaces included) in the grammar itself
     min_chars = 6 * params.verify.context_words.for_profile(llm.use).min
     tasks = {
-        name: replace(
-            make_task(llm, getattr(p.prompts, name),
-                      task_schema(name, caps, n_pairs=pairs.get(name, 0), min_text_chars=min_chars)),
-            check=engine_check(name),
+        name: make_task(
+            llm,
+            getattr(p.prompts, name),
+            task_schema(name, caps, n_pairs=pairs.get(name, 0), min_text_chars=min_chars),
         )
         for name in ("context", "ir", "cqa", "csqa")
-    }  # fmt: skip
+    }
     engine = engine_from_params(llm, models=params.llm_models, desc="generate")
     df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs)
     mine = seeds[[shard_of(s, p.shards) == index for s in seeds["seed_id"]]]

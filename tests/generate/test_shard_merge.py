@@ -63,7 +63,7 @@ def answer(req):
         if "Skill to practise" in user:
             return {"skill_based_pairs": [{"instruction": "Do it.", "response": "Done."}]}
         return {"question_answer_pairs": [{"question": "Who?", "answer": "A cat."}] * 2}
-    if "The exercise is" in user:
+    if "Kind of exercise" in user:
         return {"instruction": "Say hi.", "response": "Hi."}
     number = user.split('the word "cat')[1].split('"')[0]
     seed = f"{int(number, 16):016x}"
@@ -88,7 +88,9 @@ def test_shard_asks_qa_only_for_accepted_passages_and_keeps_rejects():
     ok_ids = set(ctx.loc[ctx["status"] == "ok", "seed_id"])
     for qa in ("cqa", "csqa"):
         assert set(df.loc[df["task"] == qa, "seed_id"]) == ok_ids
-    assert len(backend.asked) == 12 + 2 * len(ok_ids)
+    # 12 first attempts; each blank passage asked once more (attempts=2); a CQA and a CSQA per passage
+    assert len(backend.asked) == 12 + len(bad) + 2 * len(ok_ids)
+    assert (bad["attempts"] == 2).all()
     assert df["sampling"].str.contains('"temperature":0.3').all()
 
 

@@ -74,10 +74,20 @@ def test_assignment_is_seeded_and_ranks_by_rating():
     assert (top["rank"] == 1).all() or len(set(top["indicator_id"])) == 1
 
 
+def test_holdout_cap_leaves_small_groups_units_to_train():
+    r = ratings_of(build_units(dataset(n_ctx=8, n_ir=0)))  # 4 passages per indicator
+    for n, expected in ((1, ["train"]), (2, ["test", "train"]), (3, ["test", "train", "train"]),
+                        (4, ["test", "validation", "train", "train"])):  # fmt: skip
+        group = r[r["indicator_id"] == r["indicator_id"].iloc[0]].head(n)
+        assert assign(group, test=1, val=1, seed=0, max_holdout=0.5)["split"].tolist() == expected
+    assert assign(r, test=1, val=1, seed=0)["split"].value_counts()["validation"] == 2  # paper: no cap
+
+
 def test_passage_and_its_questions_never_straddle_splits():
     tables = dataset()
     units = build_units(tables)
-    placed, _ = select(units, ratings_of(units), load_params().split.model_copy(update={"seed": 3}))
+    paper = load_params().split.model_copy(update={"seed": 3, "max_holdout": 1.0})
+    placed, _ = select(units, ratings_of(units), paper)
     validate(placed, UnitSchema, source="units")
     records = build_records(tables, placed, inst.indicators(["i0", "i1"]), system="Be kind.")
     validate(records, RecordSchema, source="records")

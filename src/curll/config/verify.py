@@ -148,6 +148,9 @@ class SplitParams(Section):
     prompt: PathStr
     test_per_indicator: Count
     val_per_indicator: Count
+    max_holdout: Annotated[Number, Field(gt=0, le=1)] = Field(
+        default=1.0, description="test + validation take at most this share of an indicator's units"
+    )
     seed: int
     system_prompt: StrictStr
     decontamination: Decontamination

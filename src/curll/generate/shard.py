@@ -6,6 +6,8 @@ Contract of :func:`generate_shard`:
 - step 1 asks the context task for ``context`` seeds and the ir task for ``ir`` seeds;
 - step 2 asks, for every accepted passage, one CQA request (``cqa_pairs`` pairs) and one
   CSQA request (``csqa_pairs`` pairs); a rejected passage gets no QA requests;
+- every answer passes :func:`curll.generate.tasks.engine_check` inside the engine (no empty
+  field, no copy of the prompt's own wording), else it is asked again, then rejected;
 - returns one :class:`~curll.schemas.GenerationSchema` row per request, rejects included,
   with ``parent_id`` linking QA rows to their passage. The engine's cache makes a rerun
   (or a restart after ``kill -9``) ask only what it has not stored yet.
@@ -15,14 +17,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
 
 from curll.artifacts import records
-from curll.generate.tasks import check
+from curll.generate.tasks import check, engine_check, quotable_text
 from curll.llm.engine import Engine
-from curll.llm.tasks import Answer, Task, ask, provenance
+from curll.llm.tasks import Answer, Task, ask, prompt_hash, provenance
 from curll.llm.types import canonical_json
 from curll.schemas.generation import GenerationSchema
 
@@ -55,7 +58,7 @@ def generate_shard(
     for type_ in ("context", "ir"):
         batch = [s for s in mine if s["type"] == type_]
         engine.desc = f"shard {shard}/{n} {type_}"
-        for seed, answer in zip(batch, ask(engine, tasks[type_], batch), strict=True):
+        for seed, answer in zip(batch, ask(engine, _checked(tasks[type_], type_, batch), batch), strict=True):
             row = _row(type_, seed, "", answer)
             rows.append(row)
             if type_ == "context" and row["status"] == "ok":
@@ -65,9 +68,18 @@ def generate_shard(
     for qa in ("cqa", "csqa"):
         fields = [{**seed, "context": text, "n_pairs": pairs[qa]} for seed, _, text in contexts]
         engine.desc = f"shard {shard}/{n} {qa}"
-        for (seed, ctx_id, _), answer in zip(contexts, ask(engine, tasks[qa], fields), strict=True):
+        for (seed, ctx_id, _), answer in zip(
+            contexts, ask(engine, _checked(tasks[qa], qa, fields), fields), strict=True
+        ):
             rows.append(_row(qa, seed, ctx_id, answer))
     return pd.DataFrame(rows, columns=list(GenerationSchema.to_schema().columns))
+
+
+def _checked(task: Task, name: str, rows: list[dict[str, Any]]) -> Task:
+    """``task`` with the engine check of :func:`curll.generate.tasks.engine_check`, told which
+    text each of these rows' requests may quote."""
+    quotable = {prompt_hash(task.request(r)): quotable_text(r) for r in rows}
+    return replace(task, check=engine_check(name, quotable))
 
 
 def _row(task: str, seed: dict[str, Any], parent_id: str, answer: Answer) -> dict[str, Any]:

@@ -13,10 +13,12 @@ answer is asked again (next attempt, new seed) before it becomes a reject.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from curll.config.llm import MaxChars
 from curll.llm.engine import Check
+from curll.llm.tasks import prompt_hash
 from curll.llm.types import ChatRequest
 
 #: the list key and the (question, answer) keys of each QA task's JSON answer
@@ -54,13 +56,12 @@ def _runs(text: str, n: int) -> set[tuple[str, ...]]:
     return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
 
 
-def echo(task: str, request: ChatRequest, parsed: dict[str, Any]) -> str | None:
-    """The reason a text field copies ``ECHO_WORDS`` consecutive words of the prompt, or None.
-
-    Passages and IR are compared with the whole prompt; CQA and CSQA only with the system
-    prompt, since quoting the passage in the user turn is what a grounded answer does."""
-    roles = ("system",) if task in QA_KEYS else ("system", "user")
-    prompt = _runs(" ".join(m.content for m in request.messages if m.role in roles), ECHO_WORDS)
+def echo(task: str, request: ChatRequest, parsed: dict[str, Any], quotable: str = "") -> str | None:
+    """The reason a text field copies ``ECHO_WORDS`` consecutive words of the prompt's own
+    wording, or None. Runs found in ``quotable`` (the row's fields: indicator, word, template,
+    the passage of a QA task) are not counted: restating the indicator in an exercise, or
+    quoting the passage in an answer, is what a good answer does."""
+    prompt = _runs(" ".join(m.content for m in request.messages), ECHO_WORDS) - _runs(quotable, ECHO_WORDS)
     if task in QA_KEYS:
         list_key, q, a = QA_KEYS[task]
         texts = [str(p[k]) for p in parsed[list_key] for k in (q, a)]
@@ -73,14 +74,25 @@ def echo(task: str, request: ChatRequest, parsed: dict[str, Any]) -> str | None:
     return None
 
 
-def engine_check(task: str) -> Check:
-    """:func:`check` and :func:`echo` as an engine check: a failure is retried, then rejected."""
+#: the row fields an answer may quote (see :func:`echo`)
+QUOTABLE = ("skill", "subskill", "goal", "indicator", "template", "word", "context")
+
+
+def engine_check(task: str, quotable: Mapping[str, str] | None = None) -> Check:
+    """:func:`check` and :func:`echo` as an engine check: a failure is retried, then rejected.
+    ``quotable``: prompt hash -> the text that request may quote (:func:`quotable_text`)."""
 
     def run(request: ChatRequest, parsed: Any) -> str | None:
         keep, why = check(task, parsed)
-        return echo(task, request, parsed) if keep else why
+        if not keep:
+            return why
+        return echo(task, request, parsed, (quotable or {}).get(prompt_hash(request), ""))
 
     return run
+
+
+def quotable_text(row: Mapping[str, Any]) -> str:
+    return "\n".join(str(row[k]) for k in QUOTABLE if k in row)
 
 
 def check(task: str, parsed: dict[str, Any]) -> tuple[bool, str]:

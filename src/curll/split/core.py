@@ -20,7 +20,13 @@ from curll.yields import YieldError
 
 
 def select(units: pd.DataFrame, ratings: pd.DataFrame, p: SplitParams) -> tuple[pd.DataFrame, pd.DataFrame]:
-    placed = assign(ratings, test=p.test_per_indicator, val=p.val_per_indicator, seed=p.seed)
+    placed = assign(
+        ratings,
+        test=p.test_per_indicator,
+        val=p.val_per_indicator,
+        seed=p.seed,
+        max_holdout=float(p.max_holdout),
+    )
     content = dict(zip(units["unit_id"], units["content"], strict=True))
     by_split = {s: placed.loc[placed["split"] == s, "unit_id"] for s in ("train", "test")}
     hits = contaminated(
@@ -48,9 +54,10 @@ def select(units: pd.DataFrame, ratings: pd.DataFrame, p: SplitParams) -> tuple[
 
 
 def require_records(records: pd.DataFrame, stages: list[int], p: SplitParams) -> None:
-    """Every stage must have train records, and test / validation records when asked for any;
-    else :class:`~curll.yields.YieldError` with the counts per stage and split."""
-    wanted = ["train"] + ["test"] * (p.test_per_indicator > 0) + ["validation"] * (p.val_per_indicator > 0)
+    """Every stage must have train records, and test records when asked for any (validation
+    records are counted, not required per stage: with ``max_holdout`` a small stage may have
+    none); else :class:`~curll.yields.YieldError` with the counts per stage and split."""
+    wanted = ["train"] + ["test"] * (p.test_per_indicator > 0)
     sizes = records.groupby(["stage", "split"]).size().reset_index(name="n")
     counts = {
         (int(s), str(k)): int(n) for s, k, n in zip(sizes["stage"], sizes["split"], sizes["n"], strict=True)

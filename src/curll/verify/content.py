@@ -45,9 +45,18 @@ def words(text: str) -> list[str]:
     return _WORDS.findall(text.lower())
 
 
+_BRITISH = (
+    (re.compile(r"is(e|ed|es|ing|ation|ations|er|ers)$"), r"iz\1"),
+    (re.compile(r"our(s?)$"), r"or\1"),
+)
+
+
 def stem(word: str) -> str:
     """A crude stem, the same for a word's regular forms: a common suffix off (stories ->
     story, running -> run, stopped -> stop), then one final e (make, making -> mak)."""
+    for pattern, repl in _BRITISH:  # organise, organising -> organize, organizing
+        if len(word) > 5:
+            word = pattern.sub(repl, word)
     base = word
     for suf in _SUFFIXES:
         if word.endswith(suf) and len(word) - len(suf) >= (2 if suf in ("ies", "ied") else 3):
