@@ -53,10 +53,11 @@ def shrink(params: dict[str, Any]) -> dict[str, Any]:
     params["seeds"]["per_indicator"] = {"context": 2, "ir": 1}
     params["verify"]["readability"]["sample"] = 20
     params["verify_encoder"]["pca_dims"] = 32
-    params["split"]["val_per_indicator"] = 0
+    params["split"].update(val_per_indicator=0, max_holdout=1.0)  # 1-2 units per indicator: no cap
     params["tokenizer"]["vocab_size"] = 400
     params["train"].update(stages=[0, 1], context=64, batch=4, micro_batch=2)
     params["evaluate"]["max_per_type"] = 2
+    params["evaluate"]["rubric"]["enabled"] = True  # off by default (judge time): keep it covered
     params["skill_graph"]["neighbours"] = 1
     params["generate"].update(cqa_pairs=2, csqa_pairs=1)
     embedded = params["llm"]["profiles"]["embedded"]
