@@ -127,7 +127,7 @@ def make_templates(
         for row, kind in jobs
     ]  # fmt: skip
     rows: list[dict[str, Any]] = []
-    task = replace(task, check=set_check(p))
+    task = replace(task, check=set_check(p), attempts=p.attempts)
     for (ind, kind), answer in zip(jobs, ask(engine, task, fields), strict=True):
         rows.extend(_rows(ind, kind, answer, p))
     df = pd.DataFrame(rows, columns=list(_COLUMNS))

@@ -131,3 +131,14 @@ def test_model_name_carries_a_content_fingerprint(tmp_path, embedded_model, back
     build_embedded_model(corpus, tmp_path / "reseeded", TinyLlamaShape(), seed=1)
     assert fingerprint(tmp_path / "again") == fingerprint(embedded_model)  # same inputs, same model
     assert fingerprint(tmp_path / "reseeded") != fingerprint(embedded_model)
+
+
+def test_threads_setting_is_applied(embedded_model):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        TransformersBackend(str(embedded_model), device="cpu", threads=1)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

@@ -52,6 +52,9 @@ class TemplatesParams(Section):
     min_words: Positive
     max_words: Positive
     min_yield: MinYield = Field(description="least share of (indicator, kind) sets accepted, per kind")
+    attempts: Positive = Field(
+        default=6, description="tries per set (short answers: cheap), not llm.attempts"
+    )
     prompt: PathStr
     out: TemplatesOutputs
 

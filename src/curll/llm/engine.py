@@ -70,13 +70,17 @@ class Engine:
         self.backend_calls = 0  # requests actually sent to the backend (cache misses, retries included)
         self.new_requests = 0  # first attempts that were not in the cache
 
-    def run(self, requests: Sequence[ChatRequest], check: Check | None = None) -> list[Result]:
+    def run(
+        self, requests: Sequence[ChatRequest], check: Check | None = None, attempts: int | None = None
+    ) -> list[Result]:
+        """One result per request (see the module docstring); ``attempts`` overrides the engine's."""
+        tries = attempts or self.attempts
         model = self.backend.model
         results: list[Result | None] = [None] * len(requests)
         pending = list(range(len(requests)))
         # the bar counts first answers as batches return; retries show in its postfix
         bar = tqdm(total=len(requests), desc=self.desc, unit="req", disable=not self.progress)
-        for attempt in range(self.attempts):
+        for attempt in range(tries):
             asked = [requests[i].retry(attempt) for i in pending]
             if attempt:
                 bar.set_postfix_str(f"attempt {attempt + 1}: {len(asked)} retried")
@@ -88,7 +92,7 @@ class Engine:
                 parsed, reason = (None, ans.error) if ans.error else parse(ans.text, req.schema)
                 if reason is None and check is not None:
                     reason = check(req, parsed)
-                if reason is not None and attempt + 1 < self.attempts:
+                if reason is not None and attempt + 1 < tries:
                     still.append(i)
                     continue
                 results[i] = Result(

@@ -27,6 +27,7 @@ class Task:
     schema: dict[str, Any]
     sampling: Sampling
     check: Check | None = None
+    attempts: int | None = None  # overrides llm.attempts for this task
 
     def request(self, fields: Mapping[str, Any]) -> ChatRequest:
         return ChatRequest.build(
@@ -50,7 +51,9 @@ class Answer:
 def ask(engine: Engine, task: Task, rows: Sequence[Mapping[str, Any]]) -> list[Answer]:
     """One answer per row, in order (rejects included; nothing raises for a bad answer)."""
     requests = [task.request(r) for r in rows]
-    return [Answer(q, a) for q, a in zip(requests, engine.run(requests, task.check), strict=True)]
+    return [
+        Answer(q, a) for q, a in zip(requests, engine.run(requests, task.check, task.attempts), strict=True)
+    ]
 
 
 def prompt_hash(request: ChatRequest) -> str:
