@@ -64,7 +64,8 @@ def test_make_templates_keeps_rejects_with_reason(p):
     eng, backend = engine(answer)
     task = Task(load_prompt(ROOT / "prompts/templates.j2"), templates_schema(p), Sampling())
     accepted, rejects, stats = make_templates(ind, eng, task, p)
-    assert len(backend.asked) == 4 + 2  # 2 indicators x 2 kinds, and the bad one asked twice
+    # 2 indicators x 2 kinds, and the bad one asked again up to templates.attempts
+    assert len(backend.asked) == 4 + 2 * (p.attempts - 1)
     assert set(accepted["template"]) == {"a story", "a poem", "a short letter"}
     assert (accepted["indicator_id"] == "a" * 16).all()
     dup = rejects[rejects["reason"].str.startswith("duplicate")]
