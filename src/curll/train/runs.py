@@ -67,10 +67,12 @@ def _documents(
     return [docs[i] for i in rng.permutation(len(docs))]
 
 
-def _held_out(validation: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> Any:
-    """The validation records of the run's own stages, packed like its training data."""
+def _held_out(validation: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> tuple[Any, str]:
+    """The validation records of the run's own stages (else of every stage, when its stages have
+    none), packed like its training data, and which of the two it is."""
     own = validation[validation["stage"].isin(run.data_stages)]["messages"].tolist()
-    return pack(encode(own, tok, loss=p.loss), p.context, pad_id=tok.pad_token_id)
+    scope, msgs = ("own stages", own) if own else ("all stages", validation["messages"].tolist())
+    return pack(encode(msgs, tok, loss=p.loss), p.context, pad_id=tok.pad_token_id), scope
 
 
 def run_order(
@@ -78,7 +80,8 @@ def run_order(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``records``: the train split (RecordSchema rows); ``validation``: the validation split,
     on which each run's model and an untrained model of the preset are scored (``val_loss``,
-    ``val_loss_untrained``: nats per trained token on the run's own stages). Returns
+    ``val_loss_untrained``: nats per trained token on the run's own stages, or on all stages
+    when its own have no validation record: ``val_scope``). Returns
     (metrics by run, step log)."""
     s = settings(p)
     models, ckpts = Path(p.out.models), Path(p.out.checkpoints)
@@ -103,14 +106,15 @@ def run_order(
         finished[run.name] = (model, out.optimizer_state)
         final = out.log[-1]["loss"] if out.log else None
         held: dict[str, Any] = {}
-        if validation is not None:
-            val = _held_out(validation, run, p, tok)
+        if validation is not None and len(validation):
+            val, scope = _held_out(validation, run, p, tok)
             torch.manual_seed(p.seed)
             untrained = CausalLM(preset(p.preset, vocab_size=len(tok)))
             held = {
                 "val_loss": eval_loss(model, val, device=s.device, micro_batch=s.micro_batch),
                 "val_loss_untrained": eval_loss(untrained, val, device=s.device, micro_batch=s.micro_batch),
                 "val_rows": val.rows,
+                "val_scope": scope,
             }
         flops = model.config.train_flops_per_token(model.num_parameters(), p.context)
         metrics[run.name] = {
