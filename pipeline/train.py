@@ -68,6 +68,6 @@ def _run(params: Params, world: distributed.World) -> None:
             group.drop(columns="run").to_csv(tmp, index=False)
     write_json(p.out.metrics, {"orders": list(p.orders), "processes": world.size, "runs": metrics})
     say("train: " + ", ".join(
-        f"{k} loss {v['final_loss']} (validation {v.get('val_loss')}, untrained {v.get('val_loss_untrained')})"
+        f"{k} loss {v['final_loss']} (held out {v.get('val_loss')}, untrained {v.get('val_loss_untrained')})"
         for k, v in metrics.items()
     ))  # fmt: skip
