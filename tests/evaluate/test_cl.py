@@ -40,8 +40,11 @@ def test_stages_are_matched_by_label_and_missing_cells_are_skipped():
     shifted.loc[4, 2] = float("nan")  # not measured: FGT_T averages over stage 3 only
     m = cl_metrics(shifted)
     assert m.stages == (2, 3, 4) and m.FGT[-1] == pytest.approx(1.0) and m.AP[-1] == pytest.approx(4.5)
-    with pytest.raises(ValueError, match="no test column"):
-        cl_metrics(J[[0, 1]])
+    without_2 = cl_metrics(J[[0, 1]])  # no test item of stage 2: its column is not measured
+    full = cl_metrics(J)
+    assert without_2.AP[:2] == full.AP[:2] and without_2.AP[2] == pytest.approx(
+        float(J.loc[2, [0, 1]].mean())
+    )
 
 
 def test_cli_reads_published_matrices_and_writes_the_final_values(tmp_path):

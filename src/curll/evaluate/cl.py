@@ -63,21 +63,22 @@ def _mean(values: list[float]) -> float | None:
 
 
 def _square(j: pd.DataFrame) -> tuple[tuple[int, ...], np.ndarray]:
+    """The (trained stage x test stage) square; a trained stage without a test column (no test
+    item of that stage and type) is a column of NaN: not measured, left out of every mean."""
     stages = tuple(int(s) for s in j.index)
-    missing = [s for s in stages if s not in set(int(c) for c in j.columns)]
-    if missing:
-        raise ValueError(f"no test column for trained stage(s) {missing}")
     if list(stages) != sorted(set(stages)):
         raise ValueError(f"trained_to must be increasing and unique, got {list(stages)}")
     cols = {int(c): c for c in j.columns}
-    return stages, j[[cols[s] for s in stages]].to_numpy(dtype=float)
+    return stages, np.array(
+        [[float(j.at[t, cols[s]]) if s in cols else math.nan for s in stages] for t in j.index], dtype=float
+    ).reshape(len(stages), len(stages))
 
 
 def cl_metrics(
     j: pd.DataFrame, *, independent: pd.DataFrame | None = None, untrained: pd.Series | None = None
 ) -> CLMetrics:
     """Metrics of matrix ``j``; FWT needs ``independent`` (same layout), FWT0 ``untrained``
-    (scores by test stage). Raises ValueError when a trained stage has no test column."""
+    (scores by test stage). A trained stage with no test column counts as not measured."""
     stages, m = _square(j)
     n = len(stages)
     ap = [_mean([m[t, i] for i in range(t + 1)]) for t in range(n)]
