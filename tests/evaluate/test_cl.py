@@ -43,7 +43,7 @@ def test_stages_are_matched_by_label_and_missing_cells_are_skipped():
     without_2 = cl_metrics(J[[0, 1]])  # no test item of stage 2: its column is not measured
     full = cl_metrics(J)
     assert without_2.AP[:2] == full.AP[:2] and without_2.AP[2] == pytest.approx(
-        float(J.loc[2, [0, 1]].mean())
+        J.loc[2, [0, 1]].to_numpy(dtype=float).mean()
     )
 
 

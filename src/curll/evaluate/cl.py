@@ -69,9 +69,12 @@ def _square(j: pd.DataFrame) -> tuple[tuple[int, ...], np.ndarray]:
     if list(stages) != sorted(set(stages)):
         raise ValueError(f"trained_to must be increasing and unique, got {list(stages)}")
     cols = {int(c): c for c in j.columns}
-    return stages, np.array(
-        [[float(j.at[t, cols[s]]) if s in cols else math.nan for s in stages] for t in j.index], dtype=float
-    ).reshape(len(stages), len(stages))
+    values = j.to_numpy(dtype=float)
+    m = np.full((len(stages), len(stages)), math.nan)
+    for si, s in enumerate(stages):
+        if s in cols:
+            m[:, si] = values[:, j.columns.get_loc(cols[s])]
+    return stages, m
 
 
 def cl_metrics(
