@@ -119,3 +119,13 @@ def test_invented_words_and_fragments_of_the_indicator_are_rejected(p):
     assert checked["jsonpJSONSrPbZM data"].startswith("not_words")
     assert checked["Sorts flat shapes by the"].startswith("echo")
     assert checked["a colour chart"] == checked["a picture book"] == checked["a diary entry"] == ""
+
+
+def test_the_dictionary_check_follows_the_profile(p):
+    """Random weights write no English words: the embedded profile turns the check off (the
+    other checks stay), every other profile keeps it."""
+    assert p.dictionary.for_profile("embedded") is False and p.dictionary.for_profile("smollm2") is True
+    items = ["storybooksdress stories", "a story", "a story", "a poem"]
+    assert dict(check_items(items, p))["storybooksdress stories"].startswith("not_words")
+    checked = dict(check_items(items, p, dictionary=False))
+    assert checked["storybooksdress stories"] == "" and checked["a story"].startswith("duplicate")

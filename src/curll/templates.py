@@ -3,7 +3,8 @@
 Contract of :func:`make_templates`: one request per (indicator, kind); the answer must
 match :func:`templates_schema`. A set without ``min_items`` valid formats is asked again
 (the engine's attempts, :func:`set_check`). Each returned format is checked by :func:`check_items`:
-word count and characters; every word in the dictionary (:mod:`curll.lexicon`); a
+word count and characters; every word in the dictionary (:mod:`curll.lexicon`; unless
+``dictionary`` is false, as for random weights); a
 placeholder or generic label ("format one", "format 2",
 "text type", "example"); a copy of a phrase the prompt quotes as an example, or of the
 indicator's own wording; a case-insensitive repeat. A set with fewer than ``min_items``
@@ -65,7 +66,9 @@ def templates_schema(p: TemplatesParams) -> dict[str, Any]:
     }
 
 
-def check_items(items: list[str], p: TemplatesParams, avoid: Collection[str] = ()) -> list[tuple[str, str]]:
+def check_items(
+    items: list[str], p: TemplatesParams, avoid: Collection[str] = (), *, dictionary: bool = True
+) -> list[tuple[str, str]]:
     """(normalised format, reject reason or "") per item; the filter behind the stage.
 
     ``avoid``: phrases an item must not copy, whole or (from three words on) in part: the
@@ -79,7 +82,7 @@ def check_items(items: list[str], p: TemplatesParams, avoid: Collection[str] = (
         key = text.lower()
         if not pattern.match(text):
             reason = f"not {p.min_words}-{p.max_words} plain words"
-        elif unknown := [w for w in text.split() if not is_word(w)]:
+        elif dictionary and (unknown := [w for w in text.split() if not is_word(w)]):
             reason = f"not_words: {unknown[0]!r} is not an English word"
         elif PLACEHOLDER.search(text):
             reason = f"placeholder: {text!r} is a generic label, not a format"
@@ -105,12 +108,12 @@ def prompt_phrases(request: ChatRequest) -> set[str]:
     return {*quoted, *(m.content for m in request.messages)}
 
 
-def set_check(p: TemplatesParams) -> Check:
+def set_check(p: TemplatesParams, *, dictionary: bool = True) -> Check:
     """The engine-side check of a set: enough valid formats, else the reason (so the engine
     asks again with the next attempt's seed before the set is rejected)."""
 
     def check(request: ChatRequest, parsed: Any) -> str | None:
-        checked = check_items(list(parsed["text_types"]), p, prompt_phrases(request))
+        checked = check_items(list(parsed["text_types"]), p, prompt_phrases(request), dictionary=dictionary)
         bad = [r for _, r in checked if r]
         return bad[0] if len(bad) == len(checked) else None
 
@@ -118,7 +121,7 @@ def set_check(p: TemplatesParams) -> Check:
 
 
 def make_templates(
-    indicators: pd.DataFrame, engine: Engine, task: Task, p: TemplatesParams
+    indicators: pd.DataFrame, engine: Engine, task: Task, p: TemplatesParams, *, dictionary: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     jobs = [(row, kind) for row in records(indicators) for kind in p.kinds]
     fields = [
@@ -127,9 +130,9 @@ def make_templates(
         for row, kind in jobs
     ]  # fmt: skip
     rows: list[dict[str, Any]] = []
-    task = replace(task, check=set_check(p), attempts=p.attempts)
+    task = replace(task, check=set_check(p, dictionary=dictionary), attempts=p.attempts)
     for (ind, kind), answer in zip(jobs, ask(engine, task, fields), strict=True):
-        rows.extend(_rows(ind, kind, answer, p))
+        rows.extend(_rows(ind, kind, answer, p, dictionary))
     df = pd.DataFrame(rows, columns=list(_COLUMNS))
     accepted = df[df["status"] == "ok"].reset_index(drop=True)
     rejects = df[df["status"] == "reject"].reset_index(drop=True)
@@ -154,11 +157,14 @@ _COLUMNS = (
 )  # fmt: skip
 
 
-def _rows(ind: dict[str, Any], kind: str, answer: Answer, p: TemplatesParams) -> list[dict[str, Any]]:
+def _rows(
+    ind: dict[str, Any], kind: str, answer: Answer, p: TemplatesParams, dictionary: bool
+) -> list[dict[str, Any]]:
     base = {"indicator_id": ind["indicator_id"], "stage": ind["stage"], "kind": kind}
     if not answer.ok:
         return [{**provenance(answer), **base, "item": -1, "template": ""}]
-    checked = check_items(list(answer.result.parsed["text_types"]), p, prompt_phrases(answer.request))
+    parsed = list(answer.result.parsed["text_types"])
+    checked = check_items(parsed, p, prompt_phrases(answer.request), dictionary=dictionary)
     return [
         {**provenance(answer, status="reject" if r else "ok", reason=r), **base, "item": i, "template": t}
         for i, (t, r) in enumerate(checked)

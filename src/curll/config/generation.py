@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictStr, model_validator
 
 from curll.config.base import Count, MinYield, PathStr, Positive, Section
 
@@ -43,6 +43,17 @@ class TemplatesOutputs(Section):
     stats: PathStr
 
 
+class DictionaryCheck(Section):
+    """Whether every format word must be in the dictionary; ``by_profile`` overrides
+    ``default`` for an ``llm.use`` profile (random weights write no English words)."""
+
+    default: bool = True
+    by_profile: dict[StrictStr, bool] = Field(default_factory=dict)
+
+    def for_profile(self, name: str) -> bool:
+        return self.by_profile.get(name, self.default)
+
+
 class TemplatesParams(Section):
     """``templates``: text-type formats per indicator and kind (paper: 15-20 of 2-5 words)."""
 
@@ -55,6 +66,7 @@ class TemplatesParams(Section):
     attempts: Positive = Field(
         default=6, description="tries per set (short answers: cheap), not llm.attempts"
     )
+    dictionary: DictionaryCheck = Field(default_factory=DictionaryCheck)
     prompt: PathStr
     out: TemplatesOutputs
 
