@@ -85,3 +85,11 @@ def test_multi_column_uniqueness_names_the_fields(tmp_path):
     with pytest.raises(CurllError, match="multiple_fields_uniqueness") as err:
         write_table(words(word=["dog", "dog"]), tmp_path / "w.parquet", WordSchema)
     assert err.value.row == 0 and err.value.field in {"stage", "word", "pos"}
+
+
+def test_an_empty_table_is_written_with_the_schema_types(tmp_path):
+    """An empty shard is a valid table: pandas' object columns are no type error."""
+    empty = pd.DataFrame(columns=list(WordSchema.to_schema().columns))
+    write_table(empty, tmp_path / "e.parquet", WordSchema)
+    back = read_table(tmp_path / "e.parquet", WordSchema)
+    assert back.empty and list(back.columns) == list(empty.columns)

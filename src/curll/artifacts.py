@@ -99,13 +99,23 @@ def write_table(
     *,
     writer: Callable[[pd.DataFrame, Path], None] | None = None,
 ) -> None:
-    """Validate ``df`` against ``schema`` and write it to ``path`` as parquet, atomically."""
+    """Validate ``df`` against ``schema`` and write it to ``path`` as parquet, atomically.
+
+    An empty ``df`` (an empty shard) takes the schema's dtypes first: pandas gives an empty
+    frame object columns, which are no type error of the data."""
+    if df.empty:
+        df = _schema_dtypes(df, schema)
     checked = validate(df, schema, source=path)
     with atomic_path(path) as tmp:
         if writer is None:
             checked.to_parquet(tmp, index=False)
         else:
             writer(checked, tmp)
+
+
+def _schema_dtypes(df: pd.DataFrame, schema: type[pa.DataFrameModel]) -> pd.DataFrame:
+    columns = schema.to_schema().columns
+    return df.astype({n: c.dtype.type for n, c in columns.items() if n in df.columns and c.dtype is not None})
 
 
 def read_table(path: str | Path, schema: type[pa.DataFrameModel]) -> pd.DataFrame:

@@ -48,9 +48,9 @@ ALL_STAGES = {
 
 def shrink(params: dict[str, Any]) -> dict[str, Any]:
     on_random_model(params)
-    params["taxonomy"]["stages"] = [0, 1]
+    params["taxonomy"].update(stages=[0, 1], per_stage=3)
     params["templates"].update(min_items=3, max_items=4)
-    params["seeds"]["per_indicator"] = {"context": 2, "ir": 1}
+    params["seeds"]["per_indicator"] = {"context": 2, "ir": 2}  # an IR unit for test, one for train
     params["verify"]["readability"]["sample"] = 20
     params["verify_encoder"]["pca_dims"] = 32
     params["split"].update(val_per_indicator=0, max_holdout=1.0)  # 1-2 units per indicator: no cap
@@ -129,7 +129,9 @@ def test_repro_generates_everything_then_reruns_only_what_changed(repo):
 
     # editing one prompt reruns exactly the stages that render it, and re-asks only its requests
     ir_prompt = repo / "prompts" / "ir.j2"
-    ir_prompt.write_text(ir_prompt.read_text().replace("practice exchanges", "short practice exchanges"))
+    before = ir_prompt.read_text()
+    ir_prompt.write_text(before.replace("practice exercises", "short practice exercises"))
+    assert ir_prompt.read_text() != before
     third = dvc("repro", cwd=repo)
     assert ran(third.stdout) == GENERATED
     assert sent(third.stdout + third.stderr) == int((seeds["type"] == "ir").sum())

@@ -93,10 +93,10 @@ def test_predict_edges_then_graph_with_a_cycle_and_a_back_edge(tmp_path):
 
     def answer(req):
         user = req.messages[1].content
-        if "Rate the dependency" in user:
+        if "Later skill" in user:  # prompts/edge_weight.j2
             return (
                 "oops"
-                if "add numbers" in user.split("Dependent")[1].split("\n")[0]
+                if "add numbers" in user.split("Later skill")[1].split("\n")[0]
                 else {"weight": 4, "reason": "r"}
             )
         ids = tuple(sorted(x.split(",")[0] for x in user.split("(id ")[1:]))
