@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 
 from curll.config import load_params
-from curll.train.data import IGNORE, Packed, pack
+from curll.train.data import IGNORE, Doc, Packed, pack
 from curll.train.hf import llama_config
 from curll.train.model import CausalLM, preset
 from curll.train.trainer import Settings, train
@@ -38,10 +38,10 @@ VOCAB = 4096
 def rows(n: int, context: int) -> Packed:
     """Synthetic chat-like documents (30-400 tokens, last 40% trained) packed into ``n`` rows."""
     rng = np.random.default_rng(0)
-    docs: list[tuple[list[int], list[bool]]] = []
-    while sum(len(d[0]) for d in docs) < n * context * 1.05:
+    docs: list[Doc] = []
+    while sum(len(d.tokens) for d in docs) < n * context * 1.05:
         k = int(rng.integers(30, 400))
-        docs.append((rng.integers(5, VOCAB, k).tolist(), [i >= 0.6 * k for i in range(k)]))
+        docs.append(Doc(rng.integers(5, VOCAB, k).tolist(), [i >= 0.6 * k for i in range(k)]))
     data = pack(docs, context, pad_id=0)
     keep = np.arange(n)
     return Packed(**{f: getattr(data, f)[keep] for f in ("input_ids", "labels", "position_ids", "doc_ids")})

@@ -73,6 +73,11 @@ def test_repo_params_load_frozen(good):
         ),
         (lambda d: d["split"].update(test_per_indicator=-1), "split.test_per_indicator", "greater than"),
         (lambda d: d["split"]["decontamination"].update(ngrams=8), "split.decontamination.ngrams", "unknown"),
+        (  # test prompts past the trained context (896 + 128 against 256 was the old default)
+            lambda d: d["train"].update(context=256),
+            "evaluate.infer.prompt_tokens",
+            r"prompt_tokens \(384\) \+ sampling.max_tokens \(128\) = 512 is more than train.context \(256\)",
+        ),
     ],
 )
 def test_bad_params_name_the_key(good, mutate, key, message):

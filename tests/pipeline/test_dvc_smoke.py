@@ -55,7 +55,9 @@ def shrink(params: dict[str, Any]) -> dict[str, Any]:
     params["verify_encoder"]["pca_dims"] = 32
     params["split"].update(val_per_indicator=0, max_holdout=1.0)  # 1-2 units per indicator: no cap
     params["tokenizer"]["vocab_size"] = 400
-    params["train"].update(stages=[0, 1], context=64, batch=4, micro_batch=2)
+    params["train"].update(stages=[0, 1], context=128, batch=4, micro_batch=2)
+    params["evaluate"]["infer"]["prompt_tokens"] = 96  # + max_tokens: within train.context
+    params["evaluate"]["infer"]["sampling"]["max_tokens"] = 32
     params["evaluate"]["max_per_type"] = 2
     params["evaluate"]["rubric"]["enabled"] = True  # off by default (judge time): keep it covered
     params["skill_graph"]["neighbours"] = 1

@@ -15,7 +15,7 @@ import torch
 
 from curll.config import load_params
 from curll.train import distributed
-from curll.train.data import Packed, pack
+from curll.train.data import Doc, Packed, pack
 from curll.train.model import CausalLM, preset
 from curll.train.trainer import Outcome, Settings, train
 
@@ -26,9 +26,9 @@ def data() -> Packed:
     """9 rows of 16 tokens: with batch 4 and micro_batch 1 the last step has one row only."""
     rng = np.random.default_rng(0)
     docs = []
-    for _ in range(18):
+    for _ in range(15):
         n = int(rng.integers(4, 14))
-        docs.append((rng.integers(1, VOCAB, n).tolist(), (rng.random(n) < 0.7).tolist()))
+        docs.append(Doc(rng.integers(1, VOCAB, n).tolist(), (rng.random(n) < 0.7).tolist()))
     packed = pack(docs, 16, pad_id=0)
     assert packed.rows == 9, packed.rows
     return packed

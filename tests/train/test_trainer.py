@@ -34,7 +34,7 @@ def records(n_per_stage: int = 6, stages: tuple[int, ...] = (0, 1, 2)):
         for i in range(n_per_stage):
             msgs = [{"role": "user", "content": f"Question {i + 10 * s}?"},
                     {"role": "assistant", "content": f"The answer is {(i + 10 * s) * 7}."}]  # fmt: skip
-            rows.append({"record_id": hx(f"{s}-{i}"), "stage": s, "messages": json.dumps(msgs)})
+            rows.append({"record_id": hx(f"{s}-{i}"), "stage": s, "type": "ir", "messages": json.dumps(msgs)})
     return pd.DataFrame(rows)
 
 
@@ -61,7 +61,7 @@ class CrashError(Exception):
 
 
 def test_resume_after_a_crash_gives_the_same_weights(tok, tmp_path):
-    data = pack(encode(records()["messages"].tolist(), tok, loss="assistant"), 16, pad_id=tok.pad_token_id)
+    data = pack(encode(records()["messages"].tolist(), tok, loss="assistant"), 48, pad_id=tok.pad_token_id)
     ref = fresh(tok)
     out = train(ref, data, settings(), ckpt=tmp_path / "ref.pt")
     assert out.steps >= 4 and out.log[-1]["step"] == out.steps
@@ -113,7 +113,7 @@ def test_continual_starts_from_the_previous_weights(tok, tmp_path, monkeypatch):
         update={
             "order": "continual",
             "stages": (0, 1),
-            "context": 16,
+            "context": 48,
             "batch": 4,
             "micro_batch": 4,
             "out": out,
@@ -142,7 +142,7 @@ def test_a_list_of_orders_trains_each_and_equal_runs_give_equal_files(tok, tmp_p
     import hashlib
 
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
-    p = P.model_copy(update={"order": ("independent", "continual"), "stages": (0, 1), "context": 16,
+    p = P.model_copy(update={"order": ("independent", "continual"), "stages": (0, 1), "context": 48,
                              "batch": 4, "micro_batch": 4, "out": out})  # fmt: skip
     metrics, _ = run_order(records(stages=(0, 1)), tok, p)
     assert list(metrics) == ["independent/0", "independent/1", "continual/0", "continual/0-1"]
@@ -152,3 +152,14 @@ def test_a_list_of_orders_trains_each_and_equal_runs_give_equal_files(tok, tmp_p
 
     assert md5("independent/0") == md5("continual/0")  # the same run: the same bytes
     assert md5("independent/1") != md5("continual/0-1")
+
+
+def test_a_run_whose_records_all_exceed_the_context_stops_naming_the_param(tok, tmp_path):
+    from curll.errors import CurllError
+
+    p = P.model_copy(update={"order": ("joint",), "stages": (0,), "context": 4,
+                             "out": P.out.model_copy(update={"models": str(tmp_path / "m"),
+                                                             "checkpoints": str(tmp_path / "c")})})  # fmt: skip
+    with pytest.raises(CurllError, match=r"run joint/0: none of its 6 train records fits") as err:
+        run_order(records(stages=(0,)), tok, p)
+    assert err.value.field == "train.context"

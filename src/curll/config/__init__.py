@@ -90,12 +90,26 @@ def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
         raise _to_curll_error(exc, source) from None
     from curll.llm.budget import budget_problems  # imports the task modules: after validation
 
-    problems = budget_problems(params)
+    problems = budget_problems(params) + _context_problems(params)
     if problems:
         key, msg = problems[0]
         msg += "".join(f"\n  - {k}: {m}" for k, m in problems[1:])
         raise CurllError(msg, file=source, field=key)
     return params
+
+
+def _context_problems(params: Params) -> list[tuple[str, str]]:
+    """Test prompts and answers must fit the positions the models were trained on."""
+    infer = params.evaluate.infer
+    need = infer.prompt_tokens + infer.sampling.max_tokens
+    if need <= params.train.context:
+        return []
+    return [(
+        "evaluate.infer.prompt_tokens",
+        f"prompt_tokens ({infer.prompt_tokens}) + sampling.max_tokens ({infer.sampling.max_tokens}) = {need} "
+        f"is more than train.context ({params.train.context}): the models would answer at positions "
+        "they were never trained on; lower prompt_tokens or raise train.context",
+    )]  # fmt: skip
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:

@@ -20,8 +20,9 @@ import pandas as pd
 import torch
 
 from curll.config.train import TrainParams
+from curll.errors import CurllError
 from curll.train import distributed
-from curll.train.data import encode, pack
+from curll.train.data import CUT, Doc, Packed, encode, pack
 from curll.train.hf import save_hf
 from curll.train.model import CausalLM, preset
 from curll.train.orders import Run, plan
@@ -53,26 +54,29 @@ def mfu(flops_per_s: float, device: str, dtype: torch.dtype) -> float | None:
     return round(flops_per_s / (peak * 1e12), 4) if peak else None
 
 
-def _documents(
-    records: pd.DataFrame, run: Run, p: TrainParams, tok: Any
-) -> list[tuple[list[int], list[bool]]]:
+def _documents(records: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> list[Doc]:
     rng = np.random.default_rng(p.seed)
     own = records[records["stage"].isin(run.data_stages)]
-    msgs = own["messages"].tolist()
     if run.replay_stages:
-        old = records[records["stage"].isin(run.replay_stages)]["messages"].tolist()
-        take = min(len(old), round(p.continual.replay * len(msgs)))
-        msgs += [old[i] for i in np.sort(rng.choice(len(old), size=take, replace=False))]
-    docs = encode(msgs, tok, loss=p.loss)
+        old = records[records["stage"].isin(run.replay_stages)]
+        take = min(len(old), round(p.continual.replay * len(own)))
+        own = pd.concat([own, old.iloc[np.sort(rng.choice(len(old), size=take, replace=False))]])
+    docs = encode(own["messages"].tolist(), tok, loss=p.loss, types=own["type"].tolist())
     return [docs[i] for i in rng.permutation(len(docs))]
 
 
-def _held_out(validation: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> tuple[Any, str]:
+def _pack(docs: list[Doc], p: TrainParams, tok: Any) -> Packed:
+    cut = tok(CUT, add_special_tokens=False)["input_ids"]
+    return pack(docs, p.context, pad_id=tok.pad_token_id, cut_ids=cut)
+
+
+def _held_out(validation: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> tuple[Packed, str]:
     """The validation records of the run's own stages (else of every stage, when its stages have
     none), packed like its training data, and which of the two it is."""
-    own = validation[validation["stage"].isin(run.data_stages)]["messages"].tolist()
-    scope, msgs = ("own stages", own) if own else ("all stages", validation["messages"].tolist())
-    return pack(encode(msgs, tok, loss=p.loss), p.context, pad_id=tok.pad_token_id), scope
+    own = validation[validation["stage"].isin(run.data_stages)]
+    scope, rows = ("own stages", own) if len(own) else ("all stages", validation)
+    docs = encode(rows["messages"].tolist(), tok, loss=p.loss, types=rows["type"].tolist())
+    return _pack(docs, p, tok), scope
 
 
 def run_order(
@@ -89,7 +93,13 @@ def run_order(
     metrics: dict[str, Any] = {}
     log: list[dict[str, Any]] = []
     for run in [r for order in p.orders for r in plan(order, p.stages, replay=p.continual.replay)]:
-        data = pack(_documents(records, run, p, tok), p.context, pad_id=tok.pad_token_id)
+        data = _pack(_documents(records, run, p, tok), p, tok)
+        if data.rows == 0:
+            raise CurllError(
+                f"run {run.name}: none of its {data.records} train records fits in train.context="
+                f"{p.context} tokens, even with its passage cut; raise train.context",
+                field="train.context",
+            )
         torch.manual_seed(p.seed)
         model = CausalLM(preset(p.preset, vocab_size=len(tok)))
         opt_state = None
