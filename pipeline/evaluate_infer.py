@@ -33,7 +33,7 @@ def _untrained(params: Params, folder: Path) -> None:
 
     tok = AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
     torch.manual_seed(params.train.seed)
-    save_hf(CausalLM(preset(params.train.preset, vocab_size=len(tok))), tok, folder)
+    save_hf(CausalLM(preset(params.train.preset, vocab_size=len(tok)), params.train.init), tok, folder)
 
 
 def run(params: Params) -> None:

@@ -53,7 +53,12 @@ def segments(p) -> dict[int, tuple[int, list[int], list[int], list[int]]]:
             at = np.flatnonzero(p.doc_ids[r] == d)
             assert d not in out, f"document {d} is split over rows"
             assert (np.diff(at) == 1).all()
-            out[d] = (r, p.input_ids[r, at].tolist(), p.position_ids[r, at].tolist(), p.labels[r, at].tolist())
+            out[d] = (
+                r,
+                p.input_ids[r, at].tolist(),
+                p.position_ids[r, at].tolist(),
+                p.labels[r, at].tolist(),
+            )
     return out
 
 
@@ -61,7 +66,8 @@ def test_documents_are_never_split_and_every_answer_sees_its_whole_prompt(tok):
     """Today's defect: documents laid end to end and cut at the row length, so the rest of a
     record started a row without its prompt and its answer tokens were still trained."""
     raws = [chat("Tell me about cats.", "Cats purr and sleep a lot."), chat("What is two plus two?", "Four."),
-            chat("Tell me about cats.", "Cats purr."), chat("What is two plus two?", "Four, two plus two.")] * 3  # fmt: skip
+            chat("Tell me about cats.", "Cats purr."),
+            chat("What is two plus two?", "Four, two plus two.")] * 3  # fmt: skip
     docs = encode(raws, tok, loss="assistant")
     context = max(len(d.tokens) for d in docs) + 3
     p = pack(docs, context=context, pad_id=0)
@@ -74,11 +80,14 @@ def test_documents_are_never_split_and_every_answer_sees_its_whole_prompt(tok):
         assert labels == [t if m else IGNORE for t, m in zip(d.tokens[1:], d.trained[1:], strict=True)]
     assert (p.labels[p.doc_ids < 0] == IGNORE).all()
     total = sum(len(d.tokens) - 1 for d in docs)
-    assert p.stats()["tokens"] == total and p.stats()["packing_efficiency"] == round(total / p.doc_ids.size, 4)
+    assert p.stats()["tokens"] == total and p.stats()["packing_efficiency"] == round(
+        total / p.doc_ids.size, 4
+    )
 
 
 def test_best_fit_decreasing_fills_rows_tightly():
-    # longest first, each into the tightest row: 7 | 6 | 5, then 4 -> the 6's row, 3 -> the 7's, 3 and 2 -> the 5's
+    # longest first, each into the tightest row: 7 | 6 | 5, then 4 -> the 6's row,
+    # 3 -> the 7's, 3 and 2 -> the 5's
     assert best_fit([6, 5, 4, 3, 2, 7, 3], context=10) == [[5, 3], [0, 2], [1, 6, 4]]
 
 
@@ -93,7 +102,7 @@ def test_a_long_record_loses_the_end_of_its_passage_never_its_question_or_answer
     p = pack(docs, context=context, pad_id=0, cut_ids=cut)
     assert (p.records, p.truncated, p.dropped) == (3, 1, 1)
     assert p.stats()["truncated"] == round(1 / 3, 4) and p.stats()["dropped"] == round(1 / 3, 4)
-    row, inputs, _, labels = segments(p)[0]
+    _row, inputs, _, labels = segments(p)[0]
     text = tok.decode(inputs)
     assert len(inputs) <= context and text.startswith("<|im_start|>system")
     assert text.count("Cats purr and sleep") < 30 and CUT + "\n\nQuestion: What do cats do?" in text

@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 import torch
+import torch.nn.functional as F  # noqa: N812
 
 from curll.llm.embedded import train_bpe
 from curll.train.hf import load_hf, save_hf
-from curll.train.model import CausalLM, preset
+from curll.train.model import CausalLM, Documents, _rotate_half, cu_seqlens, preset, rope
 
 
 def test_smollm2_135m_preset_has_the_paper_parameter_count():
@@ -28,6 +29,17 @@ def test_init_is_kaiming_normal_with_unit_norms():
     assert torch.equal(model.model.norm.weight, torch.ones(192))
 
 
+def test_normal_init_is_small_and_scales_the_residual_outputs_by_depth():
+    torch.manual_seed(0)
+    model = CausalLM(preset("smollm2-8m", vocab_size=4096), init="normal")
+    layer: Any = model.model.layers[0]
+    assert layer.mlp.up_proj.weight.std().item() == pytest.approx(0.02, rel=0.05)
+    assert model.model.embed_tokens.weight.std().item() == pytest.approx(0.02, rel=0.05)
+    for w in (layer.mlp.down_proj.weight, layer.self_attn.o_proj.weight):  # 6 layers: / sqrt(12)
+        assert w.std().item() == pytest.approx(0.02 / 12**0.5, rel=0.05)
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+
+
 def test_documents_in_a_packed_row_do_not_see_each_other():
     torch.manual_seed(0)
     model = CausalLM(preset("tiny", vocab_size=100)).eval()
@@ -41,6 +53,75 @@ def test_documents_in_a_packed_row_do_not_see_each_other():
         first = model(a)
     torch.testing.assert_close(together[:, 5:], alone, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(together[:, :5], first, rtol=1e-5, atol=1e-5)
+
+
+def _before(attn: Any, x: torch.Tensor, pos: torch.Tensor, doc: torch.Tensor) -> torch.Tensor:
+    """The attention as it was: K/V copied for every query head, a dense block mask."""
+    b, t, _ = x.shape
+    h, k = attn.cfg.heads, attn.cfg.kv_heads
+    e = attn.cfg.hidden // h
+    cos, sin = rope(pos, e, attn.cfg.rope_theta)
+    cos, sin = cos[:, None], sin[:, None]
+    q = attn.q_proj(x).view(b, t, h, e).transpose(1, 2)
+    kk = attn.k_proj(x).view(b, t, k, e).transpose(1, 2)
+    v = attn.v_proj(x).view(b, t, k, e).transpose(1, 2)
+    q, kk = q * cos + _rotate_half(q) * sin, kk * cos + _rotate_half(kk) * sin
+    kk, v = kk.repeat_interleave(h // k, dim=1), v.repeat_interleave(h // k, dim=1)
+    mask = ((doc[:, :, None] == doc[:, None, :]) & torch.ones(t, t, dtype=torch.bool).tril())[:, None]
+    y = F.scaled_dot_product_attention(q, kk, v, attn_mask=mask)
+    out: torch.Tensor = attn.o_proj(y.transpose(1, 2).reshape(b, t, h * e))
+    return out
+
+
+def packed_batch(vocab: int, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """2 rows of 12: documents of 5, 4 and 3 (padding -1 at the end of row 1), 7 and 5."""
+    doc = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1], [2] * 7 + [3] * 5], device=device)
+    pos = torch.tensor([[0, 1, 2, 3, 4, 0, 1, 2, 3, 0, 0, 0], [*range(7), *range(5)]], device=device)
+    ids = torch.randint(0, vocab, doc.shape, device=device)
+    return ids, pos, doc
+
+
+def test_attention_without_kv_copies_equals_the_copying_dense_mask_version():
+    torch.manual_seed(0)
+    model = CausalLM(preset("tiny", vocab_size=100)).eval()
+    attn: Any = model.model.layers[0].self_attn
+    _ids, pos, doc = packed_batch(100)
+    x = torch.randn(2, 12, 64)
+    cos, sin = rope(pos, 16, model.config.rope_theta)
+    with torch.no_grad():
+        now = attn(x, cos, sin, Documents.of(doc, torch.float32))
+        torch.testing.assert_close(now, _before(attn, x, pos, doc), rtol=1e-5, atol=1e-6)
+
+
+def test_cu_seqlens_delimit_documents_and_row_starts():
+    doc = torch.tensor([[0, 0, 1, 1, 1, -1], [-1, 2, 2, 2, 3, 3]])
+    cu, longest = cu_seqlens(doc)
+    assert cu.tolist() == [0, 2, 5, 6, 7, 10, 12] and cu.dtype == torch.int32 and longest == 3
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="flash varlen attention needs a CUDA GPU")
+def test_varlen_attention_on_cuda_equals_the_dense_mask_forward_and_backward():
+    torch.manual_seed(0)
+    model = CausalLM(preset("smollm2-8m", vocab_size=512)).cuda().to(torch.bfloat16)
+    _ids, pos, doc = packed_batch(512, "cuda")
+    varlen = Documents.of(doc, torch.bfloat16)
+    assert varlen.cu_seqlens is not None and varlen.mask is None
+    dense = Documents(mask=Documents.of(doc.cpu(), torch.float32).mask.cuda())  # type: ignore[union-attr]
+    attn: Any = model.model.layers[0].self_attn
+    cos, sin = rope(pos, 32, model.config.rope_theta)
+    x = torch.randn(2, 12, 192, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    out: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+    for name, docs in (("varlen", varlen), ("dense", dense)):
+        x.grad = None
+        y = attn(x, cos, sin, docs)
+        y.float().square().sum().backward()
+        assert x.grad is not None
+        out[name] = (y.detach().float(), x.grad.detach().float())
+    used = doc >= 0  # padding positions attend to padding: not compared
+    for i, what in enumerate(("output", "gradient")):
+        a, b = out["varlen"][i][used], out["dense"][i][used]
+        # bf16 kernels sum in different orders: compare as a share of the norm
+        assert ((a - b).norm() / b.norm()).item() < 1e-2, what
 
 
 def test_saved_folder_loads_in_transformers_with_identical_logits(tmp_path):
@@ -59,10 +140,16 @@ def test_saved_folder_loads_in_transformers_with_identical_logits(tmp_path):
         torch.testing.assert_close(back(ids), model(ids))
 
 
-def test_training_flops_per_token_of_the_135m_preset():
+def test_training_flops_count_the_output_layer_at_trained_positions_only():
     cfg = preset("smollm2-135m")
-    # 6 x 134,515,008 weights + 12 x 30 layers x 576 hidden x 1024 context
-    assert cfg.train_flops_per_token(134_515_008, 1024) == 807_090_048 + 212_336_640
+    out_layer = 49_152 * 576  # 28,311,552 weights: 21% of the 134.5M
+    per_position = 6 * (134_515_008 - out_layer) + 12 * 30 * 576 * 1024
+    assert cfg.train_flops(134_515_008, 1024, tokens=1000, trained=0) == per_position * 1000
+    assert (
+        cfg.train_flops(134_515_008, 1024, tokens=1000, trained=400)
+        == per_position * 1000 + 6 * out_layer * 400
+    )
+    assert out_layer / 134_515_008 == pytest.approx(0.21, abs=0.005)
 
 
 def test_mfu_is_reported_for_known_gpus_in_bf16_only(monkeypatch):

@@ -157,9 +157,8 @@ def test_a_list_of_orders_trains_each_and_equal_runs_give_equal_files(tok, tmp_p
 def test_a_run_whose_records_all_exceed_the_context_stops_naming_the_param(tok, tmp_path):
     from curll.errors import CurllError
 
-    p = P.model_copy(update={"order": ("joint",), "stages": (0,), "context": 4,
-                             "out": P.out.model_copy(update={"models": str(tmp_path / "m"),
-                                                             "checkpoints": str(tmp_path / "c")})})  # fmt: skip
+    out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
+    p = P.model_copy(update={"order": ("joint",), "stages": (0,), "context": 4, "out": out})
     with pytest.raises(CurllError, match=r"run joint/0: none of its 6 train records fits") as err:
         run_order(records(stages=(0,)), tok, p)
     assert err.value.field == "train.context"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictStr, field_validator, model_validator
+from pydantic import Field, StrictBool, StrictStr, field_validator, model_validator
 
 from curll.config.base import Count, Number, PathStr, Positive, Section, Stages, unique_sorted
 
@@ -71,6 +71,10 @@ class TrainParams(Section):
     order: Order | Annotated[tuple[Order, ...], Field(min_length=1, strict=False)]
     stages: Stages
     preset: StrictStr
+    init: Literal["kaiming", "normal"] = Field(
+        default="kaiming",
+        description="kaiming: the paper's; normal: std 0.02, residual outputs scaled by depth",
+    )
     context: Positive
     loss: Literal["assistant", "all"]
     batch: Positive
@@ -81,6 +85,7 @@ class TrainParams(Section):
     device: Literal["auto", "cpu", "cuda"]
     dtype: Literal["auto", "bf16", "fp32"]
     checkpoint_every: Positive
+    compile: StrictBool = Field(default=False, description="torch.compile the decoder layers (for GPUs)")
     log_every: Positive
     optim: OptimParams
     continual: ContinualParams

@@ -100,8 +100,8 @@ def encode(
         tokens: list[int] = []
         mask: list[bool] = []
         passage_span: tuple[int, int] | None = None
-        for piece, flag, cut in zip(ids[start:end], flags[start:end], cuttable[start:end], strict=True):
-            if cut:
+        for piece, flag, may_cut in zip(ids[start:end], flags[start:end], cuttable[start:end], strict=True):
+            if may_cut:
                 passage_span = (len(tokens), len(tokens) + len(piece))
             tokens += piece
             mask += [flag] * len(piece)

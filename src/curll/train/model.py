@@ -7,16 +7,23 @@ that ``AutoModelForCausalLM.from_pretrained`` loads with identical outputs.
 
 Shapes: B batch, T time, D hidden, H query heads, K key/value heads, E = D / H head dim,
 V vocab. Packed rows carry ``position_ids`` (restart at 0 for every document) and
-``doc_ids`` (attention never crosses a document boundary: a block-diagonal causal mask).
+``doc_ids``: attention never crosses a document boundary (:class:`Documents`: flash
+attention over variable-length runs on a GPU, a block-diagonal causal mask elsewhere).
 """
 
 from __future__ import annotations
 
+import inspect
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
 from torch import nn
+
+Init = Literal["kaiming", "normal"]
 
 
 @dataclass(frozen=True)
@@ -36,11 +43,17 @@ class ModelConfig:
         if self.hidden % self.heads or self.heads % self.kv_heads:
             raise ValueError("hidden must be a multiple of heads, and heads of kv_heads")
 
-    def train_flops_per_token(self, parameters: int, context: int) -> float:
-        """Forward + backward FLOPs per trained token (PaLM appendix B): 6 per weight (the tied
-        embedding counts once, as the output projection) plus attention scores and values,
-        12 * layers * hidden * context, for a full (not block-diagonal) causal row."""
-        return 6.0 * parameters + 12.0 * self.layers * self.hidden * context
+    def train_flops(self, parameters: int, context: int, tokens: float, trained: float) -> float:
+        """Forward + backward FLOPs (PaLM appendix B) for ``tokens`` positions of which
+        ``trained`` carry a loss: 6 per weight per position for every matrix but the output
+        layer, which is applied at the trained positions only (6 * V * D each; the input
+        embedding is a lookup, no FLOPs), plus attention scores and values at
+        12 * layers * hidden * context per position (a full causal row, the usual convention).
+        ``parameters`` counts a tied embedding once."""
+        out_layer = self.vocab_size * self.hidden
+        body = parameters - out_layer * (1 if self.tie_embeddings else 2)
+        per_position = 6.0 * body + 12.0 * self.layers * self.hidden * context
+        return per_position * tokens + 6.0 * out_layer * trained
 
 
 PRESETS = {
@@ -86,6 +99,72 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
+@dataclass(frozen=True)
+class Documents:
+    """Where attention may look, built once per forward from ``doc_ids`` (B, T).
+
+    On a CUDA device in bf16/fp16, ``cu_seqlens`` (S + 1,) int32 delimits the S runs of equal
+    doc id over the flattened B * T positions (each row starts a run) and ``max_len`` is the
+    longest: flash-attention's variable-length kernel then attends inside each run, with no
+    mask in memory and no work on the other documents. Elsewhere ``mask`` (B, 1, T, T) is the
+    block-diagonal causal mask for SDPA (query i sees key j <= i of its own document only)."""
+
+    mask: torch.Tensor | None = None
+    cu_seqlens: torch.Tensor | None = None
+    max_len: int = 0
+
+    @staticmethod
+    def of(doc_ids: torch.Tensor, dtype: torch.dtype, *, varlen: bool = True) -> Documents:
+        """``varlen=False`` forces the mask (for comparisons)."""
+        fast = varlen and doc_ids.is_cuda and dtype in (torch.bfloat16, torch.float16)
+        if fast and _VARLEN is not None:
+            cu, longest = cu_seqlens(doc_ids)
+            return Documents(cu_seqlens=cu, max_len=longest)
+        t = doc_ids.shape[1]
+        causal = torch.ones(t, t, dtype=torch.bool, device=doc_ids.device).tril()
+        return Documents(mask=((doc_ids[:, :, None] == doc_ids[:, None, :]) & causal)[:, None])
+
+
+def cu_seqlens(doc_ids: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """(cu_seqlens (S + 1,) int32, longest run): the runs of equal doc id over the flattened
+    (B, T) positions, a new run at every row start (a row's padding is one run of its own)."""
+    b, t = doc_ids.shape
+    flat = doc_ids.reshape(-1)
+    starts = torch.ones_like(flat, dtype=torch.bool)
+    starts[1:] = flat[1:] != flat[:-1]
+    starts[::t] = True
+    begin = torch.nonzero(starts).flatten()
+    cu = torch.cat([begin, begin.new_tensor([b * t])]).to(torch.int32)
+    return cu, int((cu[1:] - cu[:-1]).max())  # one host sync per forward
+
+
+def _varlen() -> Callable[..., torch.Tensor] | None:
+    """torch's flash-attention varlen kernel (torch >= 2.10), adapted to one call shape:
+    causal, grouped-query. Older releases name causality ``is_causal`` and lack
+    ``enable_gqa``; there K/V are expanded to the query heads first. None: not available."""
+    try:
+        from torch.nn.attention.varlen import varlen_attn
+    except ImportError:
+        return None
+    names = inspect.signature(varlen_attn).parameters
+    causal: dict[str, Any] = {"window_size": (-1, 0)} if "window_size" in names else {"is_causal": True}
+    gqa = "enable_gqa" in names
+
+    def call(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu: torch.Tensor, longest: int
+    ) -> torch.Tensor:
+        if not gqa:  # (N, K, E) -> (N, H, E): each K/V head for H/K consecutive query heads
+            k, v = (z.repeat_interleave(q.shape[1] // z.shape[1], dim=1) for z in (k, v))
+        extra: dict[str, Any] = {"enable_gqa": True} if gqa else {}
+        out = varlen_attn(q, k, v, cu, cu, longest, longest, **causal, **extra)
+        return out if isinstance(out, torch.Tensor) else out[0]
+
+    return call
+
+
+_VARLEN = _varlen()
+
+
 class LlamaAttention(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -96,22 +175,29 @@ class LlamaAttention(nn.Module):
         self.o_proj = nn.Linear(cfg.heads * e, cfg.hidden, bias=False)
 
     def forward(
-        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, docs: Documents | None
     ) -> torch.Tensor:
         b, t, _ = x.shape
         h, k, e = self.cfg.heads, self.cfg.kv_heads, self.cfg.hidden // self.cfg.heads
-        q = self.q_proj(x).view(b, t, h, e).transpose(1, 2)  # (B, H, T, E)
-        kk = self.k_proj(x).view(b, t, k, e).transpose(1, 2)  # (B, K, T, E)
-        v = self.v_proj(x).view(b, t, k, e).transpose(1, 2)
-        cos, sin = cos[:, None].to(q.dtype), sin[:, None].to(q.dtype)  # (B, 1, T, E)
+        q = self.q_proj(x).view(b, t, h, e)  # (B, T, H, E)
+        kk = self.k_proj(x).view(b, t, k, e)  # (B, T, K, E)
+        v = self.v_proj(x).view(b, t, k, e)
+        cos, sin = cos[:, :, None].to(q.dtype), sin[:, :, None].to(q.dtype)  # (B, T, 1, E)
         q, kk = q * cos + _rotate_half(q) * sin, kk * cos + _rotate_half(kk) * sin
-        # each key/value head serves H/K consecutive query heads (HF's repeat_kv layout)
-        kk, v = kk.repeat_interleave(h // k, dim=1), v.repeat_interleave(h // k, dim=1)
-        if mask is None:
-            y = F.scaled_dot_product_attention(q, kk, v, is_causal=True)
+        # GQA: each key/value head serves H/K consecutive query heads (HF's repeat_kv layout);
+        # the kernels read the shared head in place (enable_gqa), no K/V copy per query head
+        if docs is not None and docs.cu_seqlens is not None:
+            assert _VARLEN is not None  # Documents.of built cu_seqlens only where it exists
+            flat = (z.reshape(b * t, -1, e) for z in (q, kk, v))  # (B*T, H|K, E)
+            y = _VARLEN(*flat, docs.cu_seqlens, docs.max_len).view(b, t, h * e)
         else:
-            y = F.scaled_dot_product_attention(q, kk, v, attn_mask=mask)
-        out: torch.Tensor = self.o_proj(y.transpose(1, 2).reshape(b, t, h * e))
+            qh, kh, vh = q.transpose(1, 2), kk.transpose(1, 2), v.transpose(1, 2)  # (B, H|K, T, E)
+            if docs is None:
+                y = F.scaled_dot_product_attention(qh, kh, vh, is_causal=True, enable_gqa=True)
+            else:
+                y = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=docs.mask, enable_gqa=True)
+            y = y.transpose(1, 2).reshape(b, t, h * e)
+        out: torch.Tensor = self.o_proj(y)
         return out
 
 
@@ -136,9 +222,9 @@ class LlamaDecoderLayer(nn.Module):
         self.mlp = LlamaMLP(cfg)
 
     def forward(
-        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor | None
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, docs: Documents | None
     ) -> torch.Tensor:
-        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask)  # pre-norm residual
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, docs)  # pre-norm residual
         out: torch.Tensor = x + self.mlp(self.post_attention_layernorm(x))
         return out
 
@@ -155,20 +241,31 @@ class CausalLM(nn.Module):
     """``forward(input_ids, position_ids=None, doc_ids=None, select=None) -> logits (B, T, V)``,
     or (N, V) for the N positions where the bool ``select`` (B, T) is true."""
 
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, init: Init = "kaiming") -> None:
         super().__init__()
         self.config = cfg
+        self.varlen = True  # documents through flash varlen attention where it runs (False: mask)
         self.model = LlamaModel(cfg)
         self.lm_head = nn.Linear(cfg.hidden, cfg.vocab_size, bias=False)
         if cfg.tie_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
-        self.reset_parameters()
+        self.reset_parameters(init)
 
-    def reset_parameters(self) -> None:
-        """The paper's init: Kaiming normal (fan-in) for every matrix; norm weights 1."""
-        for module in self.modules():
+    def reset_parameters(self, init: Init = "kaiming") -> None:
+        """``kaiming`` (the paper's): Kaiming normal (fan-in, gain sqrt 2) for every matrix.
+        ``normal`` (SmolLM2/GPT-2 style): std 0.02 for every matrix, and the two projections
+        that write into the residual stream (``o_proj``, ``down_proj``) scaled by
+        1 / sqrt(2 * layers), so the stream's variance stays near the embedding's after all
+        2 * layers additions. Norm weights 1 in both."""
+        residual = 0.02 / math.sqrt(2 * self.config.layers)
+        for name, module in self.named_modules():
             if isinstance(module, nn.Linear | nn.Embedding):
-                nn.init.kaiming_normal_(module.weight)
+                if init == "kaiming":
+                    nn.init.kaiming_normal_(module.weight)
+                elif name.endswith(("o_proj", "down_proj")):
+                    nn.init.normal_(module.weight, std=residual)
+                elif not (self.config.tie_embeddings and module is self.lm_head):  # tied: set once
+                    nn.init.normal_(module.weight, std=0.02)
             elif isinstance(module, LlamaRMSNorm):
                 nn.init.ones_(module.weight)
 
@@ -185,20 +282,21 @@ class CausalLM(nn.Module):
         b, t = input_ids.shape
         if position_ids is None:
             position_ids = torch.arange(t, device=input_ids.device).expand(b, t)
-        mask = None
-        if doc_ids is not None:
-            # (B, 1, T, T): query i sees key j <= i of the same document only
-            causal = torch.ones(t, t, dtype=torch.bool, device=input_ids.device).tril()
-            mask = (doc_ids[:, :, None] == doc_ids[:, None, :]) & causal
-            mask = mask[:, None]
+        dtype = (
+            torch.get_autocast_dtype("cuda")
+            if torch.is_autocast_enabled("cuda")
+            else self.lm_head.weight.dtype
+        )
+        docs = None if doc_ids is None else Documents.of(doc_ids, dtype, varlen=self.varlen)
         cos, sin = rope(position_ids, self.config.hidden // self.config.heads, self.config.rope_theta)
         x = self.model.embed_tokens(input_ids)  # (B, T, D)
         for layer in self.model.layers:
-            x = layer(x, cos, sin, mask)
+            x = layer(x, cos, sin, docs)
         x = self.model.norm(x)
         if select is not None:
             # training with answer-only loss: project only the trained positions. The output
-            # layer is D x V (V = 49,152 for the 135M preset: ~40% of its FLOPs per token)
+            # layer is D x V (V = 49,152 for the 135M preset: 28.3M of its 134.5M weights,
+            # 21% of the weight FLOPs of a position where it is applied)
             x = x[select]  # (N, D)
         logits: torch.Tensor = self.lm_head(x)  # (B, T, V) or (N, V)
         return logits

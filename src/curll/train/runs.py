@@ -36,7 +36,7 @@ def settings(p: TrainParams) -> Settings:
     return Settings(
         batch=p.batch, micro_batch=p.micro_batch, epochs=p.epochs, seed=p.seed,
         checkpoint_every=p.checkpoint_every, log_every=p.log_every, optim=p.optim,
-        device=device, dtype=torch.bfloat16 if bf16 else torch.float32,
+        device=device, dtype=torch.bfloat16 if bf16 else torch.float32, compile=p.compile,
     )  # fmt: skip
 
 
@@ -101,7 +101,7 @@ def run_order(
                 field="train.context",
             )
         torch.manual_seed(p.seed)
-        model = CausalLM(preset(p.preset, vocab_size=len(tok)))
+        model = CausalLM(preset(p.preset, vocab_size=len(tok)), p.init)
         opt_state = None
         if run.init_from is not None:
             prev, prev_opt = finished[run.init_from]
@@ -119,19 +119,19 @@ def run_order(
         if validation is not None and len(validation):
             val, scope = _held_out(validation, run, p, tok)
             torch.manual_seed(p.seed)
-            untrained = CausalLM(preset(p.preset, vocab_size=len(tok)))
+            untrained = CausalLM(preset(p.preset, vocab_size=len(tok)), p.init)
             held = {
                 "val_loss": eval_loss(model, val, device=s.device, micro_batch=s.micro_batch),
                 "val_loss_untrained": eval_loss(untrained, val, device=s.device, micro_batch=s.micro_batch),
                 "val_rows": val.rows,
                 "val_scope": scope,
             }
-        flops = model.config.train_flops_per_token(model.num_parameters(), p.context)
+        flops = model.config.train_flops(model.num_parameters(), p.context, out.tokens, out.trained)
         metrics[run.name] = {
             "trained_to": run.trained_to, "steps": out.steps, "tokens": out.tokens,
             "tokens_per_s": round(out.tokens_per_s, 1), "final_loss": final, **held,
             "parameters": model.num_parameters(), **data.stats(),
-            "mfu": mfu(out.tokens_per_s * flops / distributed.current().size, s.device, s.dtype),
+            "mfu": mfu(flops / max(out.seconds, 1e-9) / distributed.current().size, s.device, s.dtype),
         }  # fmt: skip
         log += [{"run": run.name, **row} for row in out.log]
     return metrics, log

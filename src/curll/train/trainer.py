@@ -49,6 +49,7 @@ class Settings:
     optim: OptimParams
     device: str = "cpu"
     dtype: torch.dtype = torch.float32
+    compile: bool = False  # torch.compile the decoder layers (GPU: fewer, fused kernels)
 
 
 @dataclass
@@ -57,6 +58,7 @@ class Outcome:
     tokens: int
     seconds: float
     log: list[dict[str, Any]] = field(default_factory=list)
+    trained: int = 0  # positions with a loss (the output layer runs there only)
     optimizer_state: dict[str, Any] | None = None
 
     @property
@@ -81,19 +83,20 @@ def lr_at(step: int, total: int, p: OptimParams) -> float:
     return floor + (p.lr - floor) * (total - step) / max(1, total - decay_from)
 
 
-def make_optimizer(model: torch.nn.Module, p: OptimParams) -> torch.optim.AdamW:
+def make_optimizer(model: torch.nn.Module, p: OptimParams, *, fused: bool = False) -> torch.optim.AdamW:
+    """AdamW, weight decay on matrices only; ``fused``: one CUDA kernel for all parameters."""
     matrices = [w for w in model.parameters() if w.ndim >= 2]
     vectors = [w for w in model.parameters() if w.ndim < 2]
     groups: list[dict[str, Any]] = [
         {"params": matrices, "weight_decay": p.weight_decay},
         {"params": vectors, "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=p.lr, betas=(p.beta1, p.beta2), eps=p.eps)
+    return torch.optim.AdamW(groups, lr=p.lr, betas=(p.beta1, p.beta2), eps=p.eps, fused=fused or None)
 
 
 def _save(path: Path, model: CausalLM, opt: torch.optim.Optimizer, step: int, out: Outcome) -> None:
-    state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step,
-             "tokens": out.tokens, "seconds": out.seconds, "log": out.log}  # fmt: skip
+    state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "tokens": out.tokens,
+             "trained": out.trained, "seconds": out.seconds, "log": out.log}  # fmt: skip
     with atomic_path(path) as tmp:
         torch.save(state, tmp)
 
@@ -111,7 +114,11 @@ def train(
     w = distributed.current()
     rank, world = w.rank, w.size
     model.to(s.device)
-    opt = make_optimizer(model, s.optim)
+    if s.compile:  # each decoder layer in place: names, state_dict and checkpoints unchanged
+        for layer in model.model.layers:
+            if getattr(layer, "_compiled_call_impl", None) is None:  # not twice (a resumed model)
+                layer.compile()
+    opt = make_optimizer(model, s.optim, fused=torch.device(s.device).type == "cuda")
     if optimizer_state is not None:
         opt.load_state_dict(optimizer_state)
     start, done_before = 0, Outcome(steps=0, tokens=0, seconds=0.0)
@@ -122,7 +129,11 @@ def train(
         start = int(state["step"])
         # (checkpoints written before the log was kept lack these three)
         done_before = Outcome(
-            0, int(state.get("tokens", 0)), float(state.get("seconds", 0.0)), state.get("log", [])
+            0,
+            int(state.get("tokens", 0)),
+            float(state.get("seconds", 0.0)),
+            state.get("log", []),
+            trained=int(state.get("trained", 0)),
         )
     device_type = torch.device(s.device).type
     net: torch.nn.Module = model
@@ -131,7 +142,9 @@ def train(
     rng = np.random.default_rng(s.seed)
     order = np.concatenate([rng.permutation(data.rows) for _ in range(s.epochs)])
     steps = -(-len(order) // s.batch)
-    out = Outcome(steps, done_before.tokens, done_before.seconds, done_before.log)
+    out = Outcome(
+        steps, done_before.tokens, done_before.seconds, done_before.log, trained=done_before.trained
+    )
     bar = tqdm(range(start, steps), desc=desc, initial=start, total=steps, disable=rank != 0)
     for step in bar:
         t0 = time.perf_counter()
@@ -143,7 +156,7 @@ def train(
         lr = lr_at(step, steps, s.optim)
         for group in opt.param_groups:
             group["lr"] = lr
-        total, tokens = 0.0, 0.0
+        total, tokens, n_trained = 0.0, 0.0, 0.0
         for i, part in enumerate(micro):
             batch = {k: torch.from_numpy(getattr(data, k)[part]).to(s.device) for k in
                      ("input_ids", "labels", "position_ids", "doc_ids")}  # fmt: skip
@@ -158,12 +171,14 @@ def train(
                 loss.backward()  # type: ignore[no-untyped-call]
             total += float(loss.detach()) / world
             tokens += weight * int((batch["doc_ids"] >= 0).sum())
+            n_trained += weight * int(trained.sum())
         if s.optim.clip:
             torch.nn.utils.clip_grad_norm_(model.parameters(), s.optim.clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        total, tokens = distributed.all_sum([total, tokens])
+        total, tokens, n_trained = distributed.all_sum([total, tokens, n_trained])
         out.tokens += int(tokens)
+        out.trained += int(n_trained)
         out.seconds += time.perf_counter() - t0
         done = step + 1
         if done % s.log_every == 0 or done == steps:
