@@ -128,6 +128,26 @@ def test_continual_starts_from_the_previous_weights(tok, tmp_path, monkeypatch):
     assert {r["run"] for r in log} == set(metrics)
 
 
+def test_only_what_a_later_run_reads_is_kept(tok, tmp_path, monkeypatch):
+    """Every finished run's model and optimizer state used to stay in memory to the end."""
+    import curll.train.runs as runs
+
+    sizes: list[tuple[str, ...]] = []
+
+    class Spy(runs.Finished):
+        def put(self, run, model, optimizer_state):
+            super().put(run, model, optimizer_state)
+            sizes.append(tuple(self.held))
+
+    monkeypatch.setattr(runs, "Finished", Spy)
+    out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
+    p = P.model_copy(update={"order": ("independent", "joint", "continual"), "stages": (0, 1, 2),
+                             "context": 48, "batch": 4, "micro_batch": 4, "out": out})  # fmt: skip
+    run_order(records(stages=(0, 1, 2)), tok, p)
+    assert len(sizes) == 9 and max(len(h) for h in sizes) == 1
+    assert {name for h in sizes for name in h} == {"continual/0", "continual/0-1"}  # the last is read by no one
+
+
 def test_schedules():
     o = P.optim
     assert lr_at(5, 10, o.model_copy(update={"schedule": "constant"})) == o.lr

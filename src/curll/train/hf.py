@@ -45,7 +45,7 @@ def save_hf(model: CausalLM, tokenizer: Any, out: str | Path) -> None:
     the request cache)."""
     from safetensors.torch import save_file
 
-    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    state = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}  # model stays put
     if model.config.tie_embeddings:
         state.pop(TIED)
     with atomic_dir(out) as tmp:

@@ -79,6 +79,26 @@ def _held_out(validation: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> t
     return _pack(docs, p, tok), scope
 
 
+class Finished:
+    """What later runs start from, and nothing else: the final weights (host copies) of a run
+    that a later run names in ``init_from``, with its optimizer state when it is carried
+    (``continual.optimizer: carry``). An entry is dropped once read, so a continual order holds
+    one at a time and independent or joint runs none."""
+
+    def __init__(self, runs: list[Run], *, carry: bool) -> None:
+        self.wanted = {r.init_from for r in runs if r.init_from is not None}
+        self.carry = carry
+        self.held: dict[str, tuple[dict[str, torch.Tensor], dict[str, Any] | None]] = {}
+
+    def put(self, run: Run, model: CausalLM, optimizer_state: dict[str, Any] | None) -> None:
+        if run.name in self.wanted:
+            weights = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+            self.held[run.name] = (weights, optimizer_state if self.carry else None)
+
+    def take(self, name: str) -> tuple[dict[str, torch.Tensor], dict[str, Any] | None]:
+        return self.held.pop(name)
+
+
 def run_order(
     records: pd.DataFrame, tok: Any, p: TrainParams, validation: pd.DataFrame | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -89,10 +109,11 @@ def run_order(
     (metrics by run, step log)."""
     s = settings(p)
     models, ckpts = Path(p.out.models), Path(p.out.checkpoints)
-    finished: dict[str, tuple[CausalLM, dict[str, Any] | None]] = {}
     metrics: dict[str, Any] = {}
     log: list[dict[str, Any]] = []
-    for run in [r for order in p.orders for r in plan(order, p.stages, replay=p.continual.replay)]:
+    todo = [r for order in p.orders for r in plan(order, p.stages, replay=p.continual.replay)]
+    finished = Finished(todo, carry=p.continual.optimizer == "carry")
+    for run in todo:
         data = _pack(_documents(records, run, p, tok), p, tok)
         if data.rows == 0:
             raise CurllError(
@@ -104,16 +125,15 @@ def run_order(
         model = CausalLM(preset(p.preset, vocab_size=len(tok)), p.init)
         opt_state = None
         if run.init_from is not None:
-            prev, prev_opt = finished[run.init_from]
-            model.load_state_dict(prev.state_dict())
-            opt_state = prev_opt if p.continual.optimizer == "carry" else None
+            weights, opt_state = finished.take(run.init_from)
+            model.load_state_dict(weights)
         ckpt = ckpts / f"{run.name}.pt"
         ckpt.parent.mkdir(parents=True, exist_ok=True)
         out = train(model, data, s, ckpt=ckpt, optimizer_state=opt_state, desc=f"train {run.name}")
         if distributed.current().main:
-            save_hf(model.cpu(), tok, models / run.name)
+            save_hf(model, tok, models / run.name)  # copies to the host; the live model stays
         distributed.barrier()
-        finished[run.name] = (model, out.optimizer_state)
+        finished.put(run, model, out.optimizer_state)
         final = out.log[-1]["loss"] if out.log else None
         held: dict[str, Any] = {}
         if validation is not None and len(validation):
