@@ -39,5 +39,7 @@ def run(params: Params) -> None:
     write_json(p.out.metrics, rep.metrics)
     write_html(rep, judges, Path(p.out.report), "curll evaluation report")
     finals = {o: k["sum"] for o, k in rep.metrics["orders"].items()}
-    parts = (f"{o} AP {v['AP']} FGT {v['FGT']} BWT {v['BWT']}" for o, v in finals.items())
+    parts = (
+        f"{o} " + " ".join(f"{k} {v[k]}" for k in ("AP", "FGT", "BWT") if k in v) for o, v in finals.items()
+    )
     say("evaluate (sum of types): " + "; ".join(parts))

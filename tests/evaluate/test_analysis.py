@@ -56,6 +56,9 @@ def test_order_metrics_use_independent_and_untrained_baselines():
     assert c["FWT"] == pytest.approx(1.0)  # J[1][1] - Jind[1][1] = 5 - 4
     assert c["FWT_zero_shot"] == pytest.approx(0.0)  # J[0][1] - b_1 = 1 - 1
     assert "FWT" not in m["independent"]["ir"]  # no FWT of the baseline against itself
+    # from-scratch models are no sequence: forgetting and backward transfer are not defined
+    assert {"FGT", "BWT"}.isdisjoint(m["independent"]["ir"]) and "FGT" not in m["independent"]["ir"]["series"]
+    assert {"FGT", "BWT"} <= set(m["continual"]["ir"]) and {"FGT", "BWT"} <= set(m["joint"]["ir"])
     assert m["continual"]["sum"]["AP"] == pytest.approx(9.0)
 
 
@@ -66,11 +69,15 @@ def test_group_metrics_and_out_degree():
     assert by_indicator["FGT"].isna().to_dict()[inst.hx("ind10")]
     # an indicator of stage 1: continual 5 vs independent 4 on its own stage
     assert by_indicator.loc[inst.hx("ind10"), "FWT"] == pytest.approx(1.0)
-    assert group_metrics(scores(), "independent", "skill")["FWT"].isna().all()
+    independent = group_metrics(scores(), "independent", "skill")
+    assert independent[["FWT", "FGT", "BWT"]].isna().all().all()
     ind = inst.indicators(["a", "b", "c"]).assign(stage=[0, 1, 1])
     edges = pd.DataFrame({"edge": [True, True, False, True], "src": [inst.hx(x) for x in "aabb"],
-                          "dst": [inst.hx(x) for x in "bcab"]})  # fmt: skip
+                          "dst": [inst.hx(x) for x in "bcab"], "status": "ok"})  # fmt: skip
     assert out_degree(edges, ind).tolist() == [2, 0, 0]  # b -> b is not into a later stage
+    # an edge whose weight request failed is no edge of the graph, nor of the out-degree
+    edges.loc[1, "status"] = "reject"
+    assert out_degree(edges, ind).tolist() == [1, 0, 0]
 
 
 def test_report_writes_matrices_figures_and_metrics(tmp_path):
@@ -86,4 +93,9 @@ def test_report_writes_matrices_figures_and_metrics(tmp_path):
         "heatmap_continual.png",
         "joint_minus_continual.png",
     }
-    assert rep.metrics["orders"]["continual"]["sum"]["T"] == 1
+    assert rep.metrics["orders"]["continual"]["sum"]["T"] == 1 and "unanswered" not in rep.metrics
+    answers = s[["item_id", "run", "answer", "trained_to", "order"]].assign(status="ok", truncated=False)
+    answers.loc[answers.index[0], "status"] = "reject"
+    rep = build(s, items, degree, ["ir", "cqa"], tmp_path / "m", tmp_path / "p", answers=answers)
+    run = str(answers["run"].iloc[0])
+    assert rep.metrics["unanswered"] == {"total": 1, "answers": len(answers), "by_run": {run: 1}}

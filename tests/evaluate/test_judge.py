@@ -30,7 +30,7 @@ def items() -> pd.DataFrame:
 
 def answers(items: pd.DataFrame) -> pd.DataFrame:
     runs = ["continual/0", "continual/0-1"]
-    return pd.DataFrame([{"item_id": i, "run": r, "answer": f"ANS-{n}"} for r in runs
+    return pd.DataFrame([{"item_id": i, "run": r, "answer": f"ANS-{n}", "status": "ok"} for r in runs
                          for n, i in enumerate(items["item_id"])])  # fmt: skip
 
 
@@ -120,3 +120,29 @@ def test_rubric_scores_five_criteria_and_keeps_failures(items):
     assert set(summary.index.get_level_values("order")) == {"continual"} and list(summary.columns) == list(
         CRITERIA
     )
+
+
+def test_a_rejected_generation_is_a_missing_score_not_a_judged_empty_answer(items):
+    """It used to be judged as the empty string (and rated 1 by a strict judge)."""
+    from curll.evaluate.analysis import scores_table
+    from curll.evaluate.judge import unanswered
+
+    ans = answers(items)
+    ans.loc[0, ["answer", "status"]] = ["", "reject"]
+    seen: list[str] = []
+
+    def rater(req):
+        seen.append(req.messages[-1].content)
+        return {"rating": 1 if "ANS-" not in req.messages[-1].content else 4, "explanation": "ok"}
+
+    ratings = judge(ans, items, {"a": (engine(rater)[0], tasks())})
+    assert len(ratings) == len(ans) - 1 and seen and all("ANS-" in s for s in seen)  # no empty answer asked
+    first = (ratings["item_id"] == ans.loc[0, "item_id"]) & (ratings["run"] == ans.loc[0, "run"])
+    assert not first.any()
+    assert unanswered(ans) == {ans.loc[0, "run"]: 1}
+    scores = item_scores(ratings)
+    ans["order"], ans["trained_to"], ans["truncated"] = "continual", 0, False
+    table = scores_table(ans, items, scores)
+    missing = table[(table["item_id"] == ans.loc[0, "item_id"]) & (table["run"] == ans.loc[0, "run"])]
+    assert len(missing) == 1 and missing["score"].isna().all()
+    assert (table["score"].dropna() == 4).all()

@@ -145,7 +145,10 @@ def test_only_what_a_later_run_reads_is_kept(tok, tmp_path, monkeypatch):
                              "context": 48, "batch": 4, "micro_batch": 4, "out": out})  # fmt: skip
     run_order(records(stages=(0, 1, 2)), tok, p)
     assert len(sizes) == 9 and max(len(h) for h in sizes) == 1
-    assert {name for h in sizes for name in h} == {"continual/0", "continual/0-1"}  # the last is read by no one
+    assert {name for h in sizes for name in h} == {
+        "continual/0",
+        "continual/0-1",
+    }  # the last is read by no one
 
 
 def test_schedules():

@@ -62,7 +62,7 @@ def order_metrics(scores: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str,
                 else None
             )
             m = cl_metrics(matrix(scores, order, kind), independent=ind, untrained=untrained(scores, kind))
-            out[order][kind] = m.to_json()
+            out[order][kind] = (m.without_sequence() if order == "independent" else m).to_json()
     return out
 
 
@@ -81,7 +81,8 @@ def group_metrics(scores: pd.DataFrame, order: str, level: str) -> pd.DataFrame:
     rows = []
     for group, g in own.groupby(level, sort=True):
         ind = ind_scores[ind_scores[level] == group]
-        final = cl_metrics(grid(g), independent=grid(ind) if len(ind) else None).final()
+        m = cl_metrics(grid(g), independent=grid(ind) if len(ind) else None)
+        final = {"FGT": None, "BWT": None, **(m.without_sequence() if order == "independent" else m).final()}
         tested = ",".join(map(str, sorted(g["stage"].unique())))
         rows.append({"level": level, "group": str(group), "stages": tested,
                      "items": int(g["item_id"].nunique()), "FWT": None, **final})  # fmt: skip
@@ -89,9 +90,10 @@ def group_metrics(scores: pd.DataFrame, order: str, level: str) -> pd.DataFrame:
 
 
 def out_degree(edges: pd.DataFrame, indicators: pd.DataFrame) -> pd.Series:
-    """indicator_id -> number of prerequisite edges to indicators of later stages."""
+    """indicator_id -> number of prerequisite edges to indicators of later stages; only edges
+    the graph keeps count (``status`` ok: the weight request succeeded too)."""
     stage = indicators.set_index("indicator_id")["stage"]
-    e = edges[edges["edge"].astype(bool)]
+    e = edges[edges["edge"].astype(bool) & (edges["status"] == "ok")]
     later = e[e["dst"].map(stage) > e["src"].map(stage)]
     return later.groupby("src").size().reindex(indicators["indicator_id"], fill_value=0).rename("out_degree")
 

@@ -13,13 +13,15 @@ With positions k = 0..T over the trained stages s_0 < s_1 < ...:
 - ``FWT0_t`` = mean over 1 <= i <= t of (J[i-1][i] - b_i), b from an untrained model
 
 A series has one value per t; a value whose mean is over nothing is None (FGT, BWT and FWT
-at t = 0).
+at t = 0). FGT and BWT describe a sequence of models each trained on top of the last; for
+models trained from scratch (the independent order) they are not defined: :meth:`CLMetrics.
+without_sequence` drops them.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,19 +38,25 @@ class CLMetrics:
 
     stages: tuple[int, ...]
     AP: tuple[float | None, ...]
-    FGT: tuple[float | None, ...]
-    BWT: tuple[float | None, ...]
+    FGT: tuple[float | None, ...] | None
+    BWT: tuple[float | None, ...] | None
     FWT: tuple[float | None, ...] | None = None
     FWT_zero_shot: tuple[float | None, ...] | None = None
 
     def final(self) -> dict[str, float | None]:
         """Values at the last trained stage T (the ones papers report)."""
-        out = {"AP": self.AP[-1], "FGT": self.FGT[-1], "BWT": self.BWT[-1]}
+        out = {"AP": self.AP[-1]}
+        if self.FGT is not None and self.BWT is not None:
+            out.update(FGT=self.FGT[-1], BWT=self.BWT[-1])
         if self.FWT is not None:
             out["FWT"] = self.FWT[-1]
         if self.FWT_zero_shot is not None:
             out["FWT_zero_shot"] = self.FWT_zero_shot[-1]
         return out
+
+    def without_sequence(self) -> CLMetrics:
+        """The metrics of models that were not trained one on top of another: no FGT, no BWT."""
+        return replace(self, FGT=None, BWT=None)
 
     def to_json(self) -> dict[str, Any]:
         """``T`` and the final values at the top, then every series keyed by stage label."""

@@ -3,7 +3,10 @@
 :func:`judge` asks each judge (an ``llm.profiles`` entry, through the engine) with the prompt
 of the item's type (``prompts/judge_<type>.j2``). A judge's output that does not parse or
 breaks the schema is a recorded failure (``rating`` null, ``status`` reject, ``reason``), never
-a crash. Rows (:data:`RATING_COLUMNS` + provenance): one per (answer, judge).
+a crash. Rows (:data:`RATING_COLUMNS` + provenance): one per (answer, judge). An answer whose
+generation was rejected (``status`` not ok: no text) is not judged at all: it has no rating
+row, so its score is missing (NaN), never the rating of an empty answer; :func:`unanswered`
+counts them.
 
 :func:`panel_stats` reports per judge the parse-failure rate and mean rating, and per pair of
 judges their agreement on the answers both rated: quadratic-weighted Cohen's kappa, Spearman's
@@ -33,9 +36,22 @@ RATING_COLUMNS = ["item_id", "run", "judge", "type", "rating", "explanation"]
 Panel = Mapping[str, tuple[Engine, Mapping[str, Task]]]
 
 
+def answered(answers: pd.DataFrame) -> pd.DataFrame:
+    """The answers that were generated (``status`` ok): the only ones a judge sees."""
+    return answers[answers["status"] == "ok"]
+
+
+def unanswered(answers: pd.DataFrame) -> dict[str, int]:
+    """Rejected generations per run (their scores are missing, not zero)."""
+    bad = answers[answers["status"] != "ok"]
+    return {str(k): int(v) for k, v in bad.groupby("run").size().items()}
+
+
 def judge(answers: pd.DataFrame, items: pd.DataFrame, judges: Panel) -> pd.DataFrame:
-    """Ratings of every answer by every judge; ``judges``: name -> (engine, task per type)."""
-    fields = answers[["item_id", "run", "answer"]].merge(items, on="item_id", how="left", validate="m:1")
+    """Ratings of every generated answer by every judge; ``judges``: name -> (engine, task per type)."""
+    fields = answered(answers)[["item_id", "run", "answer"]].merge(
+        items, on="item_id", how="left", validate="m:1"
+    )
     rows: list[dict[str, Any]] = []
     for name, (engine, tasks) in judges.items():
         for kind, group in fields.groupby("type", sort=True):
@@ -107,7 +123,7 @@ def rubric(
     """Rubric scores of every answer by every judge: one row per (answer, judge) with a column
     per criterion (null when the judge's output did not parse) and provenance."""
     fields = records(
-        answers[["item_id", "run", "answer"]].merge(items, on="item_id", how="left", validate="m:1")
+        answered(answers)[["item_id", "run", "answer"]].merge(items, on="item_id", how="left", validate="m:1")
     )
     rows: list[dict[str, Any]] = []
     for name, (engine, task) in judges.items():

@@ -23,6 +23,7 @@ import pandas as pd
 from curll.artifacts import atomic_path
 from curll.evaluate import analysis, plots
 from curll.evaluate.cl import write_matrix
+from curll.evaluate.judge import unanswered
 
 
 @dataclass
@@ -66,6 +67,9 @@ def build(
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
               for o, by_kind in full.items()}  # fmt: skip
     rep = Report(metrics={"orders": finals})
+    if answers is not None:  # rejected generations: missing scores, counted (not rated as empty)
+        missed = unanswered(answers)
+        rep.metrics["unanswered"] = {"total": sum(missed.values()), "answers": len(answers), "by_run": missed}
     rep.details["series"] = {
         o: {k: vals["series"] for k, vals in kinds_.items()} for o, kinds_ in full.items()
     }
