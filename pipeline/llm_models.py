@@ -16,8 +16,8 @@ from typing import Any
 
 from curll.artifacts import write_json
 from curll.config import Params
+from curll.llm.identity import fingerprint
 from curll.llm.local import build_local_model
-from curll.llm.transformers_backend import fingerprint
 from pipeline.report import say
 
 

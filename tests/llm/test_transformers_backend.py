@@ -11,7 +11,8 @@ import pytest
 
 from curll.llm import ChatRequest, Sampling
 from curll.llm.embedded import TinyLlamaShape, build_embedded_model
-from curll.llm.transformers_backend import TransformersBackend, fingerprint
+from curll.llm.identity import fingerprint
+from curll.llm.transformers_backend import TransformersBackend
 
 SCHEMAS: list[dict[str, Any]] = [
     {

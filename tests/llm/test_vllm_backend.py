@@ -95,7 +95,7 @@ def test_single_engine_sends_schema_and_sampling(fake_vllm):
     out = backend.complete(reqs(3))
     answers = [json.loads(c.text) for c in out]
     assert [a["user"] for a in answers] == ["q0", "q1", "q2"]
-    assert answers[0]["schema"]["required"] == ["a"] and answers[0]["tp"] == 2 and answers[0]["seed"] == 5
+    assert answers[0]["schema"]["required"] == ["a"] and answers[0]["tp"] == 2
     assert list(answers[0]["schema"]["properties"]) == ["q", "a"]
     assert out[0].prompt_tokens == 3 and out[0].completion_tokens == 2
 
@@ -123,3 +123,33 @@ def test_nothing_heavy_is_imported_until_a_backend_is_built():
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_seed_per_request_from_its_key_a_bad_prompt_fails_alone_and_folders_are_fingerprinted(
+    fake_vllm, tmp_path
+):
+    from curll.llm.identity import fingerprint, request_seed
+    from curll.llm.vllm_backend import VLLMBackend
+
+    # the stand-in refuses any batch holding a prompt that says "too long"
+    text = (fake_vllm / "sampling_params.py").read_text()
+    (fake_vllm / "sampling_params.py").write_text(text.replace(
+        "        out = []\n",
+        "        if any('too long' in c[-1]['content'] for c in chats):\n"
+        "            raise ValueError('prompt is longer than the maximum model length')\n"
+        "        out = []\n",
+    ))  # fmt: skip
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    backend = VLLMBackend(str(folder), name="run/0")
+    assert backend.model == f"run/0@{fingerprint(folder)}"
+    batch = [*reqs(2), ChatRequest.build([("user", "too long")], sampling=Sampling(seed=5))]
+    out = backend.complete(batch)
+    assert out[2].error is not None and "longer than the maximum" in out[2].error
+    answers = [json.loads(c.text) for c in out[:2]]
+    assert [a["user"] for a in answers] == ["q0", "q1"]
+    # both asked with Sampling(seed=5): different requests, different seeds, from their keys
+    assert [a["seed"] for a in answers] == [request_seed(r, backend.model) for r in batch[:2]]
+    assert answers[0]["seed"] != answers[1]["seed"]
+    assert VLLMBackend("org/model").model == "org/model"  # a hub id: nothing to fingerprint

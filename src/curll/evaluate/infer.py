@@ -36,12 +36,9 @@ UNTRAINED = "untrained"
 
 def backend(folder: str | Path, name: str, p: InferParams) -> Backend:
     if p.backend == "vllm":
-        from curll.llm.transformers_backend import fingerprint
         from curll.llm.vllm_backend import VLLMBackend
 
-        vllm = VLLMBackend(str(folder), dtype=p.dtype, seed=p.sampling.seed)
-        vllm.model = f"{name}@{fingerprint(Path(folder))}"  # cache keys follow the weights
-        return vllm
+        return VLLMBackend(str(folder), name=name, dtype=p.dtype, seed=p.sampling.seed)
     from curll.llm.transformers_backend import TransformersBackend
 
     return TransformersBackend(str(folder), name=name, device=p.device, dtype=p.dtype)

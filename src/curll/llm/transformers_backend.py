@@ -25,7 +25,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -34,30 +33,8 @@ from typing import Any
 
 from curll.llm.constrained import RowSpec
 from curll.llm.decode import Decoder, DecodeRequest
+from curll.llm.identity import fingerprint, request_seed
 from curll.llm.types import ChatRequest, Completion
-
-_HEAD = 1 << 20  # bytes hashed at each end of a weight file
-
-
-def fingerprint(folder: Path) -> str:
-    """12 hex chars identifying a local model folder's content.
-
-    Config and tokenizer files are hashed whole; weight files (possibly many GB) by name,
-    size and their first and last MiB, which any retraining or re-initialisation changes.
-    """
-    h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        h.update(path.relative_to(folder).as_posix().encode())
-        size = path.stat().st_size
-        h.update(str(size).encode())
-        with path.open("rb") as f:
-            if size <= 2 * _HEAD or path.suffix in {".json", ".txt", ".model"}:
-                h.update(f.read())
-            else:
-                h.update(f.read(_HEAD))
-                f.seek(size - _HEAD)
-                h.update(f.read(_HEAD))
-    return h.hexdigest()[:12]
 
 
 def _pattern_bounds_length(schema: Any) -> Any:
@@ -180,7 +157,7 @@ class TransformersBackend:
                 results[i] = Completion(text="", error=f"schema not compilable: {exc}")
                 continue
             s = req.sampling
-            seed = int(hashlib.sha256(req.key(self.model).encode()).hexdigest()[:15], 16)
+            seed = request_seed(req, self.model)
             spec = RowSpec(grammar, seed, s.temperature, s.top_p, s.presence_penalty, s.frequency_penalty)
             todo.append((i, DecodeRequest(tuple(ids), max_tokens, spec, self.stop_loops)))
         if todo:

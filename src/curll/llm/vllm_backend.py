@@ -7,7 +7,12 @@
 - A schema becomes vLLM structured outputs (``StructuredOutputsParams(json=...)``, or
   ``GuidedDecodingParams`` on vLLM < 0.10.2), in its task's key order; the engine
   validates the answer either way.
-- Sampling is per request (its own seed), so answers do not depend on batching.
+- Sampling is per request, with a seed drawn from the request's content key (as the
+  transformers backend does), so answers do not depend on batching or on the other requests.
+- A local model folder's name carries a fingerprint of its files (``path@fingerprint``), so
+  cached answers of an older model in the same folder are never reused.
+- A request vLLM refuses (a prompt longer than the model, say) fails alone: when a batch
+  raises, its requests are asked one by one and only the failing ones get ``error``.
 - Chat templates are the model's own (``LLM.chat``).
 """
 
@@ -17,12 +22,14 @@ import multiprocessing as mp
 import os
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from curll.llm.identity import fingerprint, request_seed
 from curll.llm.types import ChatRequest, Completion
 
 
-def _sampling_params(req: ChatRequest) -> Any:
+def _sampling_params(req: ChatRequest, seed: int) -> Any:
     import json
 
     import vllm
@@ -31,7 +38,7 @@ def _sampling_params(req: ChatRequest) -> Any:
         "temperature": req.sampling.temperature,
         "top_p": req.sampling.top_p,
         "max_tokens": req.sampling.max_tokens,
-        "seed": req.sampling.seed,
+        "seed": seed,
         "presence_penalty": req.sampling.presence_penalty,
         "frequency_penalty": req.sampling.frequency_penalty,
     }
@@ -51,15 +58,25 @@ def _sampling_params(req: ChatRequest) -> Any:
 class _Engine:
     """One vLLM engine in this process."""
 
-    def __init__(self, model: str, engine_args: dict[str, Any]) -> None:
+    def __init__(self, model: str, engine_args: dict[str, Any], name: str) -> None:
         import vllm
 
         self.llm = vllm.LLM(model=model, **engine_args)
+        self.name = name  # the model's name in cache keys (and seeds)
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        try:
+            return self._chat(requests)
+        except Exception as exc:
+            if len(requests) == 1:
+                return [Completion(text="", error=f"vllm refused the request: {exc}")]
+        return [c for r in requests for c in self.complete([r])]  # find the one that fails
+
+    def _chat(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         chats = [[{"role": m.role, "content": m.content} for m in r.messages] for r in requests]
+        params = [_sampling_params(r, request_seed(r, self.name)) for r in requests]
         t0 = time.perf_counter()
-        outputs = self.llm.chat(chats, [_sampling_params(r) for r in requests], use_tqdm=False)
+        outputs = self.llm.chat(chats, params, use_tqdm=False)
         latency = (time.perf_counter() - t0) / max(1, len(requests))
         done = []
         for out in outputs:
@@ -76,9 +93,9 @@ class _Engine:
         return done
 
 
-def _worker(rank: int, gpus: str, model: str, engine_args: dict[str, Any], conn: Any) -> None:
+def _worker(rank: int, gpus: str, model: str, engine_args: dict[str, Any], name: str, conn: Any) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = gpus
-    engine = _Engine(model, engine_args)
+    engine = _Engine(model, engine_args, name)
     conn.send(("ready", rank))
     while (batch := conn.recv()) is not None:
         conn.send(engine.complete(batch))
@@ -97,8 +114,10 @@ class VLLMBackend:
         max_model_len: int | None = None,
         dtype: str = "auto",
         seed: int = 0,
+        name: str | None = None,
     ) -> None:
-        self.model = model
+        label = name or model  # ``name``: what the model is called instead of its path
+        self.model = f"{label}@{fingerprint(Path(model))}" if Path(model).is_dir() else label
         args: dict[str, Any] = {
             "tensor_parallel_size": tensor_parallel,
             "gpu_memory_utilization": gpu_memory_utilization,
@@ -110,13 +129,15 @@ class VLLMBackend:
         self._local: _Engine | None = None
         self._conns: list[Any] = []
         if data_parallel == 1:
-            self._local = _Engine(model, args)
+            self._local = _Engine(model, args, self.model)
             return
         ctx = mp.get_context("spawn")
         for rank in range(data_parallel):
             gpus = ",".join(str(g) for g in range(rank * tensor_parallel, (rank + 1) * tensor_parallel))
             parent, child = ctx.Pipe()
-            ctx.Process(target=_worker, args=(rank, gpus, model, args, child), daemon=True).start()
+            ctx.Process(
+                target=_worker, args=(rank, gpus, model, args, self.model, child), daemon=True
+            ).start()
             self._conns.append(parent)
         for conn in self._conns:
             conn.recv()  # wait until every engine has loaded
