@@ -45,7 +45,13 @@ def result(encoder):
     )
     bad = {**inst._prov("bad", 0, "i0"), "task": "ir", "parent_id": "", "output": "", "status": "reject",
            "reason": "schema: missing response", "prompt_tokens": 1, "completion_tokens": 1}  # fmt: skip
-    gens = pd.concat([gens, pd.DataFrame([bad])[gens.columns]], ignore_index=True)
+    # one unparsed request of every type: a QA request counts as the pairs it should have made
+    where = {"stage": 1, "indicator_id": inst.hx("i2")}
+    more = [
+        {**bad, **where, "request_key": inst.hx(f"bad-{t}", 64), "task": t}
+        for t in ("context", "cqa", "csqa")
+    ]
+    gens = pd.concat([gens, pd.DataFrame([bad, *more])[gens.columns]], ignore_index=True)
     p = load_params().verify
     tables = {"context": ctx, "ir": ir, "cqa": cqa, "csqa": csqa}
     off = ContentChecks(seed_word=False, grounded=0, on_topic=0, ngram=3, max_repeated=1.0)
@@ -62,7 +68,7 @@ def reasons(result: VerifyResult, kind: str) -> dict[str, str]:
 def test_each_filter_drops_with_its_reason(result):
     assert reasons(result, "context") == {
         inst.hx("c1"): "near_duplicate", inst.hx("c4"): "exact_duplicate",
-        inst.hx("c3"): "words", inst.hx("c6"): "empty",
+        inst.hx("c3"): "words", inst.hx("c6"): "empty", inst.hx("bad-context", 64)[:16]: "unparsed",
     }  # fmt: skip
     ir = reasons(result, "ir")
     assert ir[inst.hx("bad")] == "unparsed" and ir[inst.hx("r2")] == "empty"
@@ -76,10 +82,10 @@ def test_each_filter_drops_with_its_reason(result):
 def test_qa_pairs_follow_their_passage_and_sets_are_checked(result):
     cqa = reasons(result, "cqa")
     # c1's pairs lose their passage; c4 (dropped) too; c5 has the right count but a repeated pair
-    assert sorted(cqa.values()) == ["context_dropped"] * 3 + ["exact_duplicate"]
+    assert sorted(cqa.values()) == ["context_dropped"] * 3 + ["exact_duplicate", "unparsed"]
     assert set(result.kept["cqa"]["context_id"]) == {inst.hx("c0"), inst.hx("c5")}
     csqa = reasons(result, "csqa")
-    assert list(csqa.values()) == ["empty"]
+    assert sorted(csqa.values()) == ["empty", "unparsed"]
 
 
 def test_outputs_validate_and_counts_add_up(result):
@@ -89,11 +95,13 @@ def test_outputs_validate_and_counts_add_up(result):
         validate(df, schemas[kind], source=kind)
         c = result.metrics["counts"][kind]
         assert c["kept"] == len(df)
-    ctx = result.metrics["counts"]["context"]
-    assert ctx["in"] == 7 and ctx["kept"] + sum(ctx["dropped"].values()) == 7
-    for kind, c in result.metrics["counts"].items():  # every type adds up
+    counts = result.metrics["counts"]
+    assert set(counts) == {"context", "ir", "cqa", "csqa"}
+    for kind, c in counts.items():  # every type adds up
         assert c["in"] == c["kept"] + sum(c["dropped"].values()), kind
-    assert result.metrics["counts"]["ir"]["in"] == 5  # 4 instances + 1 unparsed request
+    # in: instances + the unparsed request in the type's unit (qa_pairs cqa 2, csqa 1)
+    assert [counts[k]["in"] for k in ("context", "ir", "cqa", "csqa")] == [7 + 1, 4 + 1, 7 + 2, 2 + 1]
+    assert [counts[k]["dropped"]["unparsed"] for k in ("context", "ir", "cqa", "csqa")] == [1, 1, 2, 1]
 
 
 def test_metrics_cover_stages_types_and_pairs(result):
