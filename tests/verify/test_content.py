@@ -68,9 +68,17 @@ def result(encoder):
             [
                 ("r-good", 0, "coins", "How many cents are two dimes?", "Two dimes make twenty cents."),
                 ("r-echo", 0, "coins", "How many cents are two dimes?", "how many cents are two dimes"),
+                ("r-short", 0, "coins", "dime", "A dime is ten cents."),  # the bare seed word
+                (
+                    "r-other",
+                    0,
+                    "coins",
+                    "Quanti centesimi fanno due monete da dieci centesimi?",
+                    "Due monete da dieci centesimi fanno venti centesimi.",
+                ),  # not English
             ]
         ),
-        {inst.hx("r-good"): "dime", inst.hx("r-echo"): "dime"},
+        {inst.hx(k): "dime" for k in ("r-good", "r-echo", "r-short", "r-other")},
     )
     pairs = [("Who taught Leo?", "Grandpa taught Leo to count coins."),
              ("What did Leo buy?", "A spaceship from the moon base.")]  # fmt: skip
@@ -79,7 +87,8 @@ def result(encoder):
     gens = pd.DataFrame(columns=list(GenerationSchema.to_schema().columns)).astype(
         {"stage": "int64", "attempts": "int64", "prompt_tokens": "int64", "completion_tokens": "int64"}
     )
-    checks = ContentChecks(seed_word=True, grounded=0.5, on_topic=0.7, ngram=3, max_repeated=0.2)
+    checks = ContentChecks(seed_word=True, grounded=0.5, on_topic=0.7, ngram=3, max_repeated=0.2,
+                           min_prompt_words=3, english=0.8)  # fmt: skip
     topics = {inst.hx(k): v for k, v in TOPICS.items()}
     p = load_params().verify
     tables = {"context": ctx, "ir": ir, "cqa": cqa, "csqa": csqa}
@@ -99,7 +108,11 @@ def test_each_content_filter_drops_its_planted_row(result):
         inst.hx("off"): "off_topic",
     }
     assert set(result.kept["context"]["instance_id"]) == {inst.hx("good")}
-    assert reasons(result, "ir") == {inst.hx("r-echo"): "degenerate"}
+    assert reasons(result, "ir") == {
+        inst.hx("r-echo"): "degenerate",
+        inst.hx("r-short"): "short_prompt",
+        inst.hx("r-other"): "not_english",
+    }
     cqa = result.rejects[result.rejects["type"] == "cqa"]
     assert cqa["reason"].tolist() == ["ungrounded"] and "spaceship" not in " ".join(
         result.kept["cqa"]["answer"]
@@ -116,4 +129,4 @@ def test_content_rates_are_reported_per_type_and_stage(result):
     assert c["context"]["0"]["degenerate"] == 0.25
     assert c["context"]["0"]["on_topic"] < 1.0 and c["context"]["0"]["on_topic_mean"] is not None
     assert c["cqa"]["0"]["grounded"] == 0.5
-    assert c["ir"]["0"]["degenerate"] == 0.5
+    assert c["ir"]["0"]["degenerate"] == 0.25 and c["ir"]["0"]["english"] == 0.75

@@ -57,7 +57,9 @@ class ContentChecks(Section):
     CQA answer's content words found in its passage (0: off); on_topic: least share of the
     other indicators that an instance must be less similar to than to its own (0: off);
     ngram / max_repeated: an instance whose share of repeated word n-grams exceeds
-    max_repeated is degenerate (1: off), as is a reply that repeats its prompt.
+    max_repeated is degenerate (1: off), as is a reply that repeats its prompt;
+    min_prompt_words: least words of an instruction or question; english: least share of an
+    instance's words found in the English dictionary (0: off).
     """
 
     seed_word: StrictBool
@@ -65,6 +67,8 @@ class ContentChecks(Section):
     on_topic: Annotated[Number, Field(ge=0, lt=1)]
     ngram: Positive
     max_repeated: Fraction
+    min_prompt_words: Positive = 1
+    english: Fraction | Literal[0] = 0
 
 
 class ContentParams(Section):

@@ -17,7 +17,11 @@ stage turns into drops (with reasons) and into rates per stage and type (DVC met
   on-topic answer 0.25;
 - ``degenerate``: a repetition loop (the share of repeated word n-grams in any field above
   a limit), a passage that only restates its topic, or a pair whose answer repeats its
-  question (normalised equality or word-set Jaccard >= 0.8).
+  question (normalised equality or word-set Jaccard >= 0.8);
+- ``short_prompt`` (IR, CQA, CSQA): an instruction or question of fewer than
+  ``min_prompt_words`` words (a bare seed word, "Question 1");
+- ``not_english``: the share of an instance's words that are English dictionary words
+  (:mod:`curll.lexicon`) below a limit (another language, invented words).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from curll.lexicon import is_word
 
 _WORDS = re.compile(r"[a-z0-9']+")
 _STOP = (
@@ -142,9 +148,12 @@ def check_table(
 ) -> pd.DataFrame:
     """One row per instance of ``df`` (same order): ``seed_word`` (bool, or None where not
     checked), ``grounding`` (float, CQA only), ``on_topic`` (cosine, or NaN), ``degenerate``
-    (a reason or ""). ``passages``: context id -> passage text, for QA rows."""
+    (a reason or ""), ``english`` (share of dictionary words), ``prompt_words`` (words of the
+    instruction or question; NaN for passages). ``passages``: context id -> passage text, for
+    QA rows."""
     fields, pair = FIELDS[kind]
-    out: dict[str, list[Any]] = {"seed_word": [], "grounding": [], "degenerate": []}
+    out: dict[str, list[Any]] = {"seed_word": [], "grounding": [], "degenerate": [], "english": [],
+                                 "prompt_words": []}  # fmt: skip
     for row in df[[*fields, "word", *(["context_id"] if kind in ("cqa", "csqa") else [])]].to_dict("records"):
         texts = {f: str(row[f]) for f in fields}
         if kind == "context":
@@ -156,9 +165,18 @@ def check_table(
         passage = passages.get(row.get("context_id", ""), "")
         out["grounding"].append(grounding(texts["answer"], passage) if kind == "cqa" else np.nan)
         out["degenerate"].append(degenerate(texts, n=ngram, limit=repeat_limit, pair=pair))
+        out["english"].append(english_share(" ".join(texts.values())))
+        out["prompt_words"].append(len(words(texts[pair[0]])) if pair and kind != "context" else np.nan)
     table = pd.DataFrame(out, index=df.index)
     table["on_topic"] = np.nan if topic_scores is None else np.asarray(topic_scores, dtype=float)
     return table
+
+
+def english_share(text: str) -> float:
+    """The share of ``text``'s words (letters only; numbers left out) that are English words;
+    1.0 for a text without words."""
+    found = [w for w in words(text) if any(c.isalpha() for c in w)]
+    return sum(is_word(w) for w in found) / len(found) if found else 1.0
 
 
 def indicator_text(row: Mapping[str, Any]) -> str:
@@ -168,11 +186,19 @@ def indicator_text(row: Mapping[str, Any]) -> str:
 
 def flags(kind: str, df: pd.DataFrame, table: pd.DataFrame, checks: Any) -> dict[str, str]:
     """{instance id: reason} for the rows ``checks`` (a ContentChecks) drops, the first failed
-    check naming it, in order: degenerate, seed_word, off_topic, ungrounded."""
+    check naming it, in order: degenerate, short_prompt, not_english, seed_word, off_topic,
+    ungrounded."""
     out: dict[str, str] = {}
     for iid, word, t in zip(df["instance_id"], df["word"], table.to_dict("records"), strict=True):
         if t["degenerate"]:
             out[iid] = t["degenerate"]
+        elif t["prompt_words"] < checks.min_prompt_words:  # NaN (passages) compares False
+            field = "instruction" if kind == "ir" else "question"
+            n, least = t["prompt_words"], checks.min_prompt_words
+            out[iid] = f"short_prompt: the {field} has {n:.0f} words (minimum {least})"
+        elif t["english"] < checks.english:
+            share, least_share = t["english"], checks.english
+            out[iid] = f"not_english: {share:.0%} of its words are English words (minimum {least_share:.0%})"
         elif checks.seed_word and t["seed_word"] is False:
             out[iid] = f"seed_word: {word!r} is not in the text"
         elif checks.on_topic > 0 and t["on_topic"] < checks.on_topic:
@@ -208,5 +234,6 @@ def rates(df: pd.DataFrame, table: pd.DataFrame, checks: Any) -> dict[str, dict[
             "on_topic_mean": round(float(topic.mean()), 6) if len(topic) else None,
             "grounded": share(ground >= checks.grounded) if len(ground) else None,
             "degenerate": share(t["degenerate"] != ""),
+            "english": share(t["english"] >= checks.english),
         }
     return out
