@@ -144,5 +144,5 @@ def test_a_rejected_generation_is_a_missing_score_not_a_judged_empty_answer(item
     ans["order"], ans["trained_to"], ans["truncated"] = "continual", 0, False
     table = scores_table(ans, items, scores)
     missing = table[(table["item_id"] == ans.loc[0, "item_id"]) & (table["run"] == ans.loc[0, "run"])]
-    assert len(missing) == 1 and missing["score"].isna().all()
+    assert len(missing) == 1 and missing["score"].isna().all() and (missing["judged"] == 0).all()
     assert (table["score"].dropna() == 4).all()

@@ -29,6 +29,7 @@ ITEM_KEYS = ["item_id", "stage", "type", "indicator_id", "skill", "subskill", "i
 def scores_table(answers: pd.DataFrame, items: pd.DataFrame, item_scores: pd.DataFrame) -> pd.DataFrame:
     base = answers[["item_id", "run", "order", "trained_to", "answer"]]
     out = base.merge(item_scores, on=["item_id", "run"], how="left", validate="1:1")
+    out["judged"] = out["judged"].fillna(0).astype("int64")  # a rejected answer: no judge, score NaN
     return out.merge(items[ITEM_KEYS], on="item_id", how="left", validate="m:1")
 
 
