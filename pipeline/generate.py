@@ -52,7 +52,10 @@ def shard(params: Params, index: int) -> None:
         for name in ("context", "ir", "cqa", "csqa")
     }
     engine = engine_from_params(llm, models=params.llm_models, desc="generate")
-    df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs)
+    # verify's checks that a new attempt can fix are asked again here (same thresholds)
+    content = params.verify.content.for_profile(llm.use)
+    df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs,
+                        min_prompt_words=content.min_prompt_words, english=content.english)  # fmt: skip
     mine = seeds[[shard_of(s, p.shards) == index for s in seeds["seed_id"]]]
     expected = {(int(s), t) for s, kind in zip(mine["stage"], mine["type"], strict=True)
                 for t in (("context", "cqa", "csqa") if kind == "context" else ("ir",))}  # fmt: skip

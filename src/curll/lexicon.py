@@ -34,3 +34,13 @@ def is_word(word: str) -> bool:
     if w in words or w.removesuffix("'s") in words:
         return True
     return any(pattern.search(w) and pattern.sub(repl, w) in words for pattern, repl in _SPELLINGS)
+
+
+_TOKENS = re.compile(r"[a-z0-9']+")
+
+
+def english_share(text: str) -> float:
+    """The share of ``text``'s words (numbers left out) that are English words; 1.0 for a
+    text without words."""
+    found = [w for w in _TOKENS.findall(text.lower()) if any(c.isalpha() for c in w)]
+    return sum(is_word(w) for w in found) / len(found) if found else 1.0

@@ -51,6 +51,8 @@ def generate_shard(
     shard: int,
     n: int,
     pairs: Mapping[str, int],
+    min_prompt_words: int = 1,
+    english: float = 0.0,
 ) -> pd.DataFrame:
     mine = records(seeds[[shard_of(s, n) == shard for s in seeds["seed_id"]]])
     rows: list[dict[str, Any]] = []
@@ -58,7 +60,8 @@ def generate_shard(
     for type_ in ("context", "ir"):
         batch = [s for s in mine if s["type"] == type_]
         engine.desc = f"shard {shard}/{n} {type_}"
-        for seed, answer in zip(batch, ask(engine, _checked(tasks[type_], type_, batch), batch), strict=True):
+        checked = _checked(tasks[type_], type_, batch, (min_prompt_words, english))
+        for seed, answer in zip(batch, ask(engine, checked, batch), strict=True):
             row = _row(type_, seed, "", answer)
             rows.append(row)
             if type_ == "context" and row["status"] == "ok":
@@ -69,17 +72,19 @@ def generate_shard(
         fields = [{**seed, "context": text, "n_pairs": pairs[qa]} for seed, _, text in contexts]
         engine.desc = f"shard {shard}/{n} {qa}"
         for (seed, ctx_id, _), answer in zip(
-            contexts, ask(engine, _checked(tasks[qa], qa, fields), fields), strict=True
+            contexts,
+            ask(engine, _checked(tasks[qa], qa, fields, (min_prompt_words, english)), fields),
+            strict=True,
         ):
             rows.append(_row(qa, seed, ctx_id, answer))
     return pd.DataFrame(rows, columns=list(GenerationSchema.to_schema().columns))
 
 
-def _checked(task: Task, name: str, rows: list[dict[str, Any]]) -> Task:
+def _checked(task: Task, name: str, rows: list[dict[str, Any]], form: tuple[int, float]) -> Task:
     """``task`` with the engine check of :func:`curll.generate.tasks.engine_check`, told which
-    text each of these rows' requests may quote."""
+    text each of these rows' requests may quote; ``form``: (min_prompt_words, english)."""
     quotable = {prompt_hash(task.request(r)): quotable_text(r) for r in rows}
-    return replace(task, check=engine_check(name, quotable))
+    return replace(task, check=engine_check(name, quotable, min_prompt_words=form[0], english=form[1]))
 
 
 def _row(task: str, seed: dict[str, Any], parent_id: str, answer: Answer) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from curll.config.llm import MaxChars
+from curll.lexicon import english_share
 from curll.llm.engine import Check
 from curll.llm.tasks import prompt_hash
 from curll.llm.types import ChatRequest
@@ -78,15 +79,40 @@ def echo(task: str, request: ChatRequest, parsed: dict[str, Any], quotable: str 
 QUOTABLE = ("skill", "subskill", "goal", "indicator", "template", "word", "context")
 
 
-def engine_check(task: str, quotable: Mapping[str, str] | None = None) -> Check:
-    """:func:`check` and :func:`echo` as an engine check: a failure is retried, then rejected.
-    ``quotable``: prompt hash -> the text that request may quote (:func:`quotable_text`)."""
+def form(task: str, parsed: dict[str, Any], min_prompt_words: int, english: float) -> str | None:
+    """The reason an answer fails the cheap content checks that asking again can fix (verify's
+    ``short_prompt`` and ``not_english``, same thresholds), or None. A QA answer fails only when
+    none of its pairs passes (verify drops the bad pairs of a usable set)."""
+    if task in QA_KEYS:
+        list_key, q, a = QA_KEYS[task]
+        units = [(str(p[q]), f"{p[q]} {p[a]}") for p in parsed[list_key]]
+    elif task == "ir":
+        units = [(str(parsed["instruction"]), f"{parsed['instruction']} {parsed['response']}")]
+    else:
+        units = [("", str(parsed["generated_text"]))]
+    reasons = []
+    for prompt, text in units:
+        if task != "context" and len(_WORD.findall(prompt.lower())) < min_prompt_words:
+            reasons.append(f"short_prompt: {prompt!r} has fewer than {min_prompt_words} words")
+        elif (share := english_share(text)) < english:
+            reasons.append(f"not_english: {share:.0%} of its words are English words (minimum {english:.0%})")
+        else:
+            return None
+    return reasons[0] if reasons else None
+
+
+def engine_check(
+    task: str, quotable: Mapping[str, str] | None = None, *, min_prompt_words: int = 1, english: float = 0.0
+) -> Check:
+    """:func:`check`, :func:`echo` and :func:`form` as an engine check: a failure is retried, then
+    rejected. ``quotable``: prompt hash -> the text that request may quote (:func:`quotable_text`)."""
 
     def run(request: ChatRequest, parsed: Any) -> str | None:
         keep, why = check(task, parsed)
         if not keep:
             return why
-        return echo(task, request, parsed, (quotable or {}).get(prompt_hash(request), ""))
+        copied = echo(task, request, parsed, (quotable or {}).get(prompt_hash(request), ""))
+        return copied or form(task, parsed, min_prompt_words, english)
 
     return run
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curll.lexicon import is_word
+from curll.lexicon import english_share
 
 _WORDS = re.compile(r"[a-z0-9']+")
 _STOP = (
@@ -170,13 +170,6 @@ def check_table(
     table = pd.DataFrame(out, index=df.index)
     table["on_topic"] = np.nan if topic_scores is None else np.asarray(topic_scores, dtype=float)
     return table
-
-
-def english_share(text: str) -> float:
-    """The share of ``text``'s words (letters only; numbers left out) that are English words;
-    1.0 for a text without words."""
-    found = [w for w in words(text) if any(c.isalpha() for c in w)]
-    return sum(is_word(w) for w in found) / len(found) if found else 1.0
 
 
 def indicator_text(row: Mapping[str, Any]) -> str:
