@@ -6,9 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from curll.artifacts import validate
 from curll.config import load_params
 from curll.config.verify import ContentChecks, WordRange
-from curll.schemas import GenerationSchema
+from curll.schemas import GenerationSchema, RejectSchema
 from curll.verify import verify
 from curll.verify.content import grounding, has_word, repeated_ngrams, same_text, stem
 from tests import instances as inst
@@ -102,6 +103,7 @@ def reasons(result, kind: str) -> dict[str, str]:
 
 
 def test_each_content_filter_drops_its_planted_row(result):
+    validate(result.rejects, RejectSchema, source="rejects")  # every reason is one the schema knows
     assert reasons(result, "context") == {
         inst.hx("noword"): "seed_word",
         inst.hx("loop"): "degenerate",

@@ -18,6 +18,8 @@ VERIFY_REASONS = (
     "near_duplicate",  # cosine >= verify.semantic.threshold with a kept row of the same stage
     "context_dropped",  # the QA pair's passage was dropped
     "degenerate",  # a repetition loop, or a reply that repeats its prompt
+    "short_prompt",  # an instruction or question under verify.content.min_prompt_words words
+    "not_english",  # too few English dictionary words (verify.content.english)
     "seed_word",  # the seed's vocabulary word is not in the passage / IR pair
     "off_topic",  # too far from its indicator (cosine under verify.content.on_topic)
     "ungrounded",  # a CQA answer whose content words are mostly not in its passage
