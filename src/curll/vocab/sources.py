@@ -5,11 +5,15 @@ of raters who knew it (``perc_known``) and its ``band``: the one stage it first
 belongs to. :mod:`curll.vocab.bands` then turns bands into stages and caps them.
 
 Formats:
-- ``kuperman``: the Kuperman et al. AoA norms CSV. Following the CurLL paper: word =
-  ``Lemma_highest_PoS``, pos = ``Dom_PoS_SUBTLEX`` kept only for Noun, Verb, Adjective,
-  Adverb; rows missing lemma, pos, ``AoA_Kup_lem`` or ``Perc_known_lem`` are dropped
-  (``NA``/``#N/A``/empty mean missing), then duplicates of (lemma, ``AoA_Kup_lem``)
-  keep their first row. Band: 0 if AoA <= 5, else k with 4+k < AoA <= 5+k.
+- ``kuperman``: the Kuperman et al. AoA norms CSV. Following the CurLL authors' procedure:
+  word = ``Lemma_highest_PoS``, pos = ``Dom_PoS_SUBTLEX``; rows missing lemma,
+  ``AoA_Kup_lem`` or ``Perc_known_lem`` are dropped (``NA``/``#N/A``/empty mean missing);
+  then duplicates of (lemma, ``AoA_Kup_lem``) over *all* remaining rows keep one row: the
+  lemma's own (``Word`` == lemma: "and", Conjunction) when the file has one, else the first;
+  only then are parts of speech other than Noun, Verb, Adjective, Adverb dropped, so an
+  inflection's tag ("ands", Noun; "anybodies" before "anybody") never stands in for its
+  lemma's. Band: 0 if AoA <= 5, else
+  k with 4+k < AoA <= 5+k.
 - ``curll-words``: curll's own list (the built-in vocabulary), columns
   ``word,pos,stage``; the stage column is the band and aoa/perc_known are unknown.
 
@@ -74,8 +78,8 @@ def read_kuperman(path: str | Path) -> list[Candidate]:
     table = read_csv(path)
     col = _require(table, KUPERMAN_COLUMNS)
     lemma_c, pos_c, aoa_c, known_c = (col[n] for n in KUPERMAN_COLUMNS)
-    seen: set[tuple[str, float]] = set()
-    out = []
+    word_c = table.column("Word", "\ufeffWord")
+    chosen: dict[tuple[str, float], tuple[Candidate, bool]] = {}  # key -> (row kept, is the lemma's own)
     for row, cells in table.rows:
         # parse both numbers on every row, so a corrupt file fails loudly even where
         # the row would have been filtered out
@@ -83,13 +87,13 @@ def read_kuperman(path: str | Path) -> list[Candidate]:
         known = _number(cells[known_c], table, row, KUPERMAN_COLUMNS[3], 0.0, 1.0)
         lemma = cells[lemma_c].strip()
         pos = cells[pos_c].strip()
-        if aoa is None or known is None or lemma in MISSING or pos not in POS_TAGS:
+        if aoa is None or known is None or lemma in MISSING:
             continue
-        if (lemma, aoa) in seen:
-            continue
-        seen.add((lemma, aoa))
-        out.append(Candidate(lemma, pos, aoa, known, aoa_band(aoa)))
-    return out
+        own = word_c is not None and cells[word_c].strip() == lemma
+        kept = chosen.get((lemma, aoa))
+        if kept is None or (own and not kept[1]):  # duplicates first, over every part of speech
+            chosen[(lemma, aoa)] = (Candidate(lemma, pos, aoa, known, aoa_band(aoa)), own)
+    return [c for c, _ in chosen.values() if c.pos in POS_TAGS]  # then the content-word filter
 
 
 def read_curll_words(path: str | Path) -> list[Candidate]:
