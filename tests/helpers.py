@@ -25,8 +25,14 @@ def env() -> dict[str, str]:
     return out
 
 
+#: a guard against a hung child, not a speed limit: the slowest command here (the smoke test's
+#: whole-pipeline ``dvc repro``) takes about 2 minutes on an idle 2-core machine and was seen at
+#: 5x that on a loaded one; an hour trips only on a real hang
+HANG = 3600
+
+
 def run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(args, cwd=cwd, env=env(), text=True, capture_output=True, timeout=300)
+    proc = subprocess.run(args, cwd=cwd, env=env(), text=True, capture_output=True, timeout=HANG)
     if check and proc.returncode != 0:
         raise AssertionError(f"{args} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
     return proc

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.helpers import curll, env, on_random_model
+from tests.helpers import HANG, curll, env, on_random_model
 
 ROOT = Path(__file__).resolve().parents[2]
 NEEDED = ["prompts", "src/curll/resources"]
@@ -71,7 +71,7 @@ def test_generate_resumes_after_sigkill(tmp_path, base):
         [sys.executable, "-m", "pipeline.cli", "generate", "run"],
         cwd=crashed, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG  # waits for progress, however slow the machine
     while cached(crashed) < 8 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
