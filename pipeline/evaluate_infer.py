@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from curll.artifacts import read_table, write_table
+from curll.artifacts import read_table, write_tables
 from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate.infer import UNTRAINED, answer
@@ -57,7 +57,6 @@ def run(params: Params) -> None:
             _untrained(params, Path(tmp) / UNTRAINED)
             parts.append(answer(Path(tmp) / UNTRAINED, UNTRAINED, -1, items, p.infer, params.llm.cache))
     answers = pd.concat(parts, ignore_index=True)
-    write_table(items, p.out.items, ItemSchema)
-    write_table(answers, p.out.answers, AnswerSchema)
+    write_tables([(items, p.out.items, ItemSchema), (answers, p.out.answers, AnswerSchema)])
     rejected = int((answers["status"] != "ok").sum())
     say(f"evaluate_infer: {len(items)} items x {len(parts)} models ({rejected} answers rejected)")

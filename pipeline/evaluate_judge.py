@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from curll.artifacts import empty_table, read_table, write_json, write_table
+from curll.artifacts import empty_table, read_table, write_json, write_tables
 from curll.config import Params
 from curll.evaluate.judge import judge, panel_stats, rubric, rubric_schema
 from curll.llm import Engine
@@ -46,8 +46,7 @@ def run(params: Params) -> None:
                                        rubric_schema(params.llm.profiles[n].max_chars)))
                  for n, (engine, _) in panel.items()}  # fmt: skip
         rubric_rows = rubric(answers, items, tasks)
-    write_table(ratings, p.out.ratings, JudgeRatingSchema)
-    write_table(rubric_rows, p.out.rubric, RubricSchema)
+    write_tables([(ratings, p.out.ratings, JudgeRatingSchema), (rubric_rows, p.out.rubric, RubricSchema)])
     write_json(p.out.judges, stats)
     say(
         "evaluate_judge: "

@@ -7,7 +7,7 @@ and ``out.stats`` (requests by task and status, instances per stage, tokens).
 
 from __future__ import annotations
 
-from curll.artifacts import read_table, write_json, write_table
+from curll.artifacts import read_table, write_json, write_tables
 from curll.config import Params
 from curll.generate import generation_stats, read_shards, split_instances
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, SeedSchema
@@ -18,11 +18,13 @@ def run(params: Params) -> None:
     out = params.generate_merge.out
     gens = read_shards(params.generate.out.shards, params.generate.shards)
     tables = split_instances(gens, read_table(params.seeds.out.seeds, SeedSchema))
-    write_table(gens, out.generations, GenerationSchema)
-    write_table(tables["contexts"], out.contexts, ContextSchema)
-    write_table(tables["ir"], out.ir, InstructionSchema)
-    write_table(tables["cqa"], out.cqa, QAPairSchema)
-    write_table(tables["csqa"], out.csqa, QAPairSchema)
+    write_tables([
+        (gens, out.generations, GenerationSchema),
+        (tables["contexts"], out.contexts, ContextSchema),
+        (tables["ir"], out.ir, InstructionSchema),
+        (tables["cqa"], out.cqa, QAPairSchema),
+        (tables["csqa"], out.csqa, QAPairSchema),
+    ])  # fmt: skip
     stats = generation_stats(gens, tables)
     write_json(out.stats, stats)
     say(

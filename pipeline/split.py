@@ -8,7 +8,7 @@ contaminated), ``out.records`` (chat-format records of every kept instance, with
 
 from __future__ import annotations
 
-from curll.artifacts import read_table, write_json, write_table
+from curll.artifacts import read_table, write_json, write_tables
 from curll.config import Params
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import (
@@ -43,10 +43,12 @@ def run(params: Params) -> None:
     records = build_records(tables, placed[~placed["contaminated"]], indicators, system=p.system_prompt)
     require_records(records, sorted(set(indicators["stage"])), p)
 
-    write_table(ratings, p.out.ratings, RatingSchema)
-    write_table(placed, p.out.units, UnitSchema)
-    write_table(records, p.out.records, RecordSchema)
-    write_table(rejects, p.out.rejects, RejectSchema)
+    write_tables([
+        (ratings, p.out.ratings, RatingSchema),
+        (placed, p.out.units, UnitSchema),
+        (records, p.out.records, RecordSchema),
+        (rejects, p.out.rejects, RejectSchema),
+    ])  # fmt: skip
     stats = split_stats(placed, ratings, records)
     write_json(p.out.stats, stats)
     say("split: records " + ", ".join(f"{k} {n}" for k, n in stats["records"].items()))

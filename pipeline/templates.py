@@ -6,7 +6,7 @@ Reads the indicators and ``params.templates`` / ``params.llm``; writes ``out.tem
 
 from __future__ import annotations
 
-from curll.artifacts import read_table, write_json, write_table
+from curll.artifacts import read_table, write_json, write_tables
 from curll.config import Params
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import IndicatorSchema, TemplateSchema
@@ -24,7 +24,6 @@ def run(params: Params) -> None:
     accepted, rejects, stats = make_templates(indicators, engine, task, p, dictionary=dictionary)
     check_yields("templates", stats["yields"], p.min_yield, key="templates.min_yield")
     stats["yields"] = public(stats["yields"])
-    write_table(accepted, p.out.templates, TemplateSchema)
-    write_table(rejects, p.out.rejects, TemplateSchema)
+    write_tables([(accepted, p.out.templates, TemplateSchema), (rejects, p.out.rejects, TemplateSchema)])
     write_json(p.out.stats, stats)
     say(f"templates: {len(accepted)} formats kept, {len(rejects)} rejected -> {p.out.templates}")

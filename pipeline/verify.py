@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curll.artifacts import atomic_path, read_table, records, write_json, write_table
+from curll.artifacts import atomic_path, read_table, records, write_json, write_tables
 from curll.config import Params
 from curll.schemas import (
     ContextSchema,
@@ -50,9 +50,8 @@ def run(params: Params) -> None:
     result.metrics["yields"] = public(result.metrics["yields"])
 
     outs = {"context": p.out.contexts, "ir": p.out.ir, "cqa": p.out.cqa, "csqa": p.out.csqa}
-    for kind, df in result.kept.items():
-        write_table(df, outs[kind], SCHEMAS[kind])
-    write_table(result.rejects, p.out.rejects, RejectSchema)
+    kept = [(df, outs[kind], SCHEMAS[kind]) for kind, df in result.kept.items()]
+    write_tables([*kept, (result.rejects, p.out.rejects, RejectSchema)])
     for name, frame in plot_tables(result.metrics).items():
         with atomic_path(Path(p.out.plots) / f"{name}.csv") as tmp:
             frame.to_csv(tmp, index=False)

@@ -5,7 +5,7 @@ import json
 import pandas as pd
 import pytest
 
-from curll.artifacts import atomic_path, read_table, write_json, write_table
+from curll.artifacts import atomic_path, read_table, write_json, write_table, write_tables
 from curll.errors import CurllError
 from curll.schemas import WordSchema
 
@@ -93,3 +93,20 @@ def test_an_empty_table_is_written_with_the_schema_types(tmp_path):
     write_table(empty, tmp_path / "e.parquet", WordSchema)
     back = read_table(tmp_path / "e.parquet", WordSchema)
     assert back.empty and list(back.columns) == list(empty.columns)
+
+
+def test_several_outputs_are_all_or_nothing(tmp_path):
+    """A stage with several tables used to write them one by one: a schema failure in the
+    last left the first ones replaced."""
+    first, second, third = tmp_path / "a.parquet", tmp_path / "b.parquet", tmp_path / "c.parquet"
+    write_table(words(), first, WordSchema)
+    before = first.read_bytes()
+    bad = words(pos=["Noun", "Spoon"])
+    with pytest.raises(CurllError, match="pos") as err:
+        write_tables([(words(word=["emu", "owl"]), first, WordSchema), (words(), second, WordSchema),
+                      (bad, third, WordSchema)])  # fmt: skip
+    assert str(third) in str(err.value)
+    assert first.read_bytes() == before and not second.exists() and not third.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet"]  # no temp file left
+    write_tables([(words(word=["emu", "owl"]), first, WordSchema), (words(), second, WordSchema)])
+    assert read_table(first, WordSchema)["word"].tolist() == ["emu", "owl"] and second.exists()

@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -111,6 +111,17 @@ def write_table(
             checked.to_parquet(tmp, index=False)
         else:
             writer(checked, tmp)
+
+
+def write_tables(tables: Sequence[tuple[pd.DataFrame, str | Path, type[pa.DataFrameModel]]]) -> None:
+    """All or nothing: validate every (frame, path, schema) first, then write each atomically;
+    a table that fails validation leaves every output as it was (none is replaced)."""
+    checked = [
+        (validate(_schema_dtypes(df, s) if df.empty else df, s, source=path), path) for df, path, s in tables
+    ]
+    for df, path in checked:
+        with atomic_path(path) as tmp:
+            df.to_parquet(tmp, index=False)
 
 
 def _schema_dtypes(df: pd.DataFrame, schema: type[pa.DataFrameModel]) -> pd.DataFrame:
