@@ -103,9 +103,7 @@ def write_table(
 
     An empty ``df`` (an empty shard) takes the schema's dtypes first: pandas gives an empty
     frame object columns, which are no type error of the data."""
-    if df.empty:
-        df = _schema_dtypes(df, schema)
-    checked = validate(df, schema, source=path)
+    checked = _checked(df, schema, path)
     with atomic_path(path) as tmp:
         if writer is None:
             checked.to_parquet(tmp, index=False)
@@ -116,17 +114,20 @@ def write_table(
 def write_tables(tables: Sequence[tuple[pd.DataFrame, str | Path, type[pa.DataFrameModel]]]) -> None:
     """All or nothing: validate every (frame, path, schema) first, then write each atomically;
     a table that fails validation leaves every output as it was (none is replaced)."""
-    checked = [
-        (validate(_schema_dtypes(df, s) if df.empty else df, s, source=path), path) for df, path, s in tables
-    ]
+    checked = [(_checked(df, s, path), path) for df, path, s in tables]
     for df, path in checked:
         with atomic_path(path) as tmp:
             df.to_parquet(tmp, index=False)
 
 
-def _schema_dtypes(df: pd.DataFrame, schema: type[pa.DataFrameModel]) -> pd.DataFrame:
-    columns = schema.to_schema().columns
-    return df.astype({n: c.dtype.type for n, c in columns.items() if n in df.columns and c.dtype is not None})
+def _checked(df: pd.DataFrame, schema: type[pa.DataFrameModel], path: str | Path) -> pd.DataFrame:
+    """``df`` validated for writing to ``path``; an empty frame takes the schema's dtypes first."""
+    if df.empty:
+        columns = schema.to_schema().columns
+        df = df.astype(
+            {n: c.dtype.type for n, c in columns.items() if n in df.columns and c.dtype is not None}
+        )
+    return validate(df, schema, source=path)
 
 
 def read_table(path: str | Path, schema: type[pa.DataFrameModel]) -> pd.DataFrame:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from curll.evaluate.cl import cl_metrics
+from curll.evaluate.cl import CLMetrics, cl_metrics
 
 ORDERS = ("independent", "joint", "continual")
 ITEM_KEYS = ["item_id", "stage", "type", "indicator_id", "skill", "subskill", "indicator"]
@@ -63,8 +63,13 @@ def order_metrics(scores: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str,
                 else None
             )
             m = cl_metrics(matrix(scores, order, kind), independent=ind, untrained=untrained(scores, kind))
-            out[order][kind] = (m.without_sequence() if order == "independent" else m).to_json()
+            out[order][kind] = _for_order(m, order).to_json()
     return out
+
+
+def _for_order(m: CLMetrics, order: str) -> CLMetrics:
+    """The independent models are trained from scratch, not one on top of another: no FGT/BWT."""
+    return m.without_sequence() if order == "independent" else m
 
 
 def group_metrics(scores: pd.DataFrame, order: str, level: str) -> pd.DataFrame:
@@ -83,7 +88,7 @@ def group_metrics(scores: pd.DataFrame, order: str, level: str) -> pd.DataFrame:
     for group, g in own.groupby(level, sort=True):
         ind = ind_scores[ind_scores[level] == group]
         m = cl_metrics(grid(g), independent=grid(ind) if len(ind) else None)
-        final = {"FGT": None, "BWT": None, **(m.without_sequence() if order == "independent" else m).final()}
+        final = {"FGT": None, "BWT": None, **_for_order(m, order).final()}
         tested = ",".join(map(str, sorted(g["stage"].unique())))
         rows.append({"level": level, "group": str(group), "stages": tested,
                      "items": int(g["item_id"].nunique()), "FWT": None, **final})  # fmt: skip

@@ -41,6 +41,13 @@ def answered(answers: pd.DataFrame) -> pd.DataFrame:
     return answers[answers["status"] == "ok"]
 
 
+def _fields(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
+    """What a judge is shown: each generated answer joined with its item."""
+    return answered(answers)[["item_id", "run", "answer"]].merge(
+        items, on="item_id", how="left", validate="m:1"
+    )
+
+
 def unanswered(answers: pd.DataFrame) -> dict[str, int]:
     """Rejected generations per run (their scores are missing, not zero)."""
     bad = answers[answers["status"] != "ok"]
@@ -49,9 +56,7 @@ def unanswered(answers: pd.DataFrame) -> dict[str, int]:
 
 def judge(answers: pd.DataFrame, items: pd.DataFrame, judges: Panel) -> pd.DataFrame:
     """Ratings of every generated answer by every judge; ``judges``: name -> (engine, task per type)."""
-    fields = answered(answers)[["item_id", "run", "answer"]].merge(
-        items, on="item_id", how="left", validate="m:1"
-    )
+    fields = _fields(answers, items)
     rows: list[dict[str, Any]] = []
     for name, (engine, tasks) in judges.items():
         for kind, group in fields.groupby("type", sort=True):
@@ -122,9 +127,7 @@ def rubric(
 ) -> pd.DataFrame:
     """Rubric scores of every answer by every judge: one row per (answer, judge) with a column
     per criterion (null when the judge's output did not parse) and provenance."""
-    fields = records(
-        answered(answers)[["item_id", "run", "answer"]].merge(items, on="item_id", how="left", validate="m:1")
-    )
+    fields = records(_fields(answers, items))
     rows: list[dict[str, Any]] = []
     for name, (engine, task) in judges.items():
         for r, a in zip(fields, ask(engine, task, fields), strict=True):
