@@ -4,8 +4,9 @@ Reads the train split of ``split.out.records`` and the tokenizer folder; writes 
 Face model folder per run under ``out.models`` (``<order>/<stages>``, e.g. ``continual/0-1``),
 ``out.metrics`` (per run: steps, tokens, tokens/s, final loss, packing efficiency, and the
 loss on the validation records of the run's stages next to an untrained model's) and a loss
-curve per run in ``out.plots``. Checkpoints go to ``out.checkpoints`` (outside DVC's outputs,
-keyed by a hash of the params and data), so a killed run resumes where it stopped.
+curve per run in ``out.plots`` (``<run>.csv``). Checkpoints go to ``out.checkpoints`` (outside
+DVC's outputs; :func:`curll.train.runs.checkpoint_key` keys them by params, data and tokenizer),
+so a killed run resumes where it stopped.
 
 DDP: with ``train.processes`` > 1 the stage runs itself again under torchrun with that many
 processes; started by ``torchrun`` / ``accelerate launch`` directly it joins their group.
@@ -14,8 +15,6 @@ Every rank trains; rank 0 alone writes.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tempfile
 from pathlib import Path
 
@@ -50,14 +49,6 @@ def _run(params: Params, world: distributed.World) -> None:
     records = read_table(params.split.out.records, RecordSchema)
     train = records[records["split"] == "train"].sort_values("record_id").reset_index(drop=True)
     tok = AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
-    digest = hashlib.sha256(
-        json.dumps(p.model_dump(mode="json"), sort_keys=True).encode()
-        + pd.util.hash_pandas_object(train[["record_id", "messages"]], index=False).to_numpy().tobytes()
-        + Path(params.tokenizer.out.dir, "tokenizer.json").read_bytes()
-    ).hexdigest()[:16]
-    p = p.model_copy(
-        update={"out": p.out.model_copy(update={"checkpoints": f"{p.out.checkpoints}/{digest}"})}
-    )
     validation = records[records["split"] == "validation"].sort_values("record_id").reset_index(drop=True)
     metrics, log = run_order(train, tok, p, validation)
     if not world.main:

@@ -185,3 +185,22 @@ def test_a_run_whose_records_all_exceed_the_context_stops_naming_the_param(tok, 
     with pytest.raises(CurllError, match=r"run joint/0: none of its 6 train records fits") as err:
         run_order(records(stages=(0,)), tok, p)
     assert err.value.field == "train.context"
+
+
+def test_checkpoints_are_keyed_by_params_data_and_tokenizer(tok, tmp_path):
+    """A resumed run must never pick up checkpoints of other params, records or tokenizer."""
+    from curll.train.runs import checkpoint_key
+
+    out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
+    p = P.model_copy(update={"order": ("joint",), "stages": (0,), "context": 48, "batch": 4,
+                             "micro_batch": 4, "checkpoint_every": 1, "out": out})  # fmt: skip
+    data = records(stages=(0,))
+    key = checkpoint_key(data, tok, p)
+    run_order(data, tok, p)
+    assert [d.name for d in (tmp_path / "c").iterdir()] == [key]
+    assert (tmp_path / "c" / key / "joint" / "0.pt").is_file()
+    assert checkpoint_key(data, tok, p) == key
+    assert checkpoint_key(data, tok, p.model_copy(update={"seed": 1})) != key
+    assert checkpoint_key(data.iloc[1:], tok, p) != key
+    other = train_bpe([f"Question {i}? Birds sing." for i in range(50)], 320)  # another vocabulary
+    assert checkpoint_key(data, other, p) != key

@@ -1,17 +1,19 @@
 """Run a training order: data per run, init (scratch or previous run), train, save, metrics.
 
 Contract of :func:`run_order`: for each run of :func:`curll.train.orders.plan` (for every
-order in ``train.order``) it packs the
-train records of the run's stages (documents shuffled with the seed, so a joint run mixes its
-stages), builds the model (``torch.manual_seed(seed)`` then the preset, or the previous run's
-final weights for continual), trains it (:func:`curll.train.trainer.train`, checkpoints under
-``checkpoints/<run name>.pt``), and saves it in Hugging Face format under ``models/<run name>``.
-Returns per-run metrics and the per-step log. Under DDP every rank calls it; only rank 0
-writes checkpoints and models, and the others wait for it before the next run.
+order in ``train.order``) it packs the train records of the run's stages (documents shuffled
+with the seed, so a joint run mixes its stages), builds the model (``torch.manual_seed(seed)``
+then the preset, or the previous run's final weights for continual), trains it
+(:func:`curll.train.trainer.train`, checkpoints under ``<out.checkpoints>/<key>/<run name>.pt``
+with the key of :func:`checkpoint_key`), and saves it in Hugging Face format under
+``models/<run name>``. Returns per-run metrics and the per-step log. Under DDP every rank calls
+it; only rank 0 writes checkpoints and models, and the others wait for it before the next run.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,18 @@ def mfu(flops_per_s: float, device: str, dtype: torch.dtype) -> float | None:
     name = torch.cuda.get_device_name()
     peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
     return round(flops_per_s / (peak * 1e12), 4) if peak else None
+
+
+def checkpoint_key(records: pd.DataFrame, tok: Any, p: TrainParams) -> str:
+    """16 hex digits of the params, the train records (ids and messages) and the tokenizer: a
+    killed run resumes from checkpoints under this key, and any change starts afresh."""
+    backend = getattr(tok, "backend_tokenizer", None)  # a fast tokenizer: vocabulary and merges
+    vocab = backend.to_str() if backend is not None else json.dumps(tok.get_vocab(), sort_keys=True)
+    rows = pd.util.hash_pandas_object(records[["record_id", "messages"]], index=False).to_numpy()
+    digest = hashlib.sha256(json.dumps(p.model_dump(mode="json"), sort_keys=True).encode())
+    digest.update(rows.tobytes())
+    digest.update(vocab.encode())
+    return digest.hexdigest()[:16]
 
 
 def _documents(records: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> list[Doc]:
@@ -108,7 +122,7 @@ def run_order(
     when its own have no validation record: ``val_scope``). Returns
     (metrics by run, step log)."""
     s = settings(p)
-    models, ckpts = Path(p.out.models), Path(p.out.checkpoints)
+    models, ckpts = Path(p.out.models), Path(p.out.checkpoints) / checkpoint_key(records, tok, p)
     metrics: dict[str, Any] = {}
     log: list[dict[str, Any]] = []
     todo = [r for order in p.orders for r in plan(order, p.stages, replay=p.continual.replay)]
