@@ -1,28 +1,18 @@
-"""End-to-end: the real pipeline through real DVC in a temporary git repo.
-
-The default params run as they are, except for sizes shrunk so the whole pipeline (with
-the embedded tiny model) takes well under a minute: stages 0-1, one seed per indicator
-and type, short outputs.
-"""
+"""End-to-end: the real pipeline through real DVC in a temporary git repo (the session's one
+``dvc repro``, :func:`tests.pipeline.conftest.reproduced`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
-import shutil
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
-import pytest
-import yaml
 
-from tests.helpers import dvc, on_random_model, run
+from tests.helpers import dvc, run
+from tests.pipeline.conftest import Reproduced
 
-ROOT = Path(__file__).resolve().parents[2]
-COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts"]
-IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
 EVALUATE = {"evaluate_infer", "evaluate_judge", "evaluate"}
 GENERATED = {
     "generate",
@@ -46,48 +36,6 @@ ALL_STAGES = {
 }
 
 
-def shrink(params: dict[str, Any]) -> dict[str, Any]:
-    on_random_model(params)
-    params["taxonomy"].update(stages=[0, 1], per_stage=3)
-    params["templates"].update(min_items=3, max_items=4)
-    params["seeds"]["per_indicator"] = {"context": 2, "ir": 2}  # an IR unit for test, one for train
-    params["verify"]["readability"]["sample"] = 20
-    params["verify_encoder"]["pca_dims"] = 32
-    params["split"].update(val_per_indicator=0, max_holdout=1.0)  # 1-2 units per indicator: no cap
-    params["tokenizer"]["vocab_size"] = 400
-    params["train"].update(stages=[0, 1], context=128, batch=4, micro_batch=2)
-    params["evaluate"]["infer"]["prompt_tokens"] = 96  # + max_tokens: within train.context
-    params["evaluate"]["infer"]["sampling"]["max_tokens"] = 32
-    params["evaluate"]["max_per_type"] = 2
-    params["evaluate"]["rubric"]["enabled"] = True  # off by default (judge time): keep it covered
-    params["skill_graph"]["neighbours"] = 1
-    params["generate"].update(cqa_pairs=2, csqa_pairs=1)
-    embedded = params["llm"]["profiles"]["embedded"]
-    embedded.update(batch_size=32, max_chars={"long": 80, "short": 30})
-    embedded["sampling"]["max_tokens"] = 200
-    return params
-
-
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory) -> Path:
-    dest: Path = tmp_path_factory.mktemp("pipeline")
-    for name in COPY:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=IGNORE)
-        else:
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name)
-    params = yaml.safe_load((dest / "params.yaml").read_text())
-    (dest / "params.yaml").write_text(yaml.safe_dump(shrink(params), sort_keys=False))
-    (dest / ".dvc" / ".gitignore").write_text("/config.local\n/tmp\n/cache\n")
-    (dest / ".gitignore").write_text(".curll/\n")
-    run(["git", "init", "-q"], cwd=dest)
-    run(["git", "add", "-A"], cwd=dest)
-    run(["git", "commit", "-qm", "pipeline"], cwd=dest)
-    return dest
-
-
 def ran(output: str) -> set[str]:
     return {line.split("'")[1] for line in output.splitlines() if line.startswith("Running stage '")}
 
@@ -97,8 +45,8 @@ def sent(output: str) -> int:
     return sum(int(n) for n in re.findall(r"(\d+) sent to the model", output))
 
 
-def test_repro_generates_everything_then_reruns_only_what_changed(repo):
-    first = dvc("repro", cwd=repo)
+def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Reproduced):
+    repo, first = reproduced.path, reproduced.first
     assert ran(first.stdout) == ALL_STAGES
     data = repo / "data"
     assert pd.read_parquet(data / "taxonomy" / "indicators.parquet")["stage"].nunique() == 2
@@ -125,6 +73,13 @@ def test_repro_generates_everything_then_reruns_only_what_changed(repo):
             "test.parquet",
         }
     assert (data / "verify" / "plots" / "readability.csv").is_file()
+    models = repo / "data" / "train" / "models"
+    assert {p.name for p in models.iterdir()} == {"independent", "joint", "continual"}
+    assert {p.name for p in (models / "continual").iterdir()} == {"0", "0-1"}
+    evaluated = json.loads((data / "evaluate" / "metrics.json").read_text())["orders"]
+    assert set(evaluated) == {"independent", "joint", "continual"} and "FWT" in evaluated["continual"]["sum"]
+    assert (data / "evaluate" / "matrices" / "joint_minus_continual_sum.csv").is_file()
+    assert "<img" in (data / "evaluate" / "report.html").read_text()
 
     second = dvc("repro", cwd=repo)
     assert ran(second.stdout) == set()
@@ -138,17 +93,13 @@ def test_repro_generates_everything_then_reruns_only_what_changed(repo):
     assert ran(third.stdout) == GENERATED
     assert sent(third.stdout + third.stderr) == int((seeds["type"] == "ir").sum())
 
+    # editing library code reruns the stages that import it, and no further when outputs match
+    code = repo / "src" / "curll" / "seeds.py"
+    code.write_text(code.read_text() + "\n# an edit that changes no output\n")
+    assert ran(dvc("repro", cwd=repo).stdout) == {"seeds"}  # same seeds: generate stays
+
     run(["git", "add", "-A"], cwd=repo)
     run(["git", "commit", "-qm", "lock"], cwd=repo)
-    exp = dvc("exp", "run", "-S", "seeds.seed=7", cwd=repo)
-    assert ran(exp.stdout) == {"seeds", *GENERATED}
-    models = repo / "data" / "train" / "models"
-    assert {p.name for p in models.iterdir()} == {"independent", "joint", "continual"}
-    assert {p.name for p in (models / "continual").iterdir()} == {"0", "0-1"}
-    evaluated = json.loads((data / "evaluate" / "metrics.json").read_text())["orders"]
-    assert set(evaluated) == {"independent", "joint", "continual"} and "FWT" in evaluated["continual"]["sum"]
-    assert (data / "evaluate" / "matrices" / "joint_minus_continual_sum.csv").is_file()
-    assert "<img" in (data / "evaluate" / "report.html").read_text()
     # joint only, as two DDP processes (gloo on CPU) started by the stage through torchrun
     joint = dvc("exp", "run", "-S", "train.order=joint", "-S", "train.processes=2", cwd=repo)
     assert ran(joint.stdout) == {"train", *EVALUATE}  # training and evaluation only
@@ -173,9 +124,8 @@ def tracked_files(root: Path) -> dict[str, str]:
     }
 
 
-def test_push_then_pull_in_a_fresh_clone_restores_every_artifact(repo, tmp_path):
-    if not (repo / "dvc.lock").is_file():
-        dvc("repro", cwd=repo)
+def test_push_then_pull_in_a_fresh_clone_restores_every_artifact(reproduced: Reproduced, tmp_path):
+    repo = reproduced.path
     remote = tmp_path / "remote"
     dvc("remote", "add", "-f", "-d", "local", str(remote), cwd=repo)
     run(["git", "add", "-A"], cwd=repo)
