@@ -16,7 +16,8 @@ import json
 import time
 
 from bench.corpus import corpus
-from curll.verify import load_encoder, near_duplicates
+from curll.verify.dedup import near_duplicates
+from curll.verify.encoder import load_encoder
 
 
 def run(kind: str, where: str, ids: list[str], texts: list[str], threshold: float) -> tuple[float, set[str]]:

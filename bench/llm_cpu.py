@@ -62,8 +62,8 @@ def run_backend(
 ) -> Any:
     from curll.config.llm import MaxChars
     from curll.generate.tasks import task_schema
-    from curll.llm import ChatRequest, Sampling
     from curll.llm.transformers_backend import TransformersBackend
+    from curll.llm.types import ChatRequest, Sampling
 
     dtype = "bfloat16" if device == "cuda" else "float32"
     backend = TransformersBackend(model, device=device, dtype=dtype, threads=threads, max_batch=max_batch)

@@ -17,9 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from curll.llm import ChatRequest, Engine, RequestCache, Sampling
+from curll.llm.cache import RequestCache
 from curll.llm.embedded import TinyLlamaShape, build_embedded_model
+from curll.llm.engine import Engine
 from curll.llm.transformers_backend import TransformersBackend
+from curll.llm.types import ChatRequest, Sampling
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = {

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from bench.corpus import corpus
-from curll.verify import score
+from curll.verify.readability import score
 
 
 def main() -> None:

@@ -20,7 +20,8 @@ import pandas as pd
 from bench.corpus import corpus
 from curll.config import load_params
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema
-from curll.verify import load_encoder, verify
+from curll.verify.core import verify
+from curll.verify.encoder import load_encoder
 
 
 def _hex(s: str, n: int = 16) -> str:

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from curll.config import DEFAULT_PARAMS, load_params
+from curll.config import DEFAULT_PARAMS, Params, load_params
 from curll.errors import CurllError
 from pipeline import tools
 from pipeline.report import fail, say
@@ -51,13 +51,22 @@ STAGES = {
 ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's default is params.yaml)")]
 
 
+def load_checked(path: Path) -> Params:
+    """The params file, validated, with every LLM task's token budget checked."""
+    from curll.llm.budget import check_budgets
+
+    params = load_params(path)
+    check_budgets(params, path)
+    return params
+
+
 def _stage_app(name: str, help_text: str) -> typer.Typer:
     sub = typer.Typer(help=help_text, no_args_is_help=True)
 
     @sub.command("run", help=f"Run the '{name}' DVC stage with the params file's '{name}' section.")
     def run(params: ParamsOpt = DEFAULT_PARAMS) -> None:
         module = importlib.import_module(f"pipeline.{name}")
-        module.run(load_params(params))
+        module.run(load_checked(params))
 
     app.add_typer(sub, name=name)
     return sub
@@ -75,7 +84,7 @@ def generate_shard(
 ) -> None:
     from pipeline import generate
 
-    generate.shard(load_params(params), index)
+    generate.shard(load_checked(params), index)
 
 
 metrics_app = typer.Typer(help="Metrics on published results.", no_args_is_help=True)
@@ -110,7 +119,7 @@ def metrics_cl(
 
 @app.command("params", help="Validate a params file and print it as curll reads it.")
 def show_params(params: ParamsOpt = DEFAULT_PARAMS) -> None:
-    loaded = load_params(params)
+    loaded = load_checked(params)
     say(loaded.model_dump_json(indent=2))
 
 

@@ -14,11 +14,11 @@ import pandas as pd
 from curll.artifacts import empty_table, read_table, write_json, write_tables
 from curll.config import Params
 from curll.evaluate.judge import judge, panel_stats, rubric, rubric_schema
-from curll.llm import Engine
+from curll.llm.engine import Engine
 from curll.llm.factory import engine_from_params, make_task
 from curll.llm.tasks import Task
 from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, RubricSchema
-from curll.split import rating_schema
+from curll.split.units import rating_schema
 from curll.yields import check_yields, measure, public
 from pipeline.report import say
 

@@ -15,7 +15,8 @@ import pandas as pd
 from curll.artifacts import read_table, write_table
 from curll.config import Params
 from curll.errors import CurllError
-from curll.generate import generate_shard, shard_of, shard_path_name, task_schema
+from curll.generate.shard import generate_shard, shard_of, shard_path_name
+from curll.generate.tasks import task_schema
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import GenerationSchema, SeedSchema
 from curll.yields import check_yields, measure

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from curll.artifacts import read_table, write_json, write_tables
 from curll.config import Params
-from curll.generate import generation_stats, read_shards, split_instances
+from curll.generate.merge import generation_stats, read_shards, split_instances
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, SeedSchema
 from pipeline.report import say
 

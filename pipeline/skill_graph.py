@@ -13,14 +13,9 @@ from curll.artifacts import read_table, write_json, write_table
 from curll.config import Params
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import EdgeSchema, IndicatorSchema
-from curll.skill_graph import (
-    build_graph,
-    candidate_pairs,
-    graph_stats,
-    predict_edges,
-    save_graph,
-    weight_schema,
-)
+from curll.skill_graph.analysis import build_graph, graph_stats, save_graph
+from curll.skill_graph.candidates import candidate_pairs
+from curll.skill_graph.edges import predict_edges, weight_schema
 from curll.yields import check_yields, measure, public
 from pipeline.report import say
 

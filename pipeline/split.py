@@ -21,8 +21,9 @@ from curll.schemas import (
     RejectSchema,
     UnitSchema,
 )
-from curll.split import build_records, build_units, rate, rating_schema
 from curll.split.core import require_records, select, split_stats
+from curll.split.records import build_records
+from curll.split.units import build_units, rate, rating_schema
 from pipeline.report import say
 
 

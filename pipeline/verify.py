@@ -24,8 +24,9 @@ from curll.schemas import (
     QAPairSchema,
     RejectSchema,
 )
-from curll.verify import load_encoder, plot_tables, verify
 from curll.verify.content import indicator_text
+from curll.verify.core import plot_tables, verify
+from curll.verify.encoder import load_encoder
 from curll.yields import check_yields, public
 from pipeline.report import say
 

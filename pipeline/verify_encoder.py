@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from curll.artifacts import write_json
 from curll.config import Params
-from curll.verify import distill_encoder
+from curll.verify.encoder import distill_encoder
 from pipeline.report import say
 
 

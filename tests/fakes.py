@@ -6,7 +6,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from curll.llm import ChatRequest, Completion, Engine
+from curll.llm.engine import Engine
+from curll.llm.types import ChatRequest, Completion
 
 Answerer = Callable[[ChatRequest], Any]
 

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 import yaml
 
-from curll.config import load_params, parse_params
+from curll.config import Params, load_params, parse_params
 from curll.errors import CurllError
+from curll.llm.budget import check_budgets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,6 +111,13 @@ def test_unreadable_params_files(tmp_path):
         load_params(bad)
 
 
+def checked(data: dict[str, Any]) -> Params:
+    """Params as the ``curll`` command takes them: validated, then the token budgets checked."""
+    params = parse_params(data, source="params.yaml")
+    check_budgets(params, "params.yaml")
+    return params
+
+
 def test_caps_that_cannot_close_inside_the_token_budget_are_refused(good):
     """The real profiles once had max_chars long 4,000 / short 600 with max_tokens 1,024: a
     passage at its cap could never close its JSON, so it ended unterminated and was rejected."""
@@ -119,10 +127,10 @@ def test_caps_that_cannot_close_inside_the_token_budget_are_refused(good):
     with pytest.raises(
         CurllError, match=r"largest context answer is [\d,]+ characters .*max_tokens 1,024"
     ) as err:
-        parse_params(data, source="params.yaml")
+        checked(data)
     assert err.value.field == "llm.profiles.vllm.max_chars"
     data["llm"]["profiles"]["vllm"]["sampling"]["max_tokens"] = 2048  # room for 6,167 characters of CQA
-    assert parse_params(data).llm.profile.max_chars.long == 4000
+    assert checked(data).llm.profile.max_chars.long == 4000
 
 
 def test_budget_counts_the_worst_case_json():
@@ -140,5 +148,5 @@ def test_judges_are_checked_against_their_own_budget(good):
     data["evaluate"]["judges"] = ["embedded"]
     data["llm"]["profiles"]["embedded"]["sampling"]["max_tokens"] = 20
     with pytest.raises(CurllError, match="judge rating") as err:
-        parse_params(data)
+        checked(data)
     assert err.value.field == "llm.profiles.embedded.max_chars"

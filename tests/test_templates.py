@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from curll.config import load_params
-from curll.llm import Sampling
 from curll.llm.tasks import Task
+from curll.llm.types import Sampling
 from curll.prompts import load_prompt
 from curll.templates import check_items, make_templates, templates_schema
 from tests.fakes import engine

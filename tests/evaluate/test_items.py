@@ -8,7 +8,7 @@ import pytest
 from curll.evaluate.items import CUT, build_items, fit_prompt
 from curll.llm.embedded import train_bpe
 from curll.schemas.evaluate import ItemSchema
-from curll.split import build_records
+from curll.split.records import build_records
 from tests import instances as inst
 
 PASSAGE = "The cat sat by the door.\n\nIt waited for the rain to stop."

@@ -11,11 +11,11 @@ import pytest
 from curll.config.llm import MaxChars
 from curll.evaluate.items import build_items
 from curll.evaluate.judge import item_scores, judge, panel_stats
-from curll.llm import Sampling
 from curll.llm.tasks import Task
+from curll.llm.types import Sampling
 from curll.prompts import load_prompt
 from curll.schemas.evaluate import JudgeRatingSchema
-from curll.split import rating_schema
+from curll.split.units import rating_schema
 from tests import instances as inst
 from tests.evaluate.test_items import records
 from tests.fakes import engine

@@ -10,16 +10,11 @@ import pytest
 from curll.artifacts import write_table
 from curll.config import load_params
 from curll.errors import CurllError
-from curll.generate import (
-    generate_shard,
-    read_shards,
-    shard_of,
-    shard_path_name,
-    split_instances,
-    task_schema,
-)
-from curll.llm import Sampling
+from curll.generate.merge import read_shards, split_instances
+from curll.generate.shard import generate_shard, shard_of, shard_path_name
+from curll.generate.tasks import task_schema
 from curll.llm.tasks import Task
+from curll.llm.types import Sampling
 from curll.prompts import load_prompt
 from curll.schemas import ContextSchema, GenerationSchema, QAPairSchema
 from tests.fakes import engine

@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 
 from curll.artifacts import atomic_write_text
-from curll.llm import ChatRequest, Engine, RequestCache
+from curll.llm.cache import RequestCache
+from curll.llm.engine import Engine
 from curll.llm.openai_backend import OpenAIBackend
+from curll.llm.types import ChatRequest
 
 SCHEMA = {"type": "object", "properties": {"echo": {"type": "string"}}, "required": ["echo"]}
 

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from curll.llm import ChatRequest, Sampling
 from curll.llm.constrained import RowSpec
 from curll.llm.decode import MIN_PREFIX, Decoder, DecodeRequest
 from curll.llm.transformers_backend import TransformersBackend
+from curll.llm.types import ChatRequest, Sampling
 
 
 class FixedLM(torch.nn.Module):

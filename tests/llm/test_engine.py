@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from curll.llm import ChatRequest, Completion, Engine, RequestCache, Sampling, parse
+from curll.llm.cache import RequestCache
+from curll.llm.engine import Engine, parse
+from curll.llm.types import ChatRequest, Completion, Sampling
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from curll.llm import ChatRequest, Engine
+from curll.llm.engine import Engine
 from curll.llm.openai_backend import OpenAIBackend
+from curll.llm.types import ChatRequest
 from tests.llm.server import FakeChatServer
 
 SCHEMA: dict[str, object] = {

@@ -9,10 +9,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from curll.llm import ChatRequest, Sampling
 from curll.llm.embedded import TinyLlamaShape, build_embedded_model
 from curll.llm.identity import fingerprint
 from curll.llm.transformers_backend import TransformersBackend
+from curll.llm.types import ChatRequest, Sampling
 
 SCHEMAS: list[dict[str, Any]] = [
     {

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from curll.llm import ChatRequest, Sampling
+from curll.llm.types import ChatRequest, Sampling
 
 FAKE = """
 import json, os

@@ -97,3 +97,16 @@ def test_bad_param_stops_the_stage_naming_the_key(tmp_path):
     assert proc.returncode == 2
     assert "vocab.max_per_stage" in proc.stderr and "params.yaml" in proc.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_a_token_budget_too_small_stops_every_stage_before_it_starts(tmp_path):
+    """Budgets are checked by the command, not by the params loader (which every stage imports):
+    even a stage with no LLM task refuses params whose LLM tasks cannot close their answers."""
+    path = _params(tmp_path)
+    data = yaml.safe_load(path.read_text())
+    data["llm"]["profiles"][data["llm"]["use"]]["sampling"]["max_tokens"] = 8
+    path.write_text(yaml.safe_dump(data))
+    proc = curll("vocab", "run", cwd=tmp_path, check=False)
+    assert proc.returncode == 2
+    assert f"llm.profiles.{data['llm']['use']}.max_chars" in proc.stderr and "max_tokens 8" in proc.stderr
+    assert not (tmp_path / "data").exists()

@@ -10,18 +10,12 @@ import pandas as pd
 import pytest
 
 from curll.config import load_params
-from curll.llm import Sampling
 from curll.llm.tasks import Task
+from curll.llm.types import Sampling
 from curll.prompts import load_prompt
-from curll.skill_graph import (
-    build_graph,
-    candidate_pairs,
-    edge_schema,
-    graph_stats,
-    predict_edges,
-    save_graph,
-)
-from curll.skill_graph.edges import weight_schema
+from curll.skill_graph.analysis import build_graph, graph_stats, save_graph
+from curll.skill_graph.candidates import candidate_pairs
+from curll.skill_graph.edges import edge_schema, predict_edges, weight_schema
 from tests.fakes import engine
 
 ROOT = Path(__file__).resolve().parents[2]

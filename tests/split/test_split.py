@@ -13,8 +13,11 @@ from curll.llm.tasks import Task
 from curll.llm.types import Sampling
 from curll.prompts import load_prompt
 from curll.schemas import RatingSchema, RecordSchema, UnitSchema
-from curll.split import assign, build_records, build_units, contaminated, ngrams, rate, rating_schema
+from curll.split.assign import assign
 from curll.split.core import select
+from curll.split.decontam import contaminated, ngrams
+from curll.split.records import build_records
+from curll.split.units import build_units, rate, rating_schema
 from tests import instances as inst
 from tests.fakes import engine
 from tests.verify.conftest import PASSAGES

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from curll.verify import Encoder, distill_encoder, load_encoder
+from curll.verify.encoder import Encoder, distill_encoder, load_encoder
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,8 @@ from curll.artifacts import validate
 from curll.config import load_params
 from curll.config.verify import ContentChecks, WordRange
 from curll.schemas import GenerationSchema, RejectSchema
-from curll.verify import verify
 from curll.verify.content import grounding, has_word, repeated_ngrams, same_text, stem
+from curll.verify.core import verify
 from tests import instances as inst
 from tests.verify.conftest import PASSAGES
 

@@ -9,7 +9,7 @@ from curll.artifacts import validate
 from curll.config import load_params
 from curll.config.verify import ContentChecks, WordRange
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, RejectSchema
-from curll.verify import VerifyResult, plot_tables, verify
+from curll.verify.core import VerifyResult, plot_tables, verify
 from tests import instances as inst
 from tests.verify.conftest import PASSAGES
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from curll.verify import cross_rate, exact_duplicates, near_duplicates, normalise
+from curll.verify.dedup import cross_rate, exact_duplicates, near_duplicates, normalise
 from tests.verify.conftest import PASSAGES
 
 COPY = PASSAGES[0].replace("small brown puppy", "little brown puppy")

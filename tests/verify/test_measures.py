@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import textstat
 
-from curll.verify import METRICS, diversity, score, summarise
-from curll.verify.diversity import sample_indices
+from curll.verify.diversity import diversity, sample_indices
+from curll.verify.readability import METRICS, score, summarise
 from tests.verify.conftest import PASSAGES
 
 

@@ -77,25 +77,33 @@ class Params(Section):
         return out
 
 
-__all__ = ["DEFAULT_PARAMS", "Params", "load_params", "parse_params"]
+__all__ = ["DEFAULT_PARAMS", "Params", "load_params", "parse_params", "raise_problems"]
 
 
 def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
-    """Validate an already-loaded mapping; errors name ``source`` and the dotted key."""
+    """Validate an already-loaded mapping; errors name ``source`` and the dotted key.
+
+    The token budgets of the LLM tasks are checked apart, by
+    :func:`curll.llm.budget.check_budgets` (the ``curll`` command runs it before every stage):
+    it reads every task's schema, and this module stays free of the task code, so a stage's
+    DVC deps do not include tasks it never runs.
+    """
     if not isinstance(data, dict):
         raise CurllError("params must be a mapping of stage sections", file=source)
     try:
         params = Params.model_validate(data)
     except ValidationError as exc:
         raise _to_curll_error(exc, source) from None
-    from curll.llm.budget import budget_problems  # imports the task modules: after validation
+    raise_problems(_context_problems(params), source)
+    return params
 
-    problems = budget_problems(params) + _context_problems(params)
+
+def raise_problems(problems: list[tuple[str, str]], source: str | Path) -> None:
+    """A :class:`CurllError` naming the first (params key, message) and listing the rest."""
     if problems:
         key, msg = problems[0]
         msg += "".join(f"\n  - {k}: {m}" for k, m in problems[1:])
         raise CurllError(msg, file=source, field=key)
-    return params
 
 
 def _context_problems(params: Params) -> list[tuple[str, str]]:

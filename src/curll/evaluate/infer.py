@@ -23,9 +23,11 @@ import pandas as pd
 from curll.artifacts import records
 from curll.config.evaluate import InferParams
 from curll.evaluate.items import fit_prompt
-from curll.llm import ChatRequest, Engine, RequestCache
+from curll.llm.cache import RequestCache
+from curll.llm.engine import Engine
 from curll.llm.protocol import Backend
 from curll.llm.tasks import Answer, provenance
+from curll.llm.types import ChatRequest
 
 #: version of the test-prompt layout (:func:`curll.evaluate.items.user_turn`): change the tag
 #: when the layout changes, so cached answers to the old prompts are not reused

@@ -1,16 +1,7 @@
-"""Instance generation: passages and IR from seeds, CQA and CSQA on passages, sharded and merged."""
+"""Instance generation: passages and IR from seeds, CQA and CSQA on passages, sharded and merged.
 
-from curll.generate.merge import generation_stats, read_shards, split_instances
-from curll.generate.shard import generate_shard, shard_of, shard_path_name
-from curll.generate.tasks import check, task_schema
-
-__all__ = [
-    "check",
-    "generate_shard",
-    "generation_stats",
-    "read_shards",
-    "shard_of",
-    "shard_path_name",
-    "split_instances",
-    "task_schema",
-]
+Modules (import from them directly; this package imports nothing, so a stage's DVC deps
+name only the modules it runs): :mod:`curll.generate.tasks` (prompt/parse pairs and engine
+checks per type), :mod:`curll.generate.shard` (one shard's requests), :mod:`curll.generate.merge`
+(shards -> tables and stats).
+"""

@@ -4,8 +4,9 @@ Every task bounds its strings (``maxLength``) and lists (``maxItems``) so a mode
 never stops still closes its JSON. That only works if the bounds fit in
 ``sampling.max_tokens``: a passage capped at 4,000 characters cannot be closed inside
 1,024 tokens (~3.5 characters each), and such an answer ends as unterminated JSON, is
-retried, and is rejected. :func:`budget_problems` checks every task a profile answers
-when params load, so the mistake is a params error instead of a run of rejects.
+retried, and is rejected. :func:`check_budgets` checks every task a profile answers (the
+``curll`` command runs it after loading params, before any stage), so the mistake is a
+params error naming the profile's key instead of a run of rejects.
 
 :func:`max_chars` is the length of the longest compact JSON text the schema admits
 (every property present, every list full, every string at its cap, with the ``", "`` and
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -118,3 +120,11 @@ def budget_problems(params: Params) -> list[tuple[str, str]]:
                     f"(or the list sizes), or raise max_tokens"
                 )))  # fmt: skip
     return problems
+
+
+def check_budgets(params: Params, source: str | Path) -> None:
+    """Raise a :class:`~curll.errors.CurllError` (file ``source``, the profile's key) when a task
+    the params send to a profile cannot close its largest answer within its ``max_tokens``."""
+    from curll.config import raise_problems
+
+    raise_problems(budget_problems(params), source)

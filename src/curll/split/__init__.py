@@ -1,18 +1,7 @@
-"""Test / validation / train selection: LLM quality ratings, assignment, decontamination, records."""
+"""Test / validation / train selection: LLM quality ratings, assignment, decontamination, records.
 
-from curll.split.assign import assign, tie_key
-from curll.split.decontam import Contamination, contaminated, ngrams
-from curll.split.records import build_records
-from curll.split.units import build_units, rate, rating_schema
-
-__all__ = [
-    "Contamination",
-    "assign",
-    "build_records",
-    "build_units",
-    "contaminated",
-    "ngrams",
-    "rate",
-    "rating_schema",
-    "tie_key",
-]
+Modules (import from them directly; this package imports nothing, so a stage's DVC deps
+name only the modules it runs): :mod:`curll.split.units` (units and their ratings),
+:mod:`curll.split.assign` (a split per unit), :mod:`curll.split.decontam` (n-gram overlap),
+:mod:`curll.split.records` (chat records).
+"""

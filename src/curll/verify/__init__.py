@@ -1,26 +1,9 @@
-"""Verification of generated data: filters with reasons, dedup, diversity, readability."""
+"""Verification of generated data: filters with reasons, dedup, diversity, readability.
 
-from curll.verify.core import VerifyResult, plot_tables, verify
-from curll.verify.dedup import Duplicate, cross_rate, exact_duplicates, near_duplicates, normalise
-from curll.verify.diversity import diversity
-from curll.verify.encoder import Encoder, distill_encoder, load_encoder, resolve_source
-from curll.verify.readability import METRICS, score, summarise
-
-__all__ = [
-    "METRICS",
-    "Duplicate",
-    "Encoder",
-    "VerifyResult",
-    "cross_rate",
-    "distill_encoder",
-    "diversity",
-    "exact_duplicates",
-    "load_encoder",
-    "near_duplicates",
-    "normalise",
-    "plot_tables",
-    "resolve_source",
-    "score",
-    "summarise",
-    "verify",
-]
+Modules (import from them directly; this package imports nothing, so a stage's DVC deps
+name only the modules it runs): :mod:`curll.verify.core` (``verify``: every filter, counts and
+plots), :mod:`curll.verify.filters` and :mod:`curll.verify.content` (row filters returning
+(keep, reason)), :mod:`curll.verify.dedup` (exact and semantic duplicates),
+:mod:`curll.verify.encoder` (the sentence encoder), :mod:`curll.verify.diversity`,
+:mod:`curll.verify.readability`.
+"""
