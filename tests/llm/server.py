@@ -101,6 +101,11 @@ class FakeChatServer:
                     )
                 if action == "401":
                     return self._send(401, b'{"error": {"message": "a key is required"}}')
+                if action == "401-echo":  # as OpenAI does: the rejected key, and the header, in the message
+                    sent = self.headers.get("Authorization", "")
+                    key = sent.removeprefix("Bearer ")
+                    message = f"Incorrect API key provided: {key}. Header was: Authorization: {sent}"
+                    return self._send(401, json.dumps({"error": {"message": message}}).encode())
                 if action == "timeout":
                     time.sleep(server.timeout_sleep_s)
                 if action == "malformed":
