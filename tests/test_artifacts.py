@@ -124,10 +124,12 @@ def test_outputs_respect_the_umask_not_mkstemps_0600(tmp_path):
         write_table(words(), tmp_path / "w.parquet", WordSchema)
         with atomic_dir(tmp_path / "folder") as tmp:
             (tmp / "x").write_text("x")
+            (tmp / "x").chmod(0o600)  # as safetensors writes its files
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "w.parquet").stat().st_mode) == 0o664
     assert stat.S_IMODE((tmp_path / "folder").stat().st_mode) == 0o775
+    assert stat.S_IMODE((tmp_path / "folder" / "x").stat().st_mode) == 0o664
 
 
 def test_an_output_path_that_is_a_folder_is_named(tmp_path):

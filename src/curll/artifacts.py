@@ -98,7 +98,10 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
         try:
             yield tmp
-            tmp.chmod(0o777 & ~_umask())
+            mask = _umask()  # libraries write some files 0600 (safetensors): all as open() would
+            for inner in tmp.rglob("*"):
+                inner.chmod((0o777 if inner.is_dir() else 0o666) & ~mask)
+            tmp.chmod(0o777 & ~mask)
             if target.exists():
                 old = target.with_name(f".{target.name}.old")
                 shutil.rmtree(old, ignore_errors=True)
