@@ -20,7 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 class FakeChatServer:
@@ -43,7 +43,7 @@ class FakeChatServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}/v1"
 
-    def __enter__(self) -> FakeChatServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
