@@ -15,7 +15,17 @@ import yaml
 
 from curll.artifacts import write_table
 from curll.schemas import SeedSchema
-from tests.helpers import curll
+from tests.helpers import curll, dvc, run
+
+#: the generate stage alone, for projects made by :func:`make_project`
+STAGE = """\
+stages:
+  generate:
+    cmd: curll generate run
+    deps: [data/seeds/seeds.parquet, prompts]
+    params: [llm, generate]
+    outs: [data/generate/shards]
+"""
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,6 +58,17 @@ def make_project(dest: Path, base_url: str, n_seeds: int = 4, **profile: object)
     (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     write_table(seeds(n_seeds), dest / params["seeds"]["out"]["seeds"], SeedSchema)
     return dest
+
+
+def under_dvc(project: Path) -> Path:
+    """``project`` as a git + DVC repo whose pipeline is :data:`STAGE`."""
+    (project / "dvc.yaml").write_text(STAGE)
+    (project / ".gitignore").write_text(".curll/\n")
+    run(["git", "init", "-q"], cwd=project)
+    dvc("init", "-q", cwd=project)
+    run(["git", "add", "-A"], cwd=project)
+    run(["git", "commit", "-qm", "project"], cwd=project)
+    return project
 
 
 @dataclass(frozen=True)

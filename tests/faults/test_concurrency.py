@@ -11,22 +11,16 @@ import time
 import pandas as pd
 import yaml
 
-from tests.faults.conftest import make_project
+from tests.faults.conftest import make_project, under_dvc
 from tests.faults.mix import FaultyServer
-from tests.faults.test_secrets import STAGE
-from tests.helpers import HANG, curll, dvc, env, run
+from tests.helpers import HANG, curll, dvc, env
 
 
 def test_a_second_repro_meanwhile_gets_dvcs_lock_message_and_changes_nothing(tmp_path):
     with FaultyServer(rate=0.0) as server:
         server.latency_s = 0.2  # the first repro runs for a few seconds
         project = make_project(tmp_path / "p", server.base_url, concurrency=1)
-        (project / "dvc.yaml").write_text(STAGE)
-        (project / ".gitignore").write_text(".curll/\n")
-        run(["git", "init", "-q"], cwd=project)
-        dvc("init", "-q", cwd=project)
-        run(["git", "add", "-A"], cwd=project)
-        run(["git", "commit", "-qm", "project"], cwd=project)
+        under_dvc(project)
         first = subprocess.Popen([sys.executable, "-m", "dvc", "repro"], cwd=project, env=env(),
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
         deadline = time.monotonic() + HANG  # until the first is inside its stage

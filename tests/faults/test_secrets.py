@@ -9,20 +9,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.faults.conftest import make_project
+from tests.faults.conftest import make_project, under_dvc
 from tests.faults.mix import FaultyServer
-from tests.helpers import dvc, run
+from tests.helpers import dvc
 
 KEY = "sk-test-5f3c9a0e77d24b1c8e6a0d13"  # a made-up key in the OpenAI format
-
-STAGE = """\
-stages:
-  generate:
-    cmd: curll generate run
-    deps: [data/seeds/seeds.parquet, prompts]
-    params: [llm, generate]
-    outs: [data/generate/shards]
-"""
 
 
 def text_of(path: Path) -> bytes:
@@ -43,12 +34,7 @@ def test_a_key_the_server_echoes_is_found_nowhere(tmp_path, monkeypatch):
     monkeypatch.setenv("CURLL_API_KEY", KEY)  # the server profile's api_key_env
     with FaultyServer(rate=0.0) as server:
         project = make_project(tmp_path / "p", server.base_url)
-        (project / "dvc.yaml").write_text(STAGE)
-        (project / ".gitignore").write_text(".curll/\n")
-        run(["git", "init", "-q"], cwd=project)
-        dvc("init", "-q", cwd=project)
-        run(["git", "add", "-A"], cwd=project)
-        run(["git", "commit", "-qm", "project"], cwd=project)
+        under_dvc(project)
         # every attempt of the requests about indicator "(0)" is refused: stored rejects
         server.pick = lambda body: "401-echo" if "order (0)" in json.dumps(body["messages"]) else "ok"
         proc = dvc("repro", cwd=project)

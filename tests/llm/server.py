@@ -24,7 +24,7 @@ from typing import Any, Self
 
 
 class FakeChatServer:
-    def __init__(self, *, latency_s: float = 0.0, timeout_sleep_s: float = 2.0) -> None:
+    def __init__(self, *, latency_s: float = 0.0, timeout_sleep_s: float = 2.0, port: int = 0) -> None:
         self.latency_s = latency_s
         self.timeout_sleep_s = timeout_sleep_s
         self.script: deque[str] = deque()
@@ -34,7 +34,7 @@ class FakeChatServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())  # 0: any free port
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
