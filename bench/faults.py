@@ -3,15 +3,19 @@ HTTP calls (429 with Retry-After, 500, 503, 400, answers past the timeout, trunc
 content that is not JSON, JSON off the schema; tests/faults/mix.py), at several rates.
 
 Per rate: requests, HTTP calls, engine retries, rejects by reason, wall time, the stage's
-exit status, and what a rerun asks the server (it must be nothing). Nothing is asserted here;
-tests/faults holds the checks at small sizes.
+exit status, and what a rerun asks the server (it must be nothing). Then ``--kills`` kill -9
+trials of ``dvc repro`` at seeded points: answers stored at the kill, answers asked again
+after the restart, and whether the output is byte-identical to an uninterrupted run's.
+Nothing is asserted here; tests/faults holds the checks at small sizes.
 
-Usage: python -m bench.faults [--seeds 20] [--rates 0,0.1,0.5,1]
+Usage: python -m bench.faults [--seeds 20] [--rates 0,0.1,0.5,1] [--kills 10]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
+import shutil
 import tempfile
 import time
 from collections import Counter
@@ -19,8 +23,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.faults.conftest import make_project, run_generate
+from tests.faults.conftest import make_project, run_generate, under_dvc
+from tests.faults.kill import cached_rows, kill_when, leftovers
 from tests.faults.mix import FaultyServer
+from tests.helpers import dvc
 
 SHARD = "data/generate/shards/generations-0000-of-0001.parquet"
 
@@ -54,15 +60,58 @@ def one_rate(rate: float, n_seeds: int, root: Path) -> dict[str, object]:
     }
 
 
+def kill_trials(n: int, n_seeds: int, root: Path, batch: int = 8) -> pd.DataFrame:
+    """``n`` kill -9 trials of ``dvc repro`` (generate) at seeded points, then a restart."""
+    with FaultyServer(rate=0.0) as server:
+        ref = under_dvc(make_project(root / "ref", server.base_url, n_seeds=n_seeds, batch_size=batch))
+        pristine = root / "pristine"
+        shutil.copytree(ref, pristine)
+        dvc("repro", cwd=ref)
+        total, port = len(server.requests), int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+    expected = (ref / SHARD).read_bytes()
+    rows = []
+    for trial in range(n):
+        at = random.Random(trial).randrange(1, total - 1)
+        project = root / f"trial-{trial}"
+        shutil.copytree(pristine, project)
+        with FaultyServer(rate=0.0, port=port) as server:
+            server.latency_s = 0.01
+            cache = project / ".curll/cache/llm.sqlite"
+
+            def ready(c: Path = cache, a: int = at) -> bool:
+                return cached_rows(c) >= a
+
+            killed = kill_when(["dvc", "repro"], project, ready)
+            stored, asked = cached_rows(cache), len(server.requests)
+            start = time.perf_counter()
+            dvc("repro", cwd=project)
+            restart_s = time.perf_counter() - start
+            again = len(server.requests) - asked
+        rows.append({
+            "trial": trial, "killed": killed, "stored at kill": stored, "of": total,
+            "asked again": again, "redone": again - (total - stored),
+            "byte-identical": (project / SHARD).read_bytes() == expected,
+            "temp files left": len(leftovers(project)), "restart s": round(restart_s, 1),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=20, help="context seeds (and as many IR seeds)")
     ap.add_argument("--rates", default="0,0.1,0.5,1")
+    ap.add_argument("--kills", type=int, default=10, help="kill -9 trials (0: none)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         rows = [one_rate(float(r), args.seeds, Path(tmp)) for r in args.rates.split(",")]
-    table = pd.DataFrame(rows)
-    print(table.to_string(index=False))
+        print(pd.DataFrame(rows).to_string(index=False), flush=True)
+        if args.kills:
+            trials = kill_trials(args.kills, args.seeds, Path(tmp) / "kills")
+            print()
+            print(trials.to_string(index=False))
+            print(f"\n{int(trials['killed'].sum())} of {len(trials)} killed mid-run; "
+                  f"{int(trials['byte-identical'].sum())} byte-identical; "
+                  f"at most {int(trials['redone'].max())} answers asked twice")  # fmt: skip
 
 
 if __name__ == "__main__":
