@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def seeds(n: int) -> pd.DataFrame:
-    """``n`` context seeds and ``n`` IR seeds over stages 0-1."""
+    """``n`` context seeds and ``n`` IR seeds over stages 0-1, each prompt its own."""
     rows = []
     for i in range(2 * n):
         kind = "context" if i < n else "ir"
@@ -40,7 +40,7 @@ def seeds(n: int) -> pd.DataFrame:
             "indicator_id": hashlib.sha256(f"indicator {i % 3}".encode()).hexdigest()[:16],
             "stage": i % 2, "age_group": "5-6", "skill": "Language", "subskill": "Reading",
             "goal": "Understand simple stories", "indicator": f"Retells a short story in order ({i % 3})",
-            "type": kind, "template": "a short story" if kind == "context" else "a question to answer",
+            "type": kind, "template": f"{'a short story' if kind == 'context' else 'a question'}, part {i}",
             "word": ["garden", "river", "apple", "window"][i % 4], "pos": "Noun",
         })  # fmt: skip
     return pd.DataFrame(rows, columns=list(SeedSchema.to_schema().columns))
