@@ -72,15 +72,20 @@ def kill_trials(n: int, n_seeds: int, root: Path, batch: int = 8) -> pd.DataFram
     expected = (ref / SHARD).read_bytes()
     rows = []
     for trial in range(n):
-        at = random.Random(trial).randrange(1, total - 1)
+        rng = random.Random(trial)
+        at, delay = rng.randrange(1, total - 1), rng.uniform(0.0, 0.05)  # kill mid-batch too
         project = root / f"trial-{trial}"
         shutil.copytree(pristine, project)
         with FaultyServer(rate=0.0, port=port) as server:
-            server.latency_s = 0.01
+            server.latency_s = 0.02
             cache = project / ".curll/cache/llm.sqlite"
 
-            def ready(c: Path = cache, a: int = at) -> bool:
-                return cached_rows(c) >= a
+            reached: list[float] = []
+
+            def ready(c: Path = cache, a: int = at, d: float = delay, seen: list[float] = reached) -> bool:
+                if not seen and cached_rows(c) >= a:
+                    seen.append(time.perf_counter())
+                return bool(seen) and time.perf_counter() - seen[0] >= d
 
             killed = kill_when(["dvc", "repro"], project, ready)
             stored, asked = cached_rows(cache), len(server.requests)
