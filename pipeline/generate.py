@@ -39,6 +39,8 @@ def shard(params: Params, index: int) -> None:
     if not 0 <= index < p.shards:
         raise CurllError(f"shard must be in 0..{p.shards - 1}", field="generate.shards")
     seeds = read_table(params.seeds.out.seeds, SeedSchema)
+    if seeds.empty:
+        raise CurllError("no seeds (an empty table): nothing to generate", file=params.seeds.out.seeds)
     caps = llm.profile.max_chars
     pairs = {"cqa": p.cqa_pairs, "csqa": p.csqa_pairs}
     # a passage of fewer than the profile's minimum words would be dropped by verify: ask for
@@ -57,7 +59,7 @@ def shard(params: Params, index: int) -> None:
     content = params.verify.content.for_profile(llm.use)
     df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs,
                         min_prompt_words=content.min_prompt_words, english=content.english)  # fmt: skip
-    mine = seeds[[shard_of(s, p.shards) == index for s in seeds["seed_id"]]]
+    mine = seeds.loc[[shard_of(s, p.shards) == index for s in seeds["seed_id"]]]
     expected = {(int(s), t) for s, kind in zip(mine["stage"], mine["type"], strict=True)
                 for t in (("context", "cqa", "csqa") if kind == "context" else ("ir",))}  # fmt: skip
     units = pd.DataFrame({"stage": df["stage"], "type": df["task"], "kept": df["status"] == "ok",

@@ -110,3 +110,68 @@ def test_several_outputs_are_all_or_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet"]  # no temp file left
     write_tables([(words(word=["emu", "owl"]), first, WordSchema), (words(), second, WordSchema)])
     assert read_table(first, WordSchema)["word"].tolist() == ["emu", "owl"] and second.exists()
+
+
+def test_outputs_respect_the_umask_not_mkstemps_0600(tmp_path):
+    """Shards written on a shared folder must be readable by the other machines' users."""
+    import os
+    import stat
+
+    from curll.artifacts import atomic_dir
+
+    old = os.umask(0o002)
+    try:
+        write_table(words(), tmp_path / "w.parquet", WordSchema)
+        with atomic_dir(tmp_path / "folder") as tmp:
+            (tmp / "x").write_text("x")
+            (tmp / "x").chmod(0o600)  # as safetensors writes its files
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "w.parquet").stat().st_mode) == 0o664
+    assert stat.S_IMODE((tmp_path / "folder").stat().st_mode) == 0o775
+    assert stat.S_IMODE((tmp_path / "folder" / "x").stat().st_mode) == 0o664
+
+
+def test_an_output_path_that_is_a_folder_is_named(tmp_path):
+    (tmp_path / "w.parquet").mkdir()
+    with pytest.raises(CurllError, match=r"w.parquet: is a folder; expected a file path"):
+        write_table(words(), tmp_path / "w.parquet", WordSchema)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 256 KiB tmpfs (needs root and mount rights; skipped elsewhere)."""
+    import subprocess
+
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount)],
+                      capture_output=True).returncode != 0:  # fmt: skip
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_is_a_clear_error_and_the_earlier_output_stays(small_disk):
+    path = small_disk / "w.parquet"
+    write_table(words(), path, WordSchema)
+    before = path.read_bytes()
+    n = 60_000  # ~1 MB of parquet: more than the disk holds
+    big = words(word=[f"w{i}x{i * 7919}" for i in range(n)], pos=["Noun"] * n, aoa=[3.0] * n,
+                perc_known=[1.0] * n, stage=[0] * n, rank=list(range(n)))  # fmt: skip
+    with pytest.raises(CurllError, match=r"w.parquet: cannot write: No space left on device"):
+        write_table(big, path, WordSchema)
+    assert path.read_bytes() == before
+    assert [p.name for p in small_disk.iterdir()] == ["w.parquet"]  # no temporary left behind
+
+
+def test_a_read_only_folder_is_a_clear_error_and_the_earlier_output_stays(small_disk):
+    import subprocess
+
+    path = small_disk / "w.parquet"
+    write_table(words(), path, WordSchema)
+    before = path.read_bytes()
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    with pytest.raises(CurllError, match=r"w.parquet: cannot write: Read-only file system"):
+        write_table(words(word=["sun", "moon"]), path, WordSchema)
+    assert path.read_bytes() == before

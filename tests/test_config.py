@@ -150,3 +150,28 @@ def test_judges_are_checked_against_their_own_budget(good):
     with pytest.raises(CurllError, match="judge rating") as err:
         checked(data)
     assert err.value.field == "llm.profiles.embedded.max_chars"
+
+
+def test_a_key_given_twice_is_refused_naming_it_and_both_rows(tmp_path):
+    """yaml.safe_load keeps the last value silently; DVC refuses such a file: so does curll."""
+    text = (ROOT / "params.yaml").read_text()
+    assert "\n  epochs: " in text
+    path = tmp_path / "params.yaml"
+    path.write_text(text.replace("\n  epochs: ", "\n  epochs: 1\n  epochs: ", 1))
+    first = text[: text.index("\n  epochs: ")].count("\n") + 2
+    message = rf"duplicate key 'train.epochs' \(rows {first} and {first + 1}\)"
+    with pytest.raises(CurllError, match=message) as err:
+        load_params(path)
+    assert err.value.field == "train.epochs" and err.value.row == first + 1
+
+
+def test_repeated_keys_in_lists_and_merges(tmp_path):
+    from curll.yamlio import load_yaml
+
+    ok = tmp_path / "ok.yaml"
+    ok.write_text("base: &b {x: 1}\nuse:\n  <<: *b\n  x: 2\n")  # an override through a merge is fine
+    assert load_yaml(ok)["use"] == {"x": 2}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("goals:\n  - skill: a\n    skill: b\n")
+    with pytest.raises(CurllError, match=r"bad.yaml, row 3, field 'goals.0.skill'.*duplicate key"):
+        load_yaml(bad)

@@ -89,3 +89,23 @@ def test_indicators_without_templates_are_counted(p):
     seeds, stats = make_seeds(ind, WORDS, templates(ind.iloc[:1]), p)
     assert set(seeds["indicator_id"]) == {ind.loc[0, "indicator_id"]}
     assert stats["no_templates"] == 2  # one indicator x two kinds
+
+
+def test_a_run_that_makes_no_seed_stops_with_the_reasons(tmp_path, monkeypatch):
+    """Every template rejected: the stage used to write an empty table and exit 0."""
+    from curll.artifacts import empty_table, write_table
+    from curll.errors import CurllError
+    from curll.schemas import IndicatorSchema, TemplateSchema, WordSchema
+    from pipeline import seeds as stage
+
+    params = load_params(ROOT / "params.yaml")
+    monkeypatch.chdir(tmp_path)
+    ind = indicators().assign(source="t.yaml", source_row=range(1, 5))
+    write_table(ind, params.taxonomy.out.indicators, IndicatorSchema)
+    words = WORDS.assign(aoa=5.0, perc_known=1.0, rank=range(5))[list(WordSchema.to_schema().columns)]
+    write_table(words, params.vocab.out.words, WordSchema)
+    write_table(empty_table(TemplateSchema), params.templates.out.templates, TemplateSchema)
+    with pytest.raises(CurllError, match=r"no seeds: of 8 indicator x type pairs, 8 have no template") as err:
+        stage.run(params)
+    assert str(err.value).startswith(params.seeds.out.seeds)
+    assert not Path(params.seeds.out.seeds).exists()

@@ -13,6 +13,7 @@ Contract:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -32,45 +33,85 @@ from curll.errors import CurllError
 _MAX_LISTED = 5
 
 
+#: a write that fails for one of these is the disk's or the folder's fault, not a bug
+_CANNOT_WRITE = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS}
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def _writing(target: Path) -> Iterator[None]:
+    """Turn a full disk, a read-only folder or a missing permission into a CurllError naming
+    ``target`` (the earlier output, if any, is untouched: only the temporary was written)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _CANNOT_WRITE:
+            raise
+        raise CurllError(
+            f"cannot write: {os.strerror(exc.errno)} ({exc.filename or target.parent})", file=target
+        ) from None
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` on success.
 
-    On any exception the temporary file is removed and ``path`` is left as it was.
+    On any exception the temporary file is removed and ``path`` is left as it was. The file
+    gets the mode a plain ``open`` would give (0666 less the umask), not ``mkstemp``'s 0600,
+    so outputs on a shared folder stay readable by the group. ``path`` being a folder, a full
+    disk or a read-only folder is a CurllError naming ``path``.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        yield tmp
-        tmp.replace(target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    if target.is_dir():
+        raise CurllError("is a folder; expected a file path", file=target)
+    with _writing(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            yield tmp
+            tmp.chmod(0o666 & ~_umask())
+            tmp.replace(target)
+        finally:
+            tmp.unlink(missing_ok=True)
 
 
 @contextmanager
 def atomic_dir(path: str | Path) -> Iterator[Path]:
     """Yield an empty temporary folder beside ``path``; it replaces ``path`` on success.
 
-    On any exception the temporary folder is removed and ``path`` is left as it was.
+    On any exception the temporary folder is removed and ``path`` is left as it was. The
+    folder gets 0777 less the umask (not ``mkdtemp``'s 0700); ``path`` being a file, a full
+    disk or a read-only folder is a CurllError naming ``path``.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        yield tmp
-        if target.exists():
-            old = target.with_name(f".{target.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            target.replace(old)
-            tmp.replace(target)
-            shutil.rmtree(old)
-        else:
-            tmp.replace(target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    if target.is_file():
+        raise CurllError("is a file; expected a folder path", file=target)
+    with _writing(target):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        try:
+            yield tmp
+            mask = _umask()  # libraries write some files 0600 (safetensors): all as open() would
+            for inner in tmp.rglob("*"):
+                inner.chmod((0o777 if inner.is_dir() else 0o666) & ~mask)
+            tmp.chmod(0o777 & ~mask)
+            if target.exists():
+                old = target.with_name(f".{target.name}.old")
+                shutil.rmtree(old, ignore_errors=True)
+                target.replace(old)
+                tmp.replace(target)
+                shutil.rmtree(old)
+            else:
+                tmp.replace(target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -1,9 +1,11 @@
 """Strict CSV reading shared by the importers.
 
-:func:`read_csv` decodes UTF-8 (a BOM is accepted), refuses an empty file or one
-that is not UTF-8 (naming the row of the first bad byte), and returns the header and
-the data rows with their spreadsheet row numbers (header = row 1). Short rows are
-padded with empty cells so importers can index columns safely.
+:func:`read_csv` decodes UTF-8 (a BOM is accepted) and returns the header and the data rows
+with their spreadsheet row numbers (header = row 1); short rows are padded with empty cells
+so importers can index columns safely. It refuses, naming the file and row: an empty file, a
+file with a header and no data rows, text that is not UTF-8 (the row of the first bad byte),
+and a quote that is never closed (which would swallow every later row into one cell; named
+by the row it opens on).
 """
 
 from __future__ import annotations
@@ -50,12 +52,23 @@ def read_csv(path: str | Path) -> CsvTable:
         ) from None
     if not text.strip():
         raise CurllError("file is empty", file=p)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    records: list[list[str]] = []
+    start = 1  # the line the record being read starts on
     try:
-        records = list(reader)
+        for cells in reader:
+            records.append(cells)
+            start = reader.line_num + 1
     except csv.Error as exc:
+        if "unexpected end of data" in str(exc):  # a quote opened and never closed
+            raise CurllError(
+                "unclosed quote: the quoted cell that starts on this row runs to the end of the file",
+                file=p, row=start,
+            ) from None  # fmt: skip
         raise CurllError(f"malformed CSV: {exc}", file=p, row=reader.line_num) from None
     header, body = records[0], records[1:]
+    if not body:
+        raise CurllError("no data rows: the file holds only its header", file=p, row=1)
     width = len(header)
     rows = [(i + 2, cells + [""] * (width - len(cells))) for i, cells in enumerate(body)]
     return CsvTable(path=p, header=header, rows=rows)

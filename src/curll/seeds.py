@@ -80,6 +80,7 @@ def make_seeds(
         "seeds": len(df),
         "per_stage_type": count_by(df, ["stage", "type"]),
         "indicators": int(df["indicator_id"].nunique()),
+        "indicator_types": len(indicators) * len(SEED_TYPES),
         **missing,
     }
     return df, stats

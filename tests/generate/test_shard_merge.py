@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -51,7 +52,7 @@ def tasks() -> dict[str, Task]:
     }
 
 
-def answer(req):
+def answer(req: Any) -> dict[str, Any]:
     """Passages of seeds whose id is a multiple of 3 are blank; everything else is fine."""
     user = req.messages[1].content
     if "Passage:" in user:
@@ -111,3 +112,44 @@ def test_merge_splits_instances_and_checks_shards(tmp_path):
     write_table(df, tmp_path / shard_path_name(2, 3), GenerationSchema)
     with pytest.raises(CurllError, match="appears in two shards"):
         read_shards(tmp_path, 3)
+
+
+def test_two_identical_passages_make_questions_of_their_own(tmp_path):
+    """Identical passages ask one identical CQA request; its rows used to share a request_key,
+    which merge refused as "appears in two shards" (with one shard)."""
+
+    def same_story(req):
+        out = answer(req)
+        return {"expanded_topic": "cats", "generated_text": "One story."} if "generated_text" in out else out
+
+    eng, backend = engine(same_story)
+    s = seeds(4)  # two context seeds, two IR seeds
+    df = generate_shard(s, eng, tasks(), shard=0, n=1, pairs=PAIRS)
+    write_table(df, tmp_path / shard_path_name(0, 1), GenerationSchema)
+    tables = split_instances(read_shards(tmp_path, 1), s)
+    assert len(tables["contexts"]) == 2 and tables["contexts"]["text"].nunique() == 1
+    assert len(tables["cqa"]) == 4 and tables["cqa"]["instance_id"].is_unique
+    assert tables["cqa"].groupby("context_id").size().tolist() == [2, 2]
+    assert sum("Passage:" in r.messages[1].content for r in backend.asked) == 2  # one CQA, one CSQA request
+
+
+def test_an_empty_seeds_table_is_named_as_empty(tmp_path, monkeypatch):
+    from curll.artifacts import empty_table
+    from curll.schemas import SeedSchema
+    from pipeline import generate as stage
+
+    params = load_params(ROOT / "params.yaml")
+    monkeypatch.chdir(tmp_path)
+    write_table(empty_table(SeedSchema), params.seeds.out.seeds, SeedSchema)
+    with pytest.raises(CurllError, match="no seeds \\(an empty table\\): nothing to generate") as err:
+        stage.run(params)
+    assert str(err.value).startswith(params.seeds.out.seeds)
+
+
+def test_a_shard_with_no_seed_of_its_own_is_an_empty_table_not_a_crash():
+    eng, backend = engine(answer)
+    s = seeds(2)
+    empty = next(i for i in range(8) if all(shard_of(x, 8) != i for x in s["seed_id"]))
+    df = generate_shard(s, eng, tasks(), shard=empty, n=8, pairs=PAIRS)
+    assert df.empty and list(df.columns) == list(GenerationSchema.to_schema().columns)
+    assert backend.asked == []

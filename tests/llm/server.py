@@ -5,9 +5,11 @@ Its answer is a deterministic function of the request (``{"echo": <last user mes
 so runs can be compared row for row. ``script`` is a queue of misbehaviours consumed one
 per request before normal answers resume: ``"429"``, ``"500"``, ``"timeout"`` (sleep past
 the client's timeout), ``"malformed"`` (HTTP 200 with a broken JSON body), ``"not-json"``
-(a valid envelope whose content is not JSON), ``"400"`` (an invalid request),
-``"500-invalid"`` (llama.cpp's way of refusing an unsupported ``response_format``) and
-``"401"`` (a key is required). ``latency_s`` delays every answer.
+(a valid envelope whose content is not JSON), ``"schema-invalid"`` (JSON content that
+matches no task schema), ``"400"`` (an invalid request), ``"503"``, ``"500-invalid"``
+(llama.cpp's way of refusing an unsupported ``response_format``), ``"401"`` (a key is
+required) and ``"401-echo"`` (the key echoed back, as OpenAI does). With the script empty,
+``pick(body)`` (when set) chooses each request's action. ``latency_s`` delays every answer.
 """
 
 from __future__ import annotations
@@ -16,21 +18,23 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 class FakeChatServer:
-    def __init__(self, *, latency_s: float = 0.0, timeout_sleep_s: float = 2.0) -> None:
+    def __init__(self, *, latency_s: float = 0.0, timeout_sleep_s: float = 2.0, port: int = 0) -> None:
         self.latency_s = latency_s
         self.timeout_sleep_s = timeout_sleep_s
         self.script: deque[str] = deque()
+        self.pick: Callable[[dict[str, Any]], str] | None = None
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())  # 0: any free port
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -39,7 +43,7 @@ class FakeChatServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}/v1"
 
-    def __enter__(self) -> FakeChatServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -75,7 +79,10 @@ class FakeChatServer:
                 with server._lock:
                     server.requests.append(body)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
-                    action = server.script.popleft() if server.script else "ok"
+                    if server.script:
+                        action = server.script.popleft()
+                    else:
+                        action = server.pick(body) if server.pick else "ok"
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
@@ -92,6 +99,8 @@ class FakeChatServer:
                     return self._send(429, b'{"error": {"message": "slow down"}}', fast_retry)
                 if action == "500":
                     return self._send(500, b'{"error": {"message": "boom"}}', fast_retry)
+                if action == "503":
+                    return self._send(503, b'{"error": {"message": "overloaded"}}', {"retry-after": "0.01"})
                 if action == "400":
                     error = {"message": "invalid request: bad field", "type": "invalid_request_error"}
                     return self._send(400, json.dumps({"error": error}).encode())
@@ -101,11 +110,18 @@ class FakeChatServer:
                     )
                 if action == "401":
                     return self._send(401, b'{"error": {"message": "a key is required"}}')
+                if action == "401-echo":  # as OpenAI does: the rejected key, and the header, in the message
+                    sent = self.headers.get("Authorization", "")
+                    key = sent.removeprefix("Bearer ")
+                    message = f"Incorrect API key provided: {key}. Header was: Authorization: {sent}"
+                    return self._send(401, json.dumps({"error": {"message": message}}).encode())
                 if action == "timeout":
                     time.sleep(server.timeout_sleep_s)
                 if action == "malformed":
                     return self._send(200, b'{"id": "x", "choices": [{"message": ')
-                content = "this is not JSON" if action == "not-json" else server.answer(body)
+                content = {"not-json": "this is not JSON", "schema-invalid": '{"unexpected": true}'}.get(
+                    action
+                ) or server.answer(body)
                 reply = {
                     "id": f"chatcmpl-{len(server.requests)}",
                     "object": "chat.completion",

@@ -98,3 +98,35 @@ def test_identical_requests_in_one_run_are_asked_once():
     backend = ScriptedBackend()
     results = Engine(backend, None, progress=False).run([req("same")] * 5)
     assert len(backend.asked) == 1 and len(results) == 5
+
+
+def test_a_rerun_after_transient_errors_keeps_the_accepted_answers(tmp_path):
+    """Failed calls are not cached: attempt 0 of a request accepted at attempt 2 left no entry.
+    A rerun must not ask attempt 0 again (a healthy server would answer it and change the result)."""
+
+    class Flaky(ScriptedBackend):
+        def complete(self, requests):
+            self.asked.extend(requests)
+            return [
+                Completion("", error="APIStatusError: 503") if r.attempt < 2 and r.messages[0].content == "q1"
+                else Completion(text=f'{{"n": {10 + r.attempt}}}')
+                for r in requests
+            ]  # fmt: skip
+
+    requests = [req(f"q{i}") for i in range(3)]
+    flaky = Flaky()
+    first = Engine(flaky, RequestCache(tmp_path / "c.db"), attempts=3, progress=False).run(requests)
+    assert [(r.parsed, r.attempts) for r in first] == [({"n": 10}, 1), ({"n": 12}, 3), ({"n": 10}, 1)]
+    healthy = ScriptedBackend(lambda r: '{"n": 99}')
+    again = Engine(healthy, RequestCache(tmp_path / "c.db"), attempts=3, progress=False).run(requests)
+    assert healthy.asked == []
+    same = [(r.parsed, r.attempts, r.status) for r in first]
+    assert [(r.parsed, r.attempts, r.status) for r in again] == same
+
+
+def test_identical_requests_count_once_so_retries_are_never_negative():
+    backend = ScriptedBackend(lambda r: '{"n": 1}' if r.attempt else "not JSON")
+    engine = Engine(backend, None, attempts=2, progress=False)
+    engine.run([req("same"), req("same"), req("other")])
+    assert engine.new_requests == 2  # identical requests are asked once
+    assert engine.backend_calls - engine.new_requests == 2  # each asked once more

@@ -136,3 +136,21 @@ def test_concurrency_is_bounded():
     assert [a.error for a in answers] == [None] * 12
     assert [a.text for a in answers] == [f'{{"echo": "q{i}"}}' for i in range(12)]
     assert srv.max_in_flight == 3
+
+
+def test_a_key_the_server_echoes_is_redacted_from_the_error(server, monkeypatch):
+    monkeypatch.setenv("CURLL_TEST_KEY", "sk-live-0123456789abcdef")
+    server.script.append("401-echo")
+    [done] = backend(server, api_key_env="CURLL_TEST_KEY").complete([req("a")])
+    assert done.error is not None and "Incorrect API key provided: ***" in done.error
+    assert "0123456789abcdef" not in done.error and "Bearer ***" in done.error
+
+
+def test_the_server_is_part_of_the_model_and_so_of_every_cache_key(server):
+    b = backend(server)
+    assert b.model == f"tiny@{server.base_url.rstrip('/')}"
+    b.complete([req("a")])
+    assert server.requests[-1]["model"] == "tiny"  # the server is sent its own name
+    other = OpenAIBackend("tiny", base_url="http://user:pw@127.0.0.1:1/v1")
+    assert other.model == "tiny@http://127.0.0.1:1/v1"  # credentials never reach outputs
+    assert req("a").key(b.model) != req("a").key(other.model)

@@ -146,3 +146,20 @@ def test_no_function_word_of_the_norms_comes_out_as_a_content_word():
     assert import_vocab("kuperman", path, stages=range(5), max_per_stage=1000, seed=42).equals(
         import_vocab("kuperman", path, stages=range(5), max_per_stage=1000, seed=42)
     )  # the stage caps draw the same seeded sample on every run
+
+
+def test_a_header_without_rows_and_an_unclosed_quote_are_refused(write):
+    """Both used to pass: the first wrote 0 words and exited 0; the second merged every row
+    after the quote into one cell."""
+    with pytest.raises(CurllError, match="no data rows") as err:
+        import_vocab("kuperman", write("h.csv", HEADER))
+    assert err.value.row == 1
+    rows = 'dog,Noun,dog,3,1.0\ncat,Noun,"cat,4,1.0\nsun,Noun,sun,5,1.0\nmoon,Noun,moon,6,1.0\n'
+    with pytest.raises(CurllError, match="unclosed quote") as err:
+        import_vocab("kuperman", write("q.csv", HEADER + rows))
+    assert err.value.row == 3
+
+
+def test_no_word_in_any_requested_stage_is_refused(write):
+    with pytest.raises(CurllError, match=r"no word for stages \[4\]: of 1 content words none"):
+        import_vocab("kuperman", write("a.csv", HEADER + "dog,Noun,dog,3,1.0\n"), stages=[4])

@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError, model_validator
 
 from curll.config.base import Section
@@ -32,6 +31,7 @@ from curll.config.models import LLMModelsParams
 from curll.config.train import TokenizerParams, TrainParams
 from curll.config.verify import SplitParams, SplitReleaseParams, VerifyEncoderParams, VerifyParams
 from curll.errors import CurllError
+from curll.yamlio import load_yaml
 
 DEFAULT_PARAMS = Path("params.yaml")
 
@@ -121,16 +121,11 @@ def _context_problems(params: Params) -> list[tuple[str, str]]:
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
-    """Read and validate ``path`` (YAML)."""
+    """Read and validate ``path`` (YAML; a key given twice is an error, as in DVC)."""
     p = Path(path)
     if not p.is_file():
         raise CurllError("params file not found", file=p)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise CurllError(f"invalid YAML: {exc}", file=p, row=mark.line + 1 if mark else None) from None
-    return parse_params(data, source=p)
+    return parse_params(load_yaml(p), source=p)
 
 
 def _to_curll_error(exc: ValidationError, source: str | Path) -> CurllError:

@@ -9,8 +9,10 @@ Contract of :func:`generate_shard`:
 - every answer passes :func:`curll.generate.tasks.engine_check` inside the engine (no empty
   field, no copy of the prompt's own wording), else it is asked again, then rejected;
 - returns one :class:`~curll.schemas.GenerationSchema` row per request, rejects included,
-  with ``parent_id`` linking QA rows to their passage. The engine's cache makes a rerun
-  (or a restart after ``kill -9``) ask only what it has not stored yet.
+  with ``parent_id`` linking QA rows to their passage; a QA row's ``request_key`` is its
+  request's key combined with ``parent_id`` (:func:`row_key`), so two identical passages
+  share one answer from the engine but make rows (and instances) of their own. The engine's
+  cache makes a rerun (or a restart after ``kill -9``) ask only what it has not stored yet.
 """
 
 from __future__ import annotations
@@ -39,6 +41,14 @@ def instance_id(request_key: str, index: int = 0) -> str:
     return hashlib.sha256(f"{request_key}:{index}".encode()).hexdigest()[:16]
 
 
+def row_key(request_key: str, parent_id: str) -> str:
+    """A row's key: the request's own key, or for a row made on a passage (``parent_id``) a
+    64-hex hash of both."""
+    if not parent_id:
+        return request_key
+    return hashlib.sha256(f"{request_key}:{parent_id}".encode()).hexdigest()
+
+
 def shard_path_name(i: int, n: int) -> str:
     return f"generations-{i:04d}-of-{n:04d}.parquet"
 
@@ -54,7 +64,7 @@ def generate_shard(
     min_prompt_words: int = 1,
     english: float = 0.0,
 ) -> pd.DataFrame:
-    mine = records(seeds[[shard_of(s, n) == shard for s in seeds["seed_id"]]])
+    mine = records(seeds.loc[[shard_of(s, n) == shard for s in seeds["seed_id"]]])
     rows: list[dict[str, Any]] = []
     contexts: list[tuple[dict[str, Any], str, str]] = []  # (seed, instance id, text)
     for type_ in ("context", "ir"):
@@ -96,8 +106,10 @@ def _row(task: str, seed: dict[str, Any], parent_id: str, answer: Answer) -> dic
             output = canonical_json(res.parsed)
         else:
             status, reason = "reject", why
+    prov = provenance(answer, status=status, reason=reason)
     return {
-        **provenance(answer, status=status, reason=reason),
+        **prov,
+        "request_key": row_key(prov["request_key"], parent_id),
         "task": task,
         "seed_id": seed["seed_id"],
         "parent_id": parent_id,

@@ -6,13 +6,19 @@ Contract:
 - :meth:`RequestCache.put_many` commits before it returns: once a batch is stored, a
   ``kill -9`` cannot lose it, and a restarted run finds it and never asks again;
 - failed completions (``error`` set) are never stored, so a rerun retries them;
-- several processes (shards) may share one cache file.
+- several processes (shards) may share one cache file: WAL mode, and a writer waits up
+  to ``busy_timeout_s`` (default 600 s: a batch commit takes milliseconds, but a loaded
+  shared disk can stall) for another's transaction instead of failing;
+- a file that is not a sound SQLite database (truncated, overwritten, a failed
+  ``PRAGMA quick_check`` at open, linear in the file: about a second a GB) is never trusted: it is moved aside as ``<name>.corrupt-<time>``
+  with a warning, and the cache starts empty (the answers are asked again).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -33,13 +39,37 @@ CREATE TABLE IF NOT EXISTS completions (
 
 
 class RequestCache:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, busy_timeout_s: float = 600.0) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
+        self.busy_timeout_s = busy_timeout_s
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as exc:
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
+            warnings.warn(
+                f"{self.path}: not a sound cache database ({exc}); moved to {aside.name}, starting empty",
+                stacklevel=2,
+            )
+            for suffix in ("", "-wal", "-shm"):
+                part = Path(f"{self.path}{suffix}")
+                if part.exists():
+                    part.replace(Path(f"{aside}{suffix}"))
+            self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(_SCHEMA)
+            verdict = db.execute("PRAGMA quick_check").fetchone()[0]
+            if verdict != "ok":
+                raise sqlite3.DatabaseError(f"quick_check: {verdict}")
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
         found: dict[str, Completion] = {}

@@ -12,6 +12,10 @@ request, in order:
    check) is asked again as the next attempt (a new cache key; a fixed seed moves with
    the attempt), up to ``attempts`` in all; then it becomes a ``reject`` with the last
    reason.
+A rerun gives the same results: failed backend calls are not cached, so an attempt that
+failed leaves no entry; when a later attempt of a request is stored, the attempts before
+it that left nothing are skipped, never asked again (else a server that failed once would
+change an answer that was already accepted).
 Nothing raises for a bad answer: a parse failure is a recorded reject, never a crash.
 """
 
@@ -68,7 +72,7 @@ class Engine:
         self.progress = progress
         self.desc = desc
         self.backend_calls = 0  # requests actually sent to the backend (cache misses, retries included)
-        self.new_requests = 0  # first attempts that were not in the cache
+        self.new_requests = 0  # first attempts sent to the backend (not cached; identical ones once)
 
     def run(
         self, requests: Sequence[ChatRequest], check: Check | None = None, attempts: int | None = None
@@ -80,15 +84,24 @@ class Engine:
         pending = list(range(len(requests)))
         # the bar counts first answers as batches return; retries show in its postfix
         bar = tqdm(total=len(requests), desc=self.desc, unit="req", disable=not self.progress)
+        last_stored = self._last_stored(requests, tries)
         for attempt in range(tries):
-            asked = [requests[i].retry(attempt) for i in pending]
+            tried = {i: requests[i].retry(attempt) for i in pending}
+            # an attempt that left no entry while a later one is stored failed in an earlier run
+            maybe = {i: tried[i].key(model) for i in pending if attempt < last_stored[i]}
+            found = self.cache.get_many(list(maybe.values())) if self.cache is not None and maybe else {}
+            skipped = [i for i, k in maybe.items() if k not in found]
+            now = [i for i in pending if not (i in maybe and maybe[i] not in found)]
+            asked = [tried[i] for i in now]
             if attempt:
                 bar.set_postfix_str(f"attempt {attempt + 1}: {len(asked)} retried")
-            answers, cached = self._answer(asked, bar if attempt == 0 else None)
+            else:
+                bar.update(len(skipped))
+            answers, cached, sent = self._answer(asked, bar if attempt == 0 else None)
             if attempt == 0:
-                self.new_requests += len(cached) - sum(cached)
-            still = []
-            for i, req, ans, hit in zip(pending, asked, answers, cached, strict=True):
+                self.new_requests += sent
+            still = skipped
+            for i, req, ans, hit in zip(now, asked, answers, cached, strict=True):
                 parsed, reason = (None, ans.error) if ans.error else parse(ans.text, req.schema)
                 if reason is None and check is not None:
                     reason = check(req, parsed)
@@ -109,14 +122,31 @@ class Engine:
                     latency_s=ans.latency_s,
                     cached=hit,
                 )
-            pending = still
+            pending = sorted(still)
             if not pending:
                 break
         bar.close()
         return [r for r in results if r is not None]
 
-    def _answer(self, asked: Sequence[ChatRequest], bar: Any = None) -> tuple[list[Completion], list[bool]]:
-        """Completions for ``asked`` from the cache, or from the backend (then cached)."""
+    def _last_stored(self, requests: Sequence[ChatRequest], tries: int) -> list[int]:
+        """Per request, the highest attempt (below ``tries``) with a stored answer; -1 if none."""
+        last = [-1] * len(requests)
+        if self.cache is None:
+            return last
+        model = self.backend.model
+        for attempt in range(1, tries):
+            keys = [r.retry(attempt).key(model) for r in requests]
+            found = self.cache.get_many(keys)
+            for i, k in enumerate(keys):
+                if k in found:
+                    last[i] = attempt
+        return last
+
+    def _answer(
+        self, asked: Sequence[ChatRequest], bar: Any = None
+    ) -> tuple[list[Completion], list[bool], int]:
+        """Completions for ``asked`` from the cache, or from the backend (then cached); whether
+        each was a cache hit; how many requests went to the backend."""
         model = self.backend.model
         keys = [r.key(model) for r in asked]
         hits = self.cache.get_many(keys) if self.cache is not None else {}
@@ -139,4 +169,4 @@ class Engine:
             out.update((k, a) for (k, _), a in zip(batch, answers, strict=True))
             if bar is not None:
                 bar.update(sum(per_key[k] for k, _ in batch))
-        return [out[k] for k in keys], [k in hits for k in keys]
+        return [out[k] for k in keys], [k in hits for k in keys], len(unique)

@@ -14,7 +14,12 @@
   every mode.
 - ``presence_penalty`` and ``frequency_penalty`` are sent when set (standard fields).
 - The API key is read from the environment variable ``api_key_env`` at construction and
-  kept only in memory: never logged, never written. With the variable unset, requests
+  kept only in memory: never logged, never written. Servers echo keys in their errors
+  ("Incorrect API key provided: sk-..."): every stored error has the key, any
+  ``Authorization``/``Bearer`` value and any ``sk-`` token replaced by ``***`` (:func:`redact`).
+- ``model`` (the name on every output row and in every cache key) is ``<model>@<server>``,
+  the server being ``base_url`` without credentials: the same model name on another server
+  is another model, and its cached answers are not reused. With the variable unset, requests
   go without a key (local servers need none); a server that wants one answers 401, a
   final error.
 - A request that still fails (or returns a body that is not a valid completion) yields
@@ -62,7 +67,8 @@ class OpenAIBackend:
             raise CurllError("must be >= 1", field="concurrency")
         # local servers accept any key; the variable unset means "send none"
         key = (os.environ.get(api_key_env) if api_key_env else None) or "EMPTY"
-        self.model = model
+        self.served = model  # the name the server knows
+        self.model = f"{model}@{server_of(base_url)}"
         self.base_url = base_url
         self.concurrency = concurrency
         self.timeout_s = timeout_s
@@ -72,7 +78,8 @@ class OpenAIBackend:
 
     def __repr__(self) -> str:  # never show the key
         return (
-            f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, concurrency={self.concurrency})"
+            f"OpenAIBackend(model={self.served!r}, base_url={server_of(self.base_url)!r}, "
+            f"concurrency={self.concurrency})"
         )
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
@@ -110,7 +117,7 @@ class OpenAIBackend:
     def request_kwargs(self, req: ChatRequest) -> dict[str, Any]:
         """Everything sent for ``req`` but the messages' transport: model, sampling, schema."""
         kwargs: dict[str, Any] = {
-            "model": self.model,
+            "model": self.served,
             "messages": [{"role": m.role, "content": m.content} for m in req.messages],
             "temperature": req.sampling.temperature,
             "top_p": req.sampling.top_p,
@@ -137,9 +144,8 @@ class OpenAIBackend:
                 except Exception as exc:
                     wait = _retry_after(exc, retry)
                     if wait is None or retry == self.max_retries:
-                        return Completion(
-                            text="", latency_s=time.perf_counter() - start, error=_describe(exc)
-                        )
+                        error = redact(_describe(exc), self._api_key)
+                        return Completion(text="", latency_s=time.perf_counter() - start, error=error)
                     await asyncio.sleep(wait)
             usage = resp.usage
             return Completion(
@@ -149,6 +155,31 @@ class OpenAIBackend:
                 latency_s=time.perf_counter() - start,
                 finish_reason=choice.finish_reason or "",
             )
+
+
+#: secrets a server may echo in an error: bearer tokens, Authorization values, OpenAI-style keys
+_SECRETS = re.compile(
+    r"(?i)((?:authorization[\"']?\s*[:=]\s*[\"']?)?(?:bearer|basic|token)\s+|authorization[\"']?\s*[:=]\s*[\"']?)"
+    r"[^\s\"',}]+|\bsk-[A-Za-z0-9_\-*]{6,}"
+)
+
+
+def redact(text: str, key: str | None = None) -> str:
+    """``text`` with ``key`` (when it is a real one) and any token that looks like a secret
+    replaced by ``***``."""
+    if key and key != "EMPTY" and len(key) >= 4:
+        text = text.replace(key, "***")
+    return _SECRETS.sub(lambda m: (m.group(1) or "") + "***", text)
+
+
+def server_of(base_url: str) -> str:
+    """``base_url`` without user and password (``http://u:p@host:8000/v1`` -> ``http://host:8000/v1``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 def _describe(exc: Exception) -> str:

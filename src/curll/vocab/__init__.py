@@ -39,7 +39,13 @@ def import_vocab(
     if max_per_stage < 0:
         raise CurllError("must be >= 0 (0 = no cap)", field="max_per_stage")
     candidates = FORMATS[fmt](path)
+    stages = list(stages)
     df = assign_stages(candidates, stages, bands=bands, max_per_stage=max_per_stage, seed=seed)
+    if df.empty:
+        raise CurllError(
+            f"no word for stages {stages}: of {len(candidates)} content words none has an age of "
+            "acquisition in those stages' bands", file=path,
+        )  # fmt: skip
     return validate(df, WordSchema, source=path)
 
 

@@ -1,0 +1,66 @@
+"""Two runs at once: a second ``dvc repro`` in the same repo is refused by DVC's lock and
+changes nothing; two ``curll generate shard I`` processes share one cache file safely."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import yaml
+
+from tests.faults.conftest import make_project, under_dvc
+from tests.faults.mix import FaultyServer
+from tests.helpers import HANG, curll, dvc, env
+
+
+def test_a_second_repro_meanwhile_gets_dvcs_lock_message_and_changes_nothing(tmp_path):
+    with FaultyServer(rate=0.0) as server:
+        server.latency_s = 0.2  # the first repro runs for a few seconds
+        project = make_project(tmp_path / "p", server.base_url, concurrency=1)
+        under_dvc(project)
+        first = subprocess.Popen([sys.executable, "-m", "dvc", "repro"], cwd=project, env=env(),
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        deadline = time.monotonic() + HANG  # until the first is inside its stage
+        while not server.requests and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = dvc("repro", cwd=project, check=False)
+        out, _ = first.communicate(timeout=HANG)
+    assert first.returncode == 0, out
+    message = second.stdout + second.stderr  # DVC holds a read/write lock on the outputs in use
+    assert second.returncode != 0 and "is busy, it is being blocked by" in message
+    assert f"(PID {first.pid})" in message
+    assert "Running stage" not in second.stdout
+    assert "up to date" in dvc("status", cwd=project).stdout  # the first's results stand
+
+
+def test_two_shard_processes_share_one_cache_and_merge_as_one_process(tmp_path):
+    with FaultyServer(rate=0.0) as server:
+        single = make_project(tmp_path / "single", server.base_url, n_seeds=6)
+        assert curll("generate", "run", cwd=single, check=False).returncode == 0
+        curll("generate_merge", "run", cwd=single)
+        split = tmp_path / "split"
+        shutil.copytree(single / "prompts", split / "prompts")
+        shutil.copytree(single / "data" / "seeds", split / "data" / "seeds")
+        params = yaml.safe_load((single / "params.yaml").read_text())
+        params["generate"]["shards"] = 2
+        (split / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        asked_before = len(server.requests)
+        procs = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", "generate", "shard", str(i)],
+                                  cwd=split, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True) for i in range(2)]  # fmt: skip
+        errors = [p.communicate(timeout=HANG)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], errors
+        asked = len(server.requests) - asked_before
+    curll("generate_merge", "run", cwd=split)
+    for table in ("generations", "contexts", "cqa", "csqa", "ir"):
+        a = pd.read_parquet(single / f"data/generate/{table}.parquet")
+        b = pd.read_parquet(split / f"data/generate/{table}.parquet")
+        pd.testing.assert_frame_equal(a, b)
+    import sqlite3
+
+    with sqlite3.connect(split / ".curll/cache/llm.sqlite") as db:
+        stored = db.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
+    assert stored == asked == 24  # every answer stored once: none lost, none twice

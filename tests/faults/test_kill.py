@@ -1,0 +1,53 @@
+"""kill -9 at seeded points of a ``dvc repro`` (the generate stage against a local server),
+then ``dvc repro`` again: the outputs are byte-identical to an uninterrupted run's, no
+temporary file is left, and the restart asks again at most the batch that was in flight."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import make_project, under_dvc
+from tests.faults.kill import cached_rows, kill_when, leftovers
+from tests.faults.mix import FaultyServer
+from tests.helpers import dvc
+
+SHARD = "data/generate/shards/generations-0000-of-0001.parquet"
+BATCH = 4
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, int, int]:
+    """An untouched copy of the project, the shard of an uninterrupted run, its request
+    count and the server's port (the server is part of the model's name, so of every row)."""
+    root = tmp_path_factory.mktemp("kill")
+    with FaultyServer(rate=0.0) as server:
+        project = under_dvc(make_project(root / "ref", server.base_url, batch_size=BATCH, concurrency=1))
+        pristine = root / "pristine"
+        shutil.copytree(project, pristine)
+        dvc("repro", cwd=project)
+        port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+        return pristine, (project / SHARD).read_bytes(), len(server.requests), port
+
+
+@pytest.mark.parametrize("trial", range(2))
+def test_repro_killed_at_a_seeded_point_restarts_to_the_same_bytes(reference, tmp_path, trial):
+    pristine, expected, total, port = reference
+    at = random.Random(trial).randrange(BATCH, total - BATCH)  # answers stored when killed
+    project = tmp_path / "p"
+    shutil.copytree(pristine, project)
+    with FaultyServer(rate=0.0, port=port) as server:  # where the reference's server listened
+        server.latency_s = 0.02
+        cache = project / ".curll/cache/llm.sqlite"
+        killed = kill_when(["dvc", "repro"], project, lambda: cached_rows(cache) >= at)
+        assert killed, "the run finished before the kill"
+        stored = cached_rows(cache)
+        asked = len(server.requests)
+        dvc("repro", cwd=project)
+        again = len(server.requests) - asked
+    assert (project / SHARD).read_bytes() == expected
+    assert leftovers(project) == []
+    assert again <= total - stored + BATCH  # at most the batch in flight is asked twice

@@ -1,0 +1,80 @@
+"""kill -9 while ``curll train run`` trains, then run it again: every saved model is
+byte-identical to an uninterrupted run's, no temporary file is left, and the restart begins
+at the last checkpoint (it redoes at most ``checkpoint_every`` steps)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from curll.artifacts import write_table
+from curll.schemas import RecordSchema
+from tests.faults.kill import kill_when, leftovers
+from tests.helpers import curll
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def hx(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def records() -> pd.DataFrame:
+    rows = []
+    for stage in (0, 1):
+        for i in range(14):
+            q, a = f"How many legs do {i + 2} birds have?", f"{i + 2} birds have {2 * (i + 2)} legs."
+            rows.append({
+                "record_id": hx(f"{stage}-{i}"), "unit_id": hx(f"u{stage}-{i}"), "stage": stage,
+                "indicator_id": hx(f"ind{stage}"), "skill": "Maths", "subskill": "Counting",
+                "indicator": "Counts in twos", "type": "ir", "split": "validation" if i < 2 else "train",
+                "messages": json.dumps([{"role": "user", "content": q}, {"role": "assistant", "content": a}]),
+            })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(RecordSchema.to_schema().columns))
+
+
+def models(project: Path) -> dict[str, str]:
+    root = project / "data" / "train" / "models"
+    return {str(p.relative_to(root)): hashlib.md5(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A project with records and tokenizer (copied before training) and its models' md5s."""
+    root = tmp_path_factory.mktemp("train-kill")
+    project = root / "ref"
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["tokenizer"]["vocab_size"] = 300
+    params["evaluate"]["infer"]["prompt_tokens"] = 32  # + max_tokens: within train.context
+    params["evaluate"]["infer"]["sampling"]["max_tokens"] = 32
+    params["train"].update(order=["continual"], stages=[0, 1], context=64, batch=4, micro_batch=2,
+                           epochs=3, checkpoint_every=2, device="cpu")  # fmt: skip
+    project.mkdir()
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    write_table(records(), project / params["split"]["out"]["records"], RecordSchema)
+    curll("tokenizer", "run", cwd=project)
+    shutil.copytree(project, root / "pristine")
+    curll("train", "run", cwd=project)
+    return root / "pristine", models(project)
+
+
+def test_train_killed_after_a_checkpoint_resumes_to_the_same_bytes(trained, tmp_path):
+    pristine, expected = trained
+    project = tmp_path / "p"
+    shutil.copytree(pristine, project)
+    ckpts = project / ".curll" / "checkpoints"
+    killed = kill_when(["pipeline.cli", "train", "run"], project, lambda: any(ckpts.rglob("*.pt")))
+    assert killed, "training finished before the kill"
+    restart = curll("train", "run", cwd=project)
+    assert models(project) == expected and len(expected) > 0
+    assert leftovers(project) == []
+    first = re.search(r"train continual/0:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+)", restart.stderr)
+    assert first is not None and 0 < int(first.group(1)) < int(first.group(2))  # resumed mid-run

@@ -1,0 +1,62 @@
+"""The generate stage against a server that fails a seeded share of HTTP calls: 429 with
+Retry-After, 500, 503, 400, answers past the timeout, truncated bodies, content that is not
+JSON and JSON that matches no schema. ``bench/faults.py`` prints the same at more rates."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from tests.faults.conftest import make_project, run_generate
+from tests.faults.mix import FaultyServer
+
+SHARD = "data/generate/shards/generations-0000-of-0001.parquet"
+
+
+def test_no_faults_one_call_per_request(tmp_path):
+    with FaultyServer(rate=0.0) as server:
+        project = make_project(tmp_path / "p", server.base_url)
+        run = run_generate(project)
+        assert run.returncode == 0, run.output
+        assert run.requests == run.ok == 16 and run.retries == 0
+        assert len(server.requests) == 16  # one HTTP call each
+
+
+def test_ten_percent_faults_cost_retries_only_and_a_rerun_asks_nothing(tmp_path):
+    with FaultyServer(rate=0.1, seed=3) as server:
+        project = make_project(tmp_path / "p", server.base_url)
+        run = run_generate(project)
+        assert run.returncode == 0, run.output
+        assert run.ok == run.requests == 16  # every request answered
+        faults = sum(n for action, n in server.mix.drawn.items() if action != "ok")
+        assert faults > 0 and len(server.requests) == 16 + faults  # each fault cost one more call
+        first = pd.read_parquet(project / SHARD)
+        calls = len(server.requests)
+
+        again = run_generate(project)
+        assert again.returncode == 0 and again.sent == 0
+        assert len(server.requests) == calls  # the server is asked nothing it already answered
+        pd.testing.assert_frame_equal(pd.read_parquet(project / SHARD), first)
+
+
+def test_every_call_failing_stops_the_stage_with_the_reasons(tmp_path):
+    with FaultyServer(rate=1.0, seed=1) as server:
+        project = make_project(tmp_path / "p", server.base_url, max_retries=1)
+        run = run_generate(project)
+    assert run.returncode == 2
+    assert "too little kept (generate.min_yield)" in run.output and "Traceback" not in run.output
+    assert not (project / SHARD).exists()
+
+
+@pytest.mark.parametrize(("fault", "seeds"), [("400", [42, 43]), ("429", [42] * 5 + [43])])
+def test_a_client_error_is_final_and_a_transient_one_is_retried(tmp_path, fault, seeds):
+    """A 400 is final: the engine's next attempt (seed + 1) follows at once; a 429 is retried
+    by the backend with the same request (max_retries 4: five calls). (401, 503 and the others:
+    tests/llm/test_openai_backend.py.)"""
+    with FaultyServer(rate=0.0) as server:
+        project = make_project(tmp_path / "p", server.base_url, n_seeds=1)
+        server.script.extend([fault] * (len(seeds) - 1))
+        run = run_generate(project)
+        assert run.returncode == 0, run.output
+        assert [r["seed"] for r in server.requests[: len(seeds)]] == seeds
+        assert len(server.requests) == 4 + len(seeds) - 1  # context, IR, CQA, CSQA + the faults
