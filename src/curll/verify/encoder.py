@@ -60,22 +60,26 @@ class _Normalised:
         return out
 
 
-def distill_encoder(source: str, out: str | Path, *, pca_dims: int | None) -> dict[str, Any]:
-    """Distil ``source`` into a model2vec model saved (atomically) at ``out``; returns stats."""
+def distill_encoder(
+    source: str, out: str | Path, *, pca_dims: int | None, threads: int = 1
+) -> dict[str, Any]:
+    """Distil ``source`` into a model2vec model saved (atomically) at ``out``; returns stats.
+    ``threads`` > 1 is faster, but its bytes then depend on the thread count (tests use it)."""
     import torch
     from model2vec.distill import distill
     from threadpoolctl import threadpool_limits
 
     path = resolve_source(source)
-    # one thread (torch and BLAS): the order of float sums depends on the thread count, and
-    # two threads gave other bytes than one; the folder must be the same on every machine
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    # one thread by default (torch and BLAS): the order of float sums depends on the thread
+    # count, and two threads gave other bytes than one; the stage's folder must be the same
+    # on every machine
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
     try:
-        with threadpool_limits(limits=1):
+        with threadpool_limits(limits=threads):
             model = distill(path, pca_dims=pca_dims, device="cpu")
     finally:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(before)
     # name the source, not where it was installed: the folder must not depend on the machine
     model.config["tokenizer_name"] = source
     model.base_model_name = source
