@@ -93,7 +93,7 @@ def test_a_json_answer_caught_in_a_loop_stops_early_with_a_reason(embedded_model
     [looped] = backend.complete(
         [ChatRequest.build([("user", "x")], schema=schema, sampling=Sampling(max_tokens=400))]
     )
-    assert looped.finish_reason == "loop" and looped.error is not None and "loop of 1 tokens" in looped.error
+    assert looped.finish_reason == "loop" and looped.error is None  # an answer (stored), not a failed call
     assert looped.completion_tokens < 70  # caught within a few checks, not at max_tokens 400
     assert looped.text.startswith('{"text": "aaaa')
     backend.stop_loops = False

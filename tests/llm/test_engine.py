@@ -130,3 +130,22 @@ def test_identical_requests_count_once_so_retries_are_never_negative():
     engine.run([req("same"), req("same"), req("other")])
     assert engine.new_requests == 2  # identical requests are asked once
     assert engine.backend_calls - engine.new_requests == 2  # each asked once more
+
+
+def test_an_answer_stopped_in_a_loop_is_a_stored_reject_and_never_decoded_again(tmp_path):
+    """A loop is deterministic (seeded sampling): storing it spares a rerun every decode."""
+
+    class Looping(ScriptedBackend):
+        def complete(self, requests):
+            self.asked.extend(requests)
+            return [
+                Completion(text='{"n": 1111111', completion_tokens=40, finish_reason="loop") for _ in requests
+            ]
+
+    first = Looping()
+    [res] = Engine(first, RequestCache(tmp_path / "c.db"), attempts=2, progress=False).run([req("q")])
+    assert res.status == "reject" and res.reason is not None and res.reason.startswith("degenerate: ")
+    assert res.text == '{"n": 1111111' and len(first.asked) == 2
+    again = Looping()
+    [same] = Engine(again, RequestCache(tmp_path / "c.db"), attempts=2, progress=False).run([req("q")])
+    assert again.asked == [] and (same.status, same.reason, same.attempts) == ("reject", res.reason, 2)

@@ -5,7 +5,8 @@ request, in order:
 1. each request (as attempt 0) is looked up in the cache; misses go to the backend in
    batches of ``batch_size``, and each batch is committed to the cache as soon as it
    returns (so a killed run loses at most the batch in flight);
-2. each answer is parsed: with a schema it must be JSON that validates; without one,
+2. each answer is parsed: one the backend stopped in a loop (``finish_reason == "loop"``)
+   is ``degenerate``; with a schema it must be JSON that validates; without one,
    non-empty text; then, if given, the task's own ``check(request, parsed)`` (a reason,
    or None when the answer is usable);
 3. a request whose answer fails (backend error, invalid JSON, schema violation, failed
@@ -50,6 +51,15 @@ def parse(text: str, schema: dict[str, Any] | None) -> tuple[Any, str | None]:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         return None, f"schema violation at {where}: {error.message}"
     return obj, None
+
+
+def _parsed(ans: Completion, req: ChatRequest) -> tuple[Any, str | None]:
+    """(parsed, None) for a usable answer; (None, reason) for a failed call, a loop or a parse failure."""
+    if ans.error:
+        return None, ans.error
+    if ans.finish_reason == "loop":
+        return None, f"degenerate: the answer fell into a loop; stopped after {ans.completion_tokens} tokens"
+    return parse(ans.text, req.schema)
 
 
 class Engine:
@@ -102,7 +112,7 @@ class Engine:
                 self.new_requests += sent
             still = skipped
             for i, req, ans, hit in zip(now, asked, answers, cached, strict=True):
-                parsed, reason = (None, ans.error) if ans.error else parse(ans.text, req.schema)
+                parsed, reason = _parsed(ans, req)
                 if reason is None and check is not None:
                     reason = check(req, parsed)
                 if reason is not None and attempt + 1 < tries:

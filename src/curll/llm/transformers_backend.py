@@ -167,18 +167,13 @@ class TransformersBackend:
             bar.close()
             latency = (time.perf_counter() - t0) / len(todo)
             for (i, d), out in zip(todo, decoded, strict=True):
-                error = None
-                if out.finish_reason == "loop":
-                    error = (
-                        f"degenerate: a loop of {out.loop_period} tokens repeated at the end; "
-                        f"stopped after {len(out.tokens)} tokens"
-                    )
+                # a loop is the model's answer, not a failed call: it is stored (a rerun does
+                # not decode it again) and the engine rejects it as degenerate
                 results[i] = Completion(
                     text=str(self.tokenizer.decode(out.tokens, skip_special_tokens=True)),
                     prompt_tokens=len(d.prompt),
                     completion_tokens=len(out.tokens) + int(out.finish_reason == "stop"),
                     latency_s=latency,
                     finish_reason=out.finish_reason,
-                    error=error,
                 )
         return [r for r in results if r is not None]
