@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.repro import Reproduced, reproduce
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT.parent / "shared" / "reference"
 
@@ -43,3 +45,10 @@ def embedded_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("models") / "tiny"
     build_embedded_model(ROOT / "src/curll/resources/taxonomy_builtin.yaml", out, TinyLlamaShape(), seed=0)
     return out
+
+
+@pytest.fixture(scope="session")
+def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Reproduced:
+    """The whole pipeline run once through real DVC (tests/repro.py); tests may change the repo
+    (the smoke test does) or copy it."""
+    return reproduce(tmp_path_factory.mktemp("pipeline"))

@@ -1,5 +1,5 @@
 """End-to-end: the real pipeline through real DVC in a temporary git repo (the session's one
-``dvc repro``, :func:`tests.pipeline.conftest.reproduced`)."""
+``dvc repro``, :func:`tests.conftest.reproduced`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.helpers import dvc, run
-from tests.pipeline.conftest import Reproduced
+from tests.repro import Reproduced
 
 EVALUATE = {"evaluate_infer", "evaluate_judge", "evaluate"}
 GENERATED = {

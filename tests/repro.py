@@ -1,6 +1,7 @@
-"""The suite's one end-to-end ``dvc repro``: a temporary git repo holding the project's
-pipeline (dvc.yaml, params, code, prompts) with the default params shrunk, reproduced once
-per session and shared by every test that needs a whole pipeline's outputs.
+"""The suite's one end-to-end ``dvc repro`` (the ``reproduced`` fixture of tests/conftest.py): a
+temporary git repo holding the project's pipeline (dvc.yaml, params, code, prompts) with the
+default params shrunk, reproduced once per session and shared by every test that needs a whole
+pipeline's outputs.
 
 The default params run as they are, except for sizes shrunk so the whole pipeline (with the
 embedded tiny model) takes about two minutes on an idle 2-core machine: stages 0-1, one seed
@@ -15,12 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.helpers import dvc, on_random_model, run
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
 
@@ -53,9 +53,8 @@ class Reproduced:
     first: subprocess.CompletedProcess[str]  #: the first ``dvc repro``, from nothing
 
 
-@pytest.fixture(scope="session")
-def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Reproduced:
-    dest: Path = tmp_path_factory.mktemp("pipeline")
+def reproduce(dest: Path) -> Reproduced:
+    """Lay the shrunk pipeline out in ``dest`` (a new git repo) and run ``dvc repro`` once."""
     for name in COPY:
         src = ROOT / name
         if src.is_dir():
