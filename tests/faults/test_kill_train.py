@@ -1,6 +1,6 @@
-"""kill -9 while ``curll train run`` trains, then run it again: every saved model is
-byte-identical to an uninterrupted run's, no temporary file is left, and the restart begins
-at the last checkpoint (it redoes at most ``checkpoint_every`` steps)."""
+"""kill -9 while ``dvc repro`` trains (DVC and ``curll train run`` under it), then ``dvc repro``
+again: every saved model is byte-identical to an uninterrupted run's, no temporary file is left,
+and the restart begins at the last checkpoint (it redoes at most ``checkpoint_every`` steps)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,17 @@ import yaml
 from curll.artifacts import write_table
 from curll.schemas import RecordSchema
 from tests.faults.kill import kill_when, leftovers
-from tests.helpers import curll
+from tests.helpers import curll, dvc, run
+
+STAGE = """\
+stages:
+  train:
+    cmd: curll train run
+    deps: [data/split/records.parquet, data/tokenizer]
+    params: [train]
+    outs: [data/train/models]
+    metrics: [{data/train/metrics.json: {cache: false}}]
+"""
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,8 +71,14 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     write_table(records(), project / params["split"]["out"]["records"], RecordSchema)
     curll("tokenizer", "run", cwd=project)
+    (project / "dvc.yaml").write_text(STAGE)
+    (project / ".gitignore").write_text(".curll/\n")
+    run(["git", "init", "-q"], cwd=project)
+    dvc("init", "-q", cwd=project)
+    run(["git", "add", "-A"], cwd=project)
+    run(["git", "commit", "-qm", "project"], cwd=project)
     shutil.copytree(project, root / "pristine")
-    curll("train", "run", cwd=project)
+    dvc("repro", cwd=project)
     return root / "pristine", models(project)
 
 
@@ -71,10 +87,10 @@ def test_train_killed_after_a_checkpoint_resumes_to_the_same_bytes(trained, tmp_
     project = tmp_path / "p"
     shutil.copytree(pristine, project)
     ckpts = project / ".curll" / "checkpoints"
-    killed = kill_when(["pipeline.cli", "train", "run"], project, lambda: any(ckpts.rglob("*.pt")))
+    killed = kill_when(["dvc", "repro"], project, lambda: any(ckpts.rglob("*.pt")))
     assert killed, "training finished before the kill"
-    restart = curll("train", "run", cwd=project)
+    restart = dvc("repro", cwd=project)
     assert models(project) == expected and len(expected) > 0
     assert leftovers(project) == []
-    first = re.search(r"train continual/0:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+)", restart.stderr)
+    first = re.search(r"train continual/0:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+)", restart.stdout + restart.stderr)
     assert first is not None and 0 < int(first.group(1)) < int(first.group(2))  # resumed mid-run
