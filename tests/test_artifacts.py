@@ -175,3 +175,17 @@ def test_a_read_only_folder_is_a_clear_error_and_the_earlier_output_stays(small_
     with pytest.raises(CurllError, match=r"w.parquet: cannot write: Read-only file system"):
         write_table(words(word=["sun", "moon"]), path, WordSchema)
     assert path.read_bytes() == before
+
+
+def test_a_streamed_table_is_all_or_nothing(tmp_path):
+    from curll.artifacts import write_table_stream
+
+    path = tmp_path / "w.parquet"
+    write_table(words(), path, WordSchema)
+    before = path.read_bytes()
+    chunks = iter([words(word=["sun", "moon"]), words(stage=[0, 10])])  # the second: stage out of range
+    with pytest.raises(CurllError, match=r"w.parquet, row 1, field 'stage'"):
+        write_table_stream(chunks, path, WordSchema)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["w.parquet"]
+    assert write_table_stream(iter([words(), words(word=["sun", "moon"])]), path, WordSchema) == 4
+    assert read_table(path, WordSchema)["word"].tolist() == ["dog", "cat", "sun", "moon"]

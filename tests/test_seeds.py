@@ -109,3 +109,22 @@ def test_a_run_that_makes_no_seed_stops_with_the_reasons(tmp_path, monkeypatch):
         stage.run(params)
     assert str(err.value).startswith(params.seeds.out.seeds)
     assert not Path(params.seeds.out.seeds).exists()
+
+
+def test_full_mode_streams_the_same_rows_and_stats_as_in_memory(p, tmp_path):
+    """The paper's cross product is written in row groups (bounded memory): same table, same stats."""
+    from curll.artifacts import read_table, write_table_stream
+    from curll.seeds import Tally, stream_seeds, stream_stats
+
+    full = p.model_copy(update={"mode": "full"})
+    ind = indicators(6)
+    tmpl = templates(ind)
+    expected, stats = make_seeds(ind, WORDS, tmpl, full)
+    tally = Tally()
+    chunks = list(stream_seeds(ind, WORDS, tmpl, full, chunk_rows=10, tally=tally))
+    assert len(chunks) > 2 and max(len(c) for c in chunks) < 10 + 3 * 3 * 2  # a chunk + one indicator
+    n = write_table_stream(iter(chunks), tmp_path / "seeds.parquet", SeedSchema)
+    got = read_table(tmp_path / "seeds.parquet", SeedSchema)
+    assert n == len(expected) == 3 * (3 * 3 * 2) + 3 * (2 * 3 * 2)  # stage 0: 3 words, stage 1: 2
+    pd.testing.assert_frame_equal(got, expected)
+    assert stream_stats(ind, tally) == stats

@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -159,6 +159,34 @@ def write_tables(tables: Sequence[tuple[pd.DataFrame, str | Path, type[pa.DataFr
     for df, path in checked:
         with atomic_path(path) as tmp:
             df.to_parquet(tmp, index=False)
+
+
+def write_table_stream(
+    chunks: Iterable[pd.DataFrame], path: str | Path, schema: type[pa.DataFrameModel]
+) -> int:
+    """Validate each chunk and append it to ``path`` as a parquet row group, atomically (the
+    file appears whole, or not at all); memory holds one chunk. Checks that span chunks
+    (uniqueness of a column over the whole table) are the producer's to guarantee. Returns the
+    number of rows written; no chunk at all writes an empty table of ``schema``."""
+    import pyarrow as arrow
+    import pyarrow.parquet as pq
+
+    rows = 0
+    with atomic_path(path) as tmp:
+        writer: pq.ParquetWriter | None = None
+        try:
+            for chunk in chunks:
+                table = arrow.Table.from_pandas(_checked(chunk, schema, path), preserve_index=False)
+                if writer is None:
+                    writer = pq.ParquetWriter(tmp, table.schema)
+                writer.write_table(table.cast(writer.schema))
+                rows += table.num_rows
+        finally:
+            if writer is not None:
+                writer.close()
+        if writer is None:
+            _checked(empty_table(schema), schema, path).to_parquet(tmp, index=False)
+    return rows
 
 
 def _checked(df: pd.DataFrame, schema: type[pa.DataFrameModel], path: str | Path) -> pd.DataFrame:

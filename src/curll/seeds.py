@@ -9,12 +9,16 @@ Contract of :func:`make_seeds`:
 - the draw for one indicator uses an RNG seeded by (seed, indicator id, type), so the
   table is identical on every run and changing one indicator changes only its seeds;
 - an indicator without words or templates gets no seeds; stats count them.
-Returns a :class:`~curll.schemas.SeedSchema` table and stats.
+Returns a :class:`~curll.schemas.SeedSchema` table and stats. :func:`stream_seeds` gives the
+same rows in chunks, for ``mode="full"`` at the paper's size (bounded memory).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -43,44 +47,112 @@ def _draw(n_total: int, n: int, rng_key: list[int]) -> list[int]:
 def make_seeds(
     indicators: pd.DataFrame, words: pd.DataFrame, templates: pd.DataFrame, p: SeedsParams
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    by_stage = {s: list(zip(g["word"], g["pos"], strict=True)) for s, g in words.groupby("stage")}
-    by_kind = {
-        k: g.groupby("indicator_id")["template"].apply(list).to_dict() for k, g in templates.groupby("kind")
-    }
-    rows: list[dict[str, Any]] = []
-    missing = {"no_words": 0, "no_templates": 0}
-    for ind in records(indicators):
-        stage_words = by_stage.get(ind["stage"], [])
-        if not stage_words:
-            missing["no_words"] += 1
-        for t_index, type_ in enumerate(SEED_TYPES):
-            temps = by_kind.get(TEMPLATE_KIND[type_], {}).get(ind["indicator_id"], [])
-            if not temps:
-                missing["no_templates"] += 1
-                continue
-            total = len(stage_words) * len(temps)
-            want = total if p.mode == "full" else getattr(p.per_indicator, type_)
-            rng_key = [p.seed, int(ind["indicator_id"], 16) % (1 << 63), t_index]
-            for k in _draw(total, want, rng_key):
-                word, pos = stage_words[k // len(temps)]
-                template = temps[k % len(temps)]
-                rows.append(
-                    {
-                        "seed_id": seed_id(ind["indicator_id"], type_, template, word, pos),
-                        **{f: ind[f] for f in _FIELDS},
-                        "type": type_,
-                        "template": template,
-                        "word": word,
-                        "pos": pos,
-                    }
-                )
+    """The whole seeds table in memory, and its stats (see the module docstring)."""
+    tally, look = Tally(), _Lookup(words, templates)
+    rows = [r for ind in records(indicators) for r in _indicator_rows(ind, look, p, tally)]
     columns = list(SeedSchema.to_schema().columns)
     df = pd.DataFrame(rows, columns=columns).drop_duplicates("seed_id").reset_index(drop=True)
-    stats = {
+    return df, _stats(df, indicators, tally)
+
+
+def stream_seeds(
+    indicators: pd.DataFrame,
+    words: pd.DataFrame,
+    templates: pd.DataFrame,
+    p: SeedsParams,
+    *,
+    chunk_rows: int = 250_000,
+    tally: Tally | None = None,
+) -> Iterator[pd.DataFrame]:
+    """The rows of :func:`make_seeds`, in the same order, as tables of about ``chunk_rows`` rows
+    (never splitting an indicator; one indicator's rows are its own duplicates' scope, as a
+    seed id hashes the indicator id), so the paper's full cross product (tens of millions of
+    rows) is written in bounded memory. ``tally`` collects the counts for :func:`stream_stats`."""
+    tally = tally if tally is not None else Tally()
+    look = _Lookup(words, templates)
+    columns = list(SeedSchema.to_schema().columns)
+    pending: list[dict[str, Any]] = []
+    for ind in records(indicators):
+        rows = _indicator_rows(ind, look, p, tally)
+        unique = list({r["seed_id"]: r for r in rows}.values())
+        tally.count(unique)
+        pending.extend(unique)
+        if len(pending) >= chunk_rows:
+            yield pd.DataFrame(pending, columns=columns)
+            pending = []
+    if pending:
+        yield pd.DataFrame(pending, columns=columns)
+
+
+@dataclass
+class Tally:
+    """Counts gathered while seeds are made: indicators without words or templates, and (when
+    streaming) seeds per (stage, type) and indicators with seeds."""
+
+    no_words: int = 0
+    no_templates: int = 0
+    per_stage_type: Counter[str] = field(default_factory=Counter)
+    indicators: set[str] = field(default_factory=set)
+
+    def count(self, rows: list[dict[str, Any]]) -> None:
+        self.per_stage_type.update(f"{r['stage']}/{r['type']}" for r in rows)
+        self.indicators.update(r["indicator_id"] for r in rows)
+
+
+def stream_stats(indicators: pd.DataFrame, tally: Tally) -> dict[str, Any]:
+    """The stats of :func:`make_seeds` from a finished :func:`stream_seeds` run."""
+    return {
+        "seeds": sum(tally.per_stage_type.values()),
+        "per_stage_type": dict(sorted(tally.per_stage_type.items())),
+        "indicators": len(tally.indicators),
+        "indicator_types": len(indicators) * len(SEED_TYPES),
+        "no_words": tally.no_words,
+        "no_templates": tally.no_templates,
+    }
+
+
+def _stats(df: pd.DataFrame, indicators: pd.DataFrame, tally: Tally) -> dict[str, Any]:
+    return {
         "seeds": len(df),
         "per_stage_type": count_by(df, ["stage", "type"]),
         "indicators": int(df["indicator_id"].nunique()),
         "indicator_types": len(indicators) * len(SEED_TYPES),
-        **missing,
+        "no_words": tally.no_words,
+        "no_templates": tally.no_templates,
     }
-    return df, stats
+
+
+class _Lookup:
+    """Words per stage and templates per (kind, indicator), built once per run."""
+
+    def __init__(self, words: pd.DataFrame, templates: pd.DataFrame) -> None:
+        self.by_stage = {s: list(zip(g["word"], g["pos"], strict=True)) for s, g in words.groupby("stage")}
+        self.by_kind = {
+            kind: g.groupby("indicator_id")["template"].apply(list).to_dict()
+            for kind, g in templates.groupby("kind")
+        }
+
+
+def _indicator_rows(ind: dict[str, Any], look: _Lookup, p: SeedsParams, tally: Tally) -> list[dict[str, Any]]:
+    """One indicator's seeds, in draw order (duplicates not yet removed)."""
+    rows: list[dict[str, Any]] = []
+    stage_words = look.by_stage.get(ind["stage"], [])
+    if not stage_words:
+        tally.no_words += 1
+    for t_index, type_ in enumerate(SEED_TYPES):
+        temps = look.by_kind.get(TEMPLATE_KIND[type_], {}).get(ind["indicator_id"], [])
+        if not temps:
+            tally.no_templates += 1
+            continue
+        total = len(stage_words) * len(temps)
+        want = total if p.mode == "full" else getattr(p.per_indicator, type_)
+        rng_key = [p.seed, int(ind["indicator_id"], 16) % (1 << 63), t_index]
+        fields = {f: ind[f] for f in _FIELDS}
+        for k in _draw(total, want, rng_key):
+            word, pos = stage_words[k // len(temps)]
+            template = temps[k % len(temps)]
+            rows.append({
+                "seed_id": seed_id(ind["indicator_id"], type_, template, word, pos), **fields,
+                "type": type_, "template": template, "word": word, "pos": pos,
+            })  # fmt: skip
+    return rows
