@@ -204,3 +204,14 @@ def test_checkpoints_are_keyed_by_params_data_and_tokenizer(tok, tmp_path):
     assert checkpoint_key(data.iloc[1:], tok, p) != key
     other = train_bpe([f"Question {i}? Birds sing." for i in range(50)], 320)  # another vocabulary
     assert checkpoint_key(data, other, p) != key
+
+
+def test_checkpoints_of_other_training_code_are_never_resumed(tok, monkeypatch):
+    """DVC reruns train when its code changes; the checkpoint must not bring the old result back."""
+    import curll.train.runs as runs
+
+    p = P.model_copy(update={"order": ("joint",), "stages": (0,)})
+    data = records(stages=(0,))
+    key = runs.checkpoint_key(data, tok, p)
+    monkeypatch.setattr(runs, "code_digest", lambda: "a trainer with a bug fixed")
+    assert runs.checkpoint_key(data, tok, p) != key

@@ -56,15 +56,26 @@ def mfu(flops_per_s: float, device: str, dtype: torch.dtype) -> float | None:
     return round(flops_per_s / (peak * 1e12), 4) if peak else None
 
 
+def code_digest() -> str:
+    """A hash of this package's source (model, packing, trainer...): checkpoints of other code
+    are never resumed."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def checkpoint_key(records: pd.DataFrame, tok: Any, p: TrainParams) -> str:
-    """16 hex digits of the params, the train records (ids and messages) and the tokenizer: a
-    killed run resumes from checkpoints under this key, and any change starts afresh."""
+    """16 hex digits of the params, the train records (ids and messages), the tokenizer and the
+    training code: a killed run resumes from checkpoints under this key, and any change (a
+    fixed bug in the trainer included) starts afresh."""
     backend = getattr(tok, "backend_tokenizer", None)  # a fast tokenizer: vocabulary and merges
     vocab = backend.to_str() if backend is not None else json.dumps(tok.get_vocab(), sort_keys=True)
     rows = pd.util.hash_pandas_object(records[["record_id", "messages"]], index=False).to_numpy()
     digest = hashlib.sha256(json.dumps(p.model_dump(mode="json"), sort_keys=True).encode())
     digest.update(rows.tobytes())
     digest.update(vocab.encode())
+    digest.update(code_digest().encode())
     return digest.hexdigest()[:16]
 
 
