@@ -44,3 +44,24 @@ def test_cross_rate_is_the_share_of_b_repeating_a(encoder):
     rate = cross_rate((a, encoder.encode(a)), (b, encoder.encode(b)), threshold=0.95)
     assert rate == 0.5
     assert cross_rate((a, encoder.encode(a)), ([], encoder.encode(a)[:0]), threshold=0.95) == 0.0
+
+
+def test_auto_index_is_exact_for_small_inputs_and_usearch_for_large():
+    from curll.verify.dedup import choose_index
+
+    assert choose_index("auto", 50_000, 50_000) == "exact"
+    assert choose_index("auto", 50_001, 50_000) == "usearch"
+    assert choose_index("exact", 10**6, 50_000) == "exact" and choose_index("usearch", 3, 50_000) == "usearch"
+
+
+def test_the_approximate_index_finds_the_exact_ones_duplicates(encoder):
+    """On planted near-copies, usearch flags at least 95% of what brute force flags."""
+    from bench.corpus import corpus
+    from curll.verify.dedup import near_duplicates
+
+    texts = list(dict.fromkeys(corpus(3000, planted=0.2)))
+    ids = [str(i) for i in range(len(texts))]
+    vectors = encoder.encode(texts)
+    exact = {d.id for d in near_duplicates(ids, texts, vectors, threshold=0.9, index="exact")}
+    approx = {d.id for d in near_duplicates(ids, texts, vectors, threshold=0.9, index="usearch")}
+    assert len(exact) > 100 and len(approx & exact) >= 0.95 * len(exact)

@@ -85,13 +85,15 @@ class SemanticParams(Section):
     """Near-duplicate detection (semhash): cosine >= threshold within a stage and type.
 
     encoder: ``model2vec`` (the verify_encoder stage's output, fast) or ``sentence-transformer``
-    (the full source model; slow, the reference). index: ``exact`` (brute force, deterministic)
-    or ``usearch`` (approximate, for millions of texts). drop: remove flagged rows (else report only).
+    (the full source model; slow, the reference). index: ``exact`` (brute force, deterministic),
+    ``usearch`` (approximate, for millions of texts) or ``auto`` (exact up to ``auto_above`` texts
+    a stage, usearch above). drop: remove flagged rows (else report only).
     """
 
     encoder: Literal["model2vec", "sentence-transformer"]
     threshold: Fraction
-    index: Literal["exact", "usearch"]
+    index: Literal["auto", "exact", "usearch"]
+    auto_above: Positive = 50_000
     drop: StrictBool
     batch_size: Positive
 

@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 from curll.config.verify import ContentChecks, SemanticParams, VerifyParams, WordRange
 from curll.verify import content
 from curll.verify import filters as flt
-from curll.verify.dedup import cross_rate, exact_duplicates, near_duplicates
+from curll.verify.dedup import choose_index, cross_rate, exact_duplicates, near_duplicates
 from curll.verify.diversity import diversity, sample_indices
 from curll.verify.encoder import Encoder
 from curll.verify.readability import score, summarise
@@ -75,16 +75,16 @@ def _semantic(
     rates: dict[str, float] = {}
     for stage, pos in by_stage.items():
         ids = df["instance_id"].iloc[pos].tolist()
-        dups = near_duplicates(
-            ids, [texts[i] for i in pos], vectors[pos], threshold=p.threshold, index=p.index
-        )
+        index = choose_index(p.index, len(pos), p.auto_above)
+        dups = near_duplicates(ids, [texts[i] for i in pos], vectors[pos], threshold=p.threshold, index=index)
         rates[str(stage)] = round(len(dups) / len(pos), 6)
         flags.update({d.id: f"near_duplicate: dup of {d.of} ({d.score:.3f})" for d in dups})
     pairs = {}
     for (si, pi), (sj, pj) in combinations(by_stage.items(), 2):
         a = ([texts[i] for i in pi], vectors[pi])
         b = ([texts[j] for j in pj], vectors[pj])
-        pairs[f"{si}-{sj}"] = round(cross_rate(a, b, threshold=p.threshold, index=p.index), 6)
+        index = choose_index(p.index, len(pi), p.auto_above)  # the index is built on a
+        pairs[f"{si}-{sj}"] = round(cross_rate(a, b, threshold=p.threshold, index=index), 6)
     metrics["dedup"][kind] = rates
     metrics["dedup_pairs"][kind] = pairs
     return flags if p.drop else {}

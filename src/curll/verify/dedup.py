@@ -6,6 +6,7 @@
   a text is flagged when its cosine with an earlier kept text is >= threshold (semhash keeps
   the first of each group, so the result depends only on the input order).
 - :func:`cross_rate`: the share of texts in ``b`` with a near-duplicate in ``a``.
+- :func:`choose_index`: ``auto`` picks the exact index for small inputs, usearch for large.
 
 Embeddings are passed in (one encoding per text for all the comparisons of a run).
 """
@@ -24,6 +25,14 @@ _PUNCT = re.compile(r"[^\w\s]+")
 _SPACE = re.compile(r"\s+")
 
 Index = Literal["exact", "usearch"]
+
+
+def choose_index(setting: Literal["auto", "exact", "usearch"], n: int, auto_above: int) -> Index:
+    """The index for ``n`` texts: ``auto`` is exact (brute force, quadratic) up to ``auto_above``
+    texts and usearch (approximate) above, where brute force stops being affordable."""
+    if setting != "auto":
+        return setting
+    return "usearch" if n > auto_above else "exact"
 
 
 def normalise(text: str) -> str:
