@@ -93,7 +93,7 @@ class SemanticParams(Section):
     encoder: Literal["model2vec", "sentence-transformer"]
     threshold: Fraction
     index: Literal["auto", "exact", "usearch"]
-    auto_above: Positive = 50_000
+    auto_above: Positive = 100_000
     drop: StrictBool
     batch_size: Positive
 
