@@ -60,9 +60,9 @@ def make_project(dest: Path, base_url: str, n_seeds: int = 4, **profile: object)
     return dest
 
 
-def under_dvc(project: Path) -> Path:
-    """``project`` as a git + DVC repo whose pipeline is :data:`STAGE`."""
-    (project / "dvc.yaml").write_text(STAGE)
+def under_dvc(project: Path, pipeline: str = STAGE) -> Path:
+    """``project`` as a git + DVC repo whose ``dvc.yaml`` is ``pipeline`` (default :data:`STAGE`)."""
+    (project / "dvc.yaml").write_text(pipeline)
     (project / ".gitignore").write_text(".curll/\n")
     run(["git", "init", "-q"], cwd=project)
     dvc("init", "-q", cwd=project)

@@ -16,8 +16,9 @@ import yaml
 
 from curll.artifacts import write_table
 from curll.schemas import RecordSchema
+from tests.faults.conftest import under_dvc
 from tests.faults.kill import kill_when, leftovers
-from tests.helpers import curll, dvc, run
+from tests.helpers import curll, dvc
 
 STAGE = """\
 stages:
@@ -71,12 +72,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     write_table(records(), project / params["split"]["out"]["records"], RecordSchema)
     curll("tokenizer", "run", cwd=project)
-    (project / "dvc.yaml").write_text(STAGE)
-    (project / ".gitignore").write_text(".curll/\n")
-    run(["git", "init", "-q"], cwd=project)
-    dvc("init", "-q", cwd=project)
-    run(["git", "add", "-A"], cwd=project)
-    run(["git", "commit", "-qm", "project"], cwd=project)
+    under_dvc(project, STAGE)
     shutil.copytree(project, root / "pristine")
     dvc("repro", cwd=project)
     return root / "pristine", models(project)
