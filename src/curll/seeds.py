@@ -16,6 +16,7 @@ same rows in chunks, for ``mode="full"`` at the paper's size (bounded memory).
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curll.artifacts import count_by, records
+from curll.artifacts import records
 from curll.config.generation import SeedsParams
 from curll.schemas.generation import SEED_TYPES, SeedSchema
 
@@ -47,12 +48,11 @@ def _draw(n_total: int, n: int, rng_key: list[int]) -> list[int]:
 def make_seeds(
     indicators: pd.DataFrame, words: pd.DataFrame, templates: pd.DataFrame, p: SeedsParams
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The whole seeds table in memory, and its stats (see the module docstring)."""
-    tally, look = Tally(), _Lookup(words, templates)
-    rows = [r for ind in records(indicators) for r in _indicator_rows(ind, look, p, tally)]
-    columns = list(SeedSchema.to_schema().columns)
-    df = pd.DataFrame(rows, columns=columns).drop_duplicates("seed_id").reset_index(drop=True)
-    return df, _stats(df, indicators, tally)
+    """The whole seeds table in memory (one chunk of :func:`stream_seeds`), and its stats."""
+    tally = Tally()
+    chunks = list(stream_seeds(indicators, words, templates, p, chunk_rows=sys.maxsize, tally=tally))
+    df = chunks[0] if chunks else pd.DataFrame([], columns=list(SeedSchema.to_schema().columns))
+    return df, stream_stats(indicators, tally)
 
 
 def stream_seeds(
@@ -86,8 +86,8 @@ def stream_seeds(
 
 @dataclass
 class Tally:
-    """Counts gathered while seeds are made: indicators without words or templates, and (when
-    streaming) seeds per (stage, type) and indicators with seeds."""
+    """Counts gathered while seeds are made: seeds per (stage, type), indicators with seeds,
+    and indicators without words or templates."""
 
     no_words: int = 0
     no_templates: int = 0
@@ -100,22 +100,12 @@ class Tally:
 
 
 def stream_stats(indicators: pd.DataFrame, tally: Tally) -> dict[str, Any]:
-    """The stats of :func:`make_seeds` from a finished :func:`stream_seeds` run."""
+    """Seeds per stage and type, indicators with seeds, and those without words or templates,
+    from a finished :func:`stream_seeds` run."""
     return {
         "seeds": sum(tally.per_stage_type.values()),
         "per_stage_type": dict(sorted(tally.per_stage_type.items())),
         "indicators": len(tally.indicators),
-        "indicator_types": len(indicators) * len(SEED_TYPES),
-        "no_words": tally.no_words,
-        "no_templates": tally.no_templates,
-    }
-
-
-def _stats(df: pd.DataFrame, indicators: pd.DataFrame, tally: Tally) -> dict[str, Any]:
-    return {
-        "seeds": len(df),
-        "per_stage_type": count_by(df, ["stage", "type"]),
-        "indicators": int(df["indicator_id"].nunique()),
         "indicator_types": len(indicators) * len(SEED_TYPES),
         "no_words": tally.no_words,
         "no_templates": tally.no_templates,

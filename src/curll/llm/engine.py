@@ -94,15 +94,14 @@ class Engine:
         pending = list(range(len(requests)))
         # the bar counts first answers as batches return; retries show in its postfix
         bar = tqdm(total=len(requests), desc=self.desc, unit="req", disable=not self.progress)
-        last_stored = self._last_stored(requests, tries)
+        stored = self._stored_attempts(requests, tries)
         for attempt in range(tries):
-            tried = {i: requests[i].retry(attempt) for i in pending}
             # an attempt that left no entry while a later one is stored failed in an earlier run
-            maybe = {i: tried[i].key(model) for i in pending if attempt < last_stored[i]}
-            found = self.cache.get_many(list(maybe.values())) if self.cache is not None and maybe else {}
-            skipped = [i for i, k in maybe.items() if k not in found]
-            now = [i for i in pending if not (i in maybe and maybe[i] not in found)]
-            asked = [tried[i] for i in now]
+            skipped = [
+                i for i in pending if attempt not in stored[i] and max(stored[i], default=-1) > attempt
+            ]
+            now = sorted(set(pending) - set(skipped))
+            asked = [requests[i].retry(attempt) for i in now]
             if attempt:
                 bar.set_postfix_str(f"attempt {attempt + 1}: {len(asked)} retried")
             else:
@@ -138,19 +137,19 @@ class Engine:
         bar.close()
         return [r for r in results if r is not None]
 
-    def _last_stored(self, requests: Sequence[ChatRequest], tries: int) -> list[int]:
-        """Per request, the highest attempt (below ``tries``) with a stored answer; -1 if none."""
-        last = [-1] * len(requests)
-        if self.cache is None:
-            return last
+    def _stored_attempts(self, requests: Sequence[ChatRequest], tries: int) -> list[set[int]]:
+        """Per request, the attempts (below ``tries``) whose answer the cache holds."""
+        stored: list[set[int]] = [set() for _ in requests]
+        if self.cache is None or tries < 2:
+            return stored  # a single attempt has nothing to skip
         model = self.backend.model
-        for attempt in range(1, tries):
+        for attempt in range(tries):
             keys = [r.retry(attempt).key(model) for r in requests]
             found = self.cache.get_many(keys)
             for i, k in enumerate(keys):
                 if k in found:
-                    last[i] = attempt
-        return last
+                    stored[i].add(attempt)
+        return stored
 
     def _answer(
         self, asked: Sequence[ChatRequest], bar: Any = None

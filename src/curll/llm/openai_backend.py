@@ -14,14 +14,14 @@
   every mode.
 - ``presence_penalty`` and ``frequency_penalty`` are sent when set (standard fields).
 - The API key is read from the environment variable ``api_key_env`` at construction and
-  kept only in memory: never logged, never written. Servers echo keys in their errors
-  ("Incorrect API key provided: sk-..."): every stored error has the key, any
-  ``Authorization``/``Bearer`` value and any ``sk-`` token replaced by ``***`` (:func:`redact`).
+  kept only in memory: never logged, never written. With the variable unset, requests go
+  without a key (local servers need none); a server that wants one answers 401, a final
+  error. Servers echo keys in their errors ("Incorrect API key provided: sk-..."): every
+  stored error has the key, any ``Authorization``/``Bearer`` value and any ``sk-`` token
+  replaced by ``***`` (:func:`redact`).
 - ``model`` (the name on every output row and in every cache key) is ``<model>@<server>``,
   the server being ``base_url`` without credentials: the same model name on another server
-  is another model, and its cached answers are not reused. With the variable unset, requests
-  go without a key (local servers need none); a server that wants one answers 401, a
-  final error.
+  is another model, and its cached answers are not reused.
 - A request that still fails (or returns a body that is not a valid completion) yields
   ``Completion(error=...)``; it never raises.
 """

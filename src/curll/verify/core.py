@@ -83,7 +83,7 @@ def _semantic(
     for (si, pi), (sj, pj) in combinations(by_stage.items(), 2):
         a = ([texts[i] for i in pi], vectors[pi])
         b = ([texts[j] for j in pj], vectors[pj])
-        index = choose_index(p.index, len(pi), p.auto_above)  # the index is built on a
+        index = choose_index(p.index, len(pi), p.auto_above)  # built on stage si's texts
         pairs[f"{si}-{sj}"] = round(cross_rate(a, b, threshold=p.threshold, index=index), 6)
     metrics["dedup"][kind] = rates
     metrics["dedup_pairs"][kind] = pairs
