@@ -1,4 +1,9 @@
-"""kill -9 during `curll generate run`, restart: the output equals an uninterrupted run's, row for row."""
+"""kill -9 during `curll generate run` on the embedded model, restart: the output equals an
+uninterrupted run's, row for row; shards run with caches of their own merge to the single run.
+
+Marked slow (about 50 s): the default suite covers the same contracts on the OpenAI-compatible
+backend in ``tests/faults`` (kill -9 through ``dvc repro``, two shard processes).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ import yaml
 from tests.helpers import HANG, curll, env, on_random_model
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
 NEEDED = ["prompts", "src/curll/resources"]
 
 
