@@ -1,9 +1,10 @@
-"""DVC stage ``split``: rate every unit with the LLM, pick test / validation / train, decontaminate.
+"""DVC stage ``split``: rate a sample of units with the LLM, pick test / validation / train, decontaminate.
 
 Reads the verify tables, the indicators and ``params.split`` / ``params.llm``; writes
-``out.ratings`` (one LLM rating per unit, with provenance), ``out.units`` (split, rank,
-contaminated), ``out.records`` (chat-format records of every kept instance, with its split),
-``out.rejects`` (contaminated train units) and ``out.stats``.
+``out.ratings`` (one LLM rating per rated unit: ``split.rate_per_indicator`` per indicator and
+type, with provenance), ``out.units`` (split, rank, contaminated), ``out.records`` (chat-format
+records of every kept instance, with its split), ``out.rejects`` (contaminated train units) and
+``out.stats``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from curll.schemas import (
 )
 from curll.split.core import require_records, select, split_stats
 from curll.split.records import build_records
-from curll.split.units import build_units, rate, rating_schema
+from curll.split.units import build_units, rate, rated_sample, rating_schema
 from pipeline.report import say
 
 
@@ -39,7 +40,7 @@ def run(params: Params) -> None:
     units = build_units(tables)
     engine = engine_from_params(params.llm, models=params.llm_models, desc="split: rate")
     task = make_task(params.llm, p.prompt, rating_schema(params.llm.profile.max_chars))
-    ratings = rate(units, indicators, engine, task)
+    ratings = rate(rated_sample(units, p.rate_per_indicator, p.seed), indicators, engine, task)
     placed, rejects = select(units, ratings, p)
     records = build_records(tables, placed[~placed["contaminated"]], indicators, system=p.system_prompt)
     require_records(records, sorted(set(indicators["stage"])), p)

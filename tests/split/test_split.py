@@ -17,7 +17,7 @@ from curll.split.assign import assign
 from curll.split.core import select
 from curll.split.decontam import contaminated, ngrams
 from curll.split.records import build_records
-from curll.split.units import build_units, rate, rating_schema
+from curll.split.units import build_units, rate, rated_sample, rating_schema
 from tests import instances as inst
 from tests.fakes import engine
 from tests.verify.conftest import PASSAGES
@@ -136,3 +136,29 @@ def test_rating_goes_through_the_engine_and_a_bad_answer_is_a_zero(answer):
     assert "Indicator i" in user and "Comprehension questions" in "".join(
         m.messages[-1].content for m in backend.asked
     )
+
+
+def test_only_a_seeded_sample_per_indicator_and_type_is_rated_the_rest_train():
+    units = build_units(dataset(n_ctx=10, n_ir=10))  # 5 units per indicator (i0, i1) and type
+    sample = rated_sample(units, 3, seed=1)
+    assert sample.groupby(["indicator_id", "type"]).size().tolist() == [3, 3, 3, 3]
+    shuffled = units.sample(frac=1, random_state=0)
+    assert set(rated_sample(shuffled, 3, seed=1)["unit_id"]) == set(sample["unit_id"])  # not row order
+    assert set(rated_sample(units, 3, seed=2)["unit_id"]) != set(sample["unit_id"])
+    p = load_params().split.model_copy(update={"test_per_indicator": 1, "val_per_indicator": 1})
+    placed, _ = select(units, ratings_of(sample, rating=2), p)
+    by_id = placed.set_index("unit_id")
+    unrated = by_id.loc[~by_id.index.isin(sample["unit_id"])]
+    assert (unrated["rating"] == -1).all() and (unrated["split"] == "train").all()
+    assert (unrated["rank"] > 3).all()  # after every rated unit of its group
+    held = by_id[by_id["split"] != "train"]
+    assert len(held) == 8 and held.index.isin(sample["unit_id"]).all()
+    validate(placed.assign(contaminated=False), UnitSchema, source="units.parquet")
+
+
+def test_fewer_rated_than_test_plus_validation_is_refused():
+    with pytest.raises(ValueError, match="rate_per_indicator"):
+        load_params().split.model_validate(
+            {**load_params().split.model_dump(), "test_per_indicator": 2, "val_per_indicator": 2,
+             "rate_per_indicator": 3}
+        )  # fmt: skip

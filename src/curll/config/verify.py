@@ -157,10 +157,23 @@ class SplitParams(Section):
     max_holdout: Annotated[Number, Field(gt=0, le=1)] = Field(
         default=1.0, description="test + validation take at most this share of an indicator's units"
     )
+    rate_per_indicator: Positive = Field(
+        default=100, description="units rated per stage, indicator and type (a seeded sample; paper: 100)"
+    )
     seed: int
     system_prompt: StrictStr
     decontamination: Decontamination
     out: SplitOutputs
+
+    @model_validator(mode="after")
+    def _enough_rated(self) -> SplitParams:
+        wanted = self.test_per_indicator + self.val_per_indicator
+        if self.rate_per_indicator < wanted:
+            raise ValueError(
+                f"rate_per_indicator ({self.rate_per_indicator}) must be >= test_per_indicator + "
+                f"val_per_indicator ({wanted}): test and validation come from the rated units"
+            )
+        return self
 
 
 class ReleaseOutputs(Section):

@@ -66,6 +66,8 @@ class UnitSchema(pa.DataFrameModel):
 
     rank: 1-based position within (stage, indicator, type) by rating, ties broken by a seeded
     hash; split: test for the best ``test_per_indicator``, then validation, then train.
+    rating: the LLM's 1-5, 0 when its request failed, -1 for a unit outside the rated sample
+    (``split.rate_per_indicator``), which always goes to train.
     contaminated: a train unit dropped by decontamination (its split stays ``train``).
     """
 
@@ -73,7 +75,7 @@ class UnitSchema(pa.DataFrameModel):
     type: Series[str] = pa.Field(isin=list(UNIT_TYPES))
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
     indicator_id: Series[str] = pa.Field(str_matches=HEX16)
-    rating: Series[int] = pa.Field(ge=0, le=5)
+    rating: Series[int] = pa.Field(ge=-1, le=5)
     rank: Series[int] = pa.Field(ge=1)
     split: Series[str] = pa.Field(isin=list(SPLITS))
     contaminated: Series[bool]

@@ -1,8 +1,10 @@
 """The split stage's logic after rating: assignment, decontamination, records and stats.
 
-:func:`select` takes the units (with content) and their ratings and returns the units
-table (UnitSchema: split, rank, contaminated) and the rejects (one row per contaminated
-train unit, reason ``contaminated``, detail naming the test unit and the overlap).
+:func:`select` takes the units (with content) and the ratings of those that were rated and
+returns the units table (UnitSchema: split, rank, contaminated; a unit left out of the rated
+sample has rating -1, so it ranks after every rated one and goes to train) and the rejects
+(one row per contaminated train unit, reason ``contaminated``, detail naming the test unit
+and the overlap).
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ from curll.yields import YieldError
 
 
 def select(units: pd.DataFrame, ratings: pd.DataFrame, p: SplitParams) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rated = units[["unit_id", "type", "stage", "indicator_id"]].merge(
+        ratings[["unit_id", "rating"]], on="unit_id", how="left", validate="one_to_one"
+    )
+    rated["rating"] = rated["rating"].fillna(-1).astype(int)
     placed = assign(
-        ratings,
+        rated,
         test=p.test_per_indicator,
         val=p.val_per_indicator,
         seed=p.seed,
@@ -87,6 +93,8 @@ def split_stats(placed: pd.DataFrame, ratings: pd.DataFrame, records: pd.DataFra
         "records_per_stage": count_by(records, ["stage", "split"]),
         "contaminated": int(placed["contaminated"].sum()),
         "ratings": {
+            "rated": len(ratings),
+            "not_rated": int((placed["rating"] < 0).sum()),
             "failed": int((ratings["rating"] == 0).sum()),
             "histogram": {str(k): int(v) for k, v in rated["rating"].value_counts().sort_index().items()},
             "mean": round(float(rated["rating"].mean()), 4) if len(rated) else 0.0,

@@ -6,8 +6,11 @@ is the IR pair's or the passage's instance id.
 
 :func:`build_units` returns one row per unit: unit_id, type (context | ir), stage,
 indicator_id, content (the text a rater and the decontamination check read).
-:func:`rate` asks the quality prompt for each unit ({"rating": 1-5, "explanation"}) and
-returns the ratings table (RatingSchema); a failed request is a rating of 0, never a crash.
+:func:`rated_sample` picks the units the LLM rates: per (stage, indicator, type) the first
+``k`` by the seeded tie hash of :mod:`curll.split.assign` (the paper rates 100 random units per
+indicator and type, not all of them, so rating costs O(indicators), not O(instances)).
+:func:`rate` asks the quality prompt for each unit it is given ({"rating": 1-5, "explanation"})
+and returns the ratings table (RatingSchema); a failed request is a rating of 0, never a crash.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from curll.artifacts import records
 from curll.config.llm import MaxChars
 from curll.llm.engine import Engine
 from curll.llm.tasks import Task, ask, provenance
+from curll.split.assign import tie_key
 
 UNIT_COLUMNS = ["unit_id", "type", "stage", "indicator_id", "content"]
 
@@ -61,6 +65,14 @@ def build_units(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         rows.append([r["instance_id"], "ir", r["stage"], r["indicator_id"], content])
     df = pd.DataFrame(rows, columns=UNIT_COLUMNS)
     return df.sort_values("unit_id").reset_index(drop=True)
+
+
+def rated_sample(units: pd.DataFrame, k: int, seed: int) -> pd.DataFrame:
+    """The units to rate, in the units' order: at most ``k`` per (stage, indicator_id, type),
+    chosen by ``tie_key(seed, unit_id)`` (independent of row order)."""
+    order = pd.Series([tie_key(seed, u) for u in units["unit_id"]], index=units.index)
+    rank = order.groupby([units["stage"], units["indicator_id"], units["type"]]).rank(method="first")
+    return units[rank.to_numpy(dtype=float) <= k]
 
 
 def rate(units: pd.DataFrame, indicators: pd.DataFrame, engine: Engine, task: Task) -> pd.DataFrame:
