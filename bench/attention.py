@@ -37,9 +37,7 @@ def rows(n: int, context: int, vocab: int) -> Packed:
     while sum(len(d.tokens) for d in docs) < n * context:
         k = int(rng.integers(100, min(700, context)))
         docs.append(Doc(rng.integers(5, vocab, k).tolist(), [i >= 0.6 * k for i in range(k)]))
-    data = pack(docs, context, pad_id=0)
-    keep = slice(0, n)
-    return Packed(*(getattr(data, f)[keep] for f in ("input_ids", "labels", "position_ids", "doc_ids")))
+    return pack(docs, context, pad_id=0).head(n)
 
 
 def measure(a: argparse.Namespace, data: Packed, varlen: bool) -> dict[str, float | None]:
@@ -49,12 +47,7 @@ def measure(a: argparse.Namespace, data: Packed, varlen: bool) -> dict[str, floa
     model.varlen = varlen
     s = Settings(batch=a.micro_batch, micro_batch=a.micro_batch, epochs=1, seed=0, checkpoint_every=10**9,
                  log_every=10**9, optim=OPTIM, device=a.device, dtype=dtype, compile=a.compile)  # fmt: skip
-    warm = Packed(
-        *(
-            getattr(data, f)[: a.warmup * a.micro_batch]
-            for f in ("input_ids", "labels", "position_ids", "doc_ids")
-        )
-    )
+    warm = data.head(a.warmup * a.micro_batch)
     with TemporaryDirectory() as tmp:
         train(model, warm, s, ckpt=Path(tmp) / "warm.pt", desc="warm-up")
         (Path(tmp) / "warm.pt").unlink()

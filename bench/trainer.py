@@ -42,9 +42,7 @@ def rows(n: int, context: int) -> Packed:
     while sum(len(d.tokens) for d in docs) < n * context * 1.05:
         k = int(rng.integers(30, 400))
         docs.append(Doc(rng.integers(5, VOCAB, k).tolist(), [i >= 0.6 * k for i in range(k)]))
-    data = pack(docs, context, pad_id=0)
-    keep = np.arange(n)
-    return Packed(**{f: getattr(data, f)[keep] for f in ("input_ids", "labels", "position_ids", "doc_ids")})
+    return pack(docs, context, pad_id=0).head(n)
 
 
 class _Wrapped(torch.nn.Module):

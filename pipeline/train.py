@@ -21,10 +21,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from curll.artifacts import atomic_path, read_table, write_json
+from curll.artifacts import atomic_path, write_json
 from curll.config import Params
-from curll.schemas import RecordSchema
 from curll.train import distributed
+from curll.train.records import RecordFile
 from curll.train.runs import run_order, settings
 from pipeline.report import say
 
@@ -46,10 +46,9 @@ def _run(params: Params, world: distributed.World) -> None:
     from transformers import AutoTokenizer
 
     p = params.train
-    records = read_table(params.split.out.records, RecordSchema)
-    train = records[records["split"] == "train"].sort_values("record_id").reset_index(drop=True)
+    train = RecordFile(params.split.out.records, "train")  # messages are read when packed
     tok = AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
-    validation = records[records["split"] == "validation"].sort_values("record_id").reset_index(drop=True)
+    validation = RecordFile(params.split.out.records, "validation")
     metrics, log = run_order(train, tok, p, validation)
     if not world.main:
         return

@@ -199,16 +199,25 @@ def _checked(df: pd.DataFrame, schema: type[pa.DataFrameModel], path: str | Path
     return validate(df, schema, source=path)
 
 
-def read_table(path: str | Path, schema: type[pa.DataFrameModel]) -> pd.DataFrame:
-    """Read a parquet artifact and validate it against ``schema``."""
+def read_table(
+    path: str | Path, schema: type[pa.DataFrameModel], *, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Read a parquet artifact and validate it against ``schema`` (with ``columns``: only those
+    columns are read, and validated against their part of the schema)."""
     p = Path(path)
     if not p.is_file():
         raise CurllError("artifact not found (did the stage that makes it run?)", file=p)
     try:
-        df = pd.read_parquet(p)
+        df = pd.read_parquet(p, columns=None if columns is None else list(columns))
     except Exception as exc:  # pyarrow raises several unrelated types for a corrupt file
         raise CurllError(f"not a readable parquet file ({exc})", file=p) from None
-    return validate(df, schema, source=p)
+    if columns is None:
+        return validate(df, schema, source=p)
+    part = schema.to_schema().select_columns(list(columns))
+    try:
+        return part.validate(df, lazy=True)
+    except pa_errors.SchemaErrors as exc:
+        raise _to_curll_error(exc, schema, p) from None
 
 
 def _to_curll_error(

@@ -8,12 +8,15 @@ from typing import Any
 import pytest
 import torch
 
+from curll.artifacts import write_table
 from curll.config import load_params
 from curll.llm.embedded import train_bpe
+from curll.schemas import RecordSchema
 from curll.train.data import encode, pack
 from curll.train.hf import load_hf
 from curll.train.model import CausalLM, preset
 from curll.train.orders import plan
+from curll.train.records import RecordFile
 from curll.train.runs import run_order
 from curll.train.trainer import Settings, lr_at, train
 from tests.instances import hx
@@ -34,8 +37,17 @@ def records(n_per_stage: int = 6, stages: tuple[int, ...] = (0, 1, 2)):
         for i in range(n_per_stage):
             msgs = [{"role": "user", "content": f"Question {i + 10 * s}?"},
                     {"role": "assistant", "content": f"The answer is {(i + 10 * s) * 7}."}]  # fmt: skip
-            rows.append({"record_id": hx(f"{s}-{i}"), "stage": s, "type": "ir", "messages": json.dumps(msgs)})
+            rows.append({"record_id": hx(f"{s}-{i}"), "unit_id": hx(f"{s}-{i}"), "stage": s,
+                         "indicator_id": hx(f"ind{s}"), "skill": "Maths", "subskill": "Counting",
+                         "indicator": "Counts objects", "type": "ir", "split": "train",
+                         "messages": json.dumps(msgs)})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def on_disk(df, tmp_path, name: str = "records.parquet") -> RecordFile:
+    """``df`` (RecordSchema rows) as a records file, read back as its train split."""
+    write_table(df, tmp_path / name, RecordSchema)
+    return RecordFile(tmp_path / name, "train")
 
 
 def settings(**kw: Any) -> Settings:
@@ -119,7 +131,7 @@ def test_continual_starts_from_the_previous_weights(tok, tmp_path, monkeypatch):
             "out": out,
         }
     )
-    metrics, log = run_order(records(stages=(0, 1)), tok, p)
+    metrics, log = run_order(on_disk(records(stages=(0, 1)), tmp_path), tok, p)
     assert set(metrics) == {"continual/0", "continual/0-1"}
     assert torch.equal(seen["train continual/0"], torch.ones_like(seen["train continual/0"]))  # from scratch
     after_first = load_hf(tmp_path / "m" / "continual/0").model.norm.weight
@@ -143,7 +155,7 @@ def test_only_what_a_later_run_reads_is_kept(tok, tmp_path, monkeypatch):
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
     p = P.model_copy(update={"order": ("independent", "joint", "continual"), "stages": (0, 1, 2),
                              "context": 48, "batch": 4, "micro_batch": 4, "out": out})  # fmt: skip
-    run_order(records(stages=(0, 1, 2)), tok, p)
+    run_order(on_disk(records(stages=(0, 1, 2)), tmp_path), tok, p)
     assert len(sizes) == 9 and max(len(h) for h in sizes) == 1
     assert {name for h in sizes for name in h} == {
         "continual/0",
@@ -167,7 +179,7 @@ def test_a_list_of_orders_trains_each_and_equal_runs_give_equal_files(tok, tmp_p
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
     p = P.model_copy(update={"order": ("independent", "continual"), "stages": (0, 1), "context": 48,
                              "batch": 4, "micro_batch": 4, "out": out})  # fmt: skip
-    metrics, _ = run_order(records(stages=(0, 1)), tok, p)
+    metrics, _ = run_order(on_disk(records(stages=(0, 1)), tmp_path), tok, p)
     assert list(metrics) == ["independent/0", "independent/1", "continual/0", "continual/0-1"]
 
     def md5(name: str) -> str:
@@ -183,7 +195,7 @@ def test_a_run_whose_records_all_exceed_the_context_stops_naming_the_param(tok, 
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
     p = P.model_copy(update={"order": ("joint",), "stages": (0,), "context": 4, "out": out})
     with pytest.raises(CurllError, match=r"run joint/0: none of its 6 train records fits") as err:
-        run_order(records(stages=(0,)), tok, p)
+        run_order(on_disk(records(stages=(0,)), tmp_path), tok, p)
     assert err.value.field == "train.context"
 
 
@@ -194,24 +206,25 @@ def test_checkpoints_are_keyed_by_params_data_and_tokenizer(tok, tmp_path):
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
     p = P.model_copy(update={"order": ("joint",), "stages": (0,), "context": 48, "batch": 4,
                              "micro_batch": 4, "checkpoint_every": 1, "out": out})  # fmt: skip
-    data = records(stages=(0,))
+    frame = records(stages=(0,))
+    data = on_disk(frame, tmp_path)
     key = checkpoint_key(data, tok, p)
     run_order(data, tok, p)
     assert [d.name for d in (tmp_path / "c").iterdir()] == [key]
     assert (tmp_path / "c" / key / "joint" / "0.pt").is_file()
     assert checkpoint_key(data, tok, p) == key
     assert checkpoint_key(data, tok, p.model_copy(update={"seed": 1})) != key
-    assert checkpoint_key(data.iloc[1:], tok, p) != key
+    assert checkpoint_key(on_disk(frame.iloc[1:], tmp_path, "fewer.parquet"), tok, p) != key
     other = train_bpe([f"Question {i}? Birds sing." for i in range(50)], 320)  # another vocabulary
     assert checkpoint_key(data, other, p) != key
 
 
-def test_checkpoints_of_other_training_code_are_never_resumed(tok, monkeypatch):
+def test_checkpoints_of_other_training_code_are_never_resumed(tok, monkeypatch, tmp_path):
     """DVC reruns train when its code changes; the checkpoint must not bring the old result back."""
     import curll.train.runs as runs
 
     p = P.model_copy(update={"order": ("joint",), "stages": (0,)})
-    data = records(stages=(0,))
+    data = on_disk(records(stages=(0,)), tmp_path)
     key = runs.checkpoint_key(data, tok, p)
     monkeypatch.setattr(runs, "code_digest", lambda: "a trainer with a bug fixed")
     assert runs.checkpoint_key(data, tok, p) != key

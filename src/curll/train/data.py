@@ -15,17 +15,20 @@ even without its passage, is dropped and counted. Inputs and targets are shifted
 each document (the last token of a document never predicts the first of the next); every
 document restarts ``position_ids`` at 0 and has its own ``doc_ids`` value, which the model
 uses so that no token attends across a document boundary. Unused slots at the end of a row
-are padding (target -100, doc id -1).
+are padding (target -100, doc id -1). The packed documents live on disk
+(:class:`~curll.train.store.DocStore`); rows are made when a batch asks for them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+
+from curll.train.store import DocStore
 
 IGNORE = -100
 CUT = " ..."  # marks a cut passage (as curll.evaluate.items does for test prompts)
@@ -43,28 +46,77 @@ class Doc:
     passage: tuple[int, int] | None = None
 
 
-@dataclass(frozen=True)
 class Packed:
-    input_ids: np.ndarray  # (N, T) int64
-    labels: np.ndarray  # (N, T) int64: next token, or IGNORE
-    position_ids: np.ndarray  # (N, T) int64
-    doc_ids: np.ndarray  # (N, T) int64, -1 on padding
-    records: int = 0  # documents offered to pack()
-    truncated: int = 0  # of those, packed with the end of their passage cut
-    dropped: int = 0  # of those, longer than a row even without their passage: left out
+    """Packed rows, made on demand from a :class:`~curll.train.store.DocStore`: memory grows with
+    the number of documents, not of tokens. ``batch(rows)`` gives, for the given rows, the
+    (B, T) int64 arrays ``input_ids``, ``labels`` (next token, or IGNORE), ``position_ids`` and
+    ``doc_ids`` (-1 on padding); the properties of the same names give every row at once (for
+    tests and small held-out sets)."""
+
+    def __init__(
+        self, store: DocStore, rows: list[list[int]], doc_ids: list[list[int]], *, context: int,
+        pad_id: int, records: int, truncated: int, dropped: int,
+    ) -> None:  # fmt: skip
+        self.store, self.context, self.pad_id = store, context, pad_id
+        self._rows, self._doc_ids = rows, doc_ids  # per row: store ids, and their doc_ids values
+        self.records = records  # documents offered to pack()
+        self.truncated = truncated  # of those, packed with the end of their passage cut
+        self.dropped = dropped  # of those, longer than a row even without their passage: left out
+        targets = store.trained_targets
+        self._loss = np.array([int(targets[r].sum()) for r in rows], dtype=np.int64).reshape(-1)
 
     @property
     def rows(self) -> int:
-        return int(self.input_ids.shape[0])
+        return len(self._rows)
+
+    def head(self, n: int) -> Packed:
+        """The first ``n`` rows (same store), e.g. for a warm-up or a benchmark of fixed size."""
+        return Packed(
+            self.store, self._rows[:n], self._doc_ids[:n], context=self.context, pad_id=self.pad_id,
+            records=self.records, truncated=self.truncated, dropped=self.dropped,
+        )  # fmt: skip
+
+    def loss_tokens(self, rows: Sequence[int] | np.ndarray) -> int:
+        """Targets that carry a loss in ``rows``."""
+        return int(self._loss[np.asarray(rows, dtype=np.int64)].sum())
+
+    def batch(self, rows: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
+        n, t = len(rows), self.context
+        out = {
+            "input_ids": np.full((n, t), self.pad_id, dtype=np.int64),
+            "labels": np.full((n, t), IGNORE, dtype=np.int64),
+            "position_ids": np.zeros((n, t), dtype=np.int64),
+            "doc_ids": np.full((n, t), -1, dtype=np.int64),
+        }
+        for b, r in enumerate(rows):
+            at = 0
+            for doc, value in zip(self._rows[int(r)], self._doc_ids[int(r)], strict=True):
+                tokens, trained = self.store.read(doc)
+                span = slice(at, at + len(tokens) - 1)
+                out["input_ids"][b, span] = tokens[:-1]
+                out["labels"][b, span] = np.where(trained[1:], tokens[1:], IGNORE)
+                out["position_ids"][b, span] = np.arange(len(tokens) - 1)
+                out["doc_ids"][b, span] = value
+                at += len(tokens) - 1
+        return out
+
+    def _all(self, name: str) -> np.ndarray:
+        return self.batch(range(self.rows))[name]
+
+    input_ids = property(lambda self: self._all("input_ids"))
+    labels = property(lambda self: self._all("labels"))
+    position_ids = property(lambda self: self._all("position_ids"))
+    doc_ids = property(lambda self: self._all("doc_ids"))
 
     def stats(self) -> dict[str, Any]:
-        used = int((self.doc_ids >= 0).sum())
+        lengths = self.store.lengths
+        used = int(sum(int(lengths[r].sum()) - len(r) for r in self._rows))  # inputs: length - 1 each
         share = max(1, self.records)
         return {
             "rows": self.rows,
             "tokens": used,
-            "loss_tokens": int((self.labels != IGNORE).sum()),
-            "packing_efficiency": round(used / max(1, self.doc_ids.size), 4),
+            "loss_tokens": int(self._loss.sum()),
+            "packing_efficiency": round(used / max(1, self.rows * self.context), 4),
             "records": self.records,
             "truncated": round(self.truncated / share, 4),
             "dropped": round(self.dropped / share, 4),
@@ -150,29 +202,28 @@ def best_fit(lengths: Sequence[int], context: int) -> list[list[int]]:
     return rows
 
 
-def pack(docs: Sequence[Doc], context: int, *, pad_id: int, cut_ids: Sequence[int] = ()) -> Packed:
+def pack(
+    docs: Iterable[Doc], context: int, *, pad_id: int, cut_ids: Sequence[int] = (),
+    order: Sequence[int] | np.ndarray | None = None,
+) -> Packed:  # fmt: skip
     """Rows of ``context`` positions (see the module docstring); ``cut_ids``: the tokens of
-    :data:`CUT`, put where a passage was cut."""
-    fitted = [fit(d, context, cut_ids) for d in docs]
-    kept = [d for d in fitted if d is not None]
-    truncated = sum(1 for d, f in zip(docs, fitted, strict=True) if f is not None and f is not d)
-    rows = best_fit([len(d.tokens) - 1 for d in kept], context)
-    n = len(rows)
-    arrays = {
-        "input_ids": np.full((n, context), pad_id, dtype=np.int64),
-        "labels": np.full((n, context), IGNORE, dtype=np.int64),
-        "position_ids": np.zeros((n, context), dtype=np.int64),
-        "doc_ids": np.full((n, context), -1, dtype=np.int64),
-    }
-    for r, members in enumerate(rows):
-        at = 0
-        for i in members:
-            d = kept[i]
-            x = d.tokens[:-1]
-            y = [t if m else IGNORE for t, m in zip(d.tokens[1:], d.trained[1:], strict=True)]
-            span = slice(at, at + len(x))
-            arrays["input_ids"][r, span], arrays["labels"][r, span] = x, y
-            arrays["position_ids"][r, span] = np.arange(len(x))
-            arrays["doc_ids"][r, span] = i
-            at += len(x)
-    return Packed(**arrays, records=len(docs), truncated=truncated, dropped=len(docs) - len(kept))
+    :data:`CUT`, put where a passage was cut. ``docs`` is consumed once, one at a time, into a
+    :class:`~curll.train.store.DocStore`; ``order`` (default: as given) lists document indices
+    in the order to pack them (a document may appear more than once), so documents can be read
+    in file order and packed shuffled."""
+    store = DocStore()
+    ids: list[int] = []  # input index -> store id, or -1 when dropped
+    cut: list[bool] = []  # input index -> its passage was cut to fit
+    for doc in docs:
+        fitted = fit(doc, context, cut_ids)
+        cut.append(fitted is not None and fitted is not doc)
+        ids.append(-1 if fitted is None else store.append(fitted.tokens, fitted.trained))
+    sequence = range(len(ids)) if order is None else [int(i) for i in order]
+    kept = [ids[i] for i in sequence if ids[i] >= 0]
+    lengths = store.lengths
+    rows = best_fit([int(lengths[k]) - 1 for k in kept], context)
+    return Packed(
+        store, [[kept[i] for i in r] for r in rows], rows, context=context, pad_id=pad_id,
+        records=len(sequence), truncated=sum(cut[i] for i in sequence),
+        dropped=sum(ids[i] < 0 for i in sequence),
+    )  # fmt: skip

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from curll.train.data import CUT, Doc, Packed, encode, pack
 from curll.train.hf import save_hf
 from curll.train.model import CausalLM, preset
 from curll.train.orders import Run, plan
+from curll.train.records import RecordFile
 from curll.train.trainer import Settings, eval_loss, train
 
 
@@ -65,43 +67,65 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-def checkpoint_key(records: pd.DataFrame, tok: Any, p: TrainParams) -> str:
+def checkpoint_key(records: RecordFile, tok: Any, p: TrainParams) -> str:
     """16 hex digits of the params, the train records (ids and messages), the tokenizer and the
     training code: a killed run resumes from checkpoints under this key, and any change (a
     fixed bug in the trainer included) starts afresh."""
     backend = getattr(tok, "backend_tokenizer", None)  # a fast tokenizer: vocabulary and merges
     vocab = backend.to_str() if backend is not None else json.dumps(tok.get_vocab(), sort_keys=True)
-    rows = pd.util.hash_pandas_object(records[["record_id", "messages"]], index=False).to_numpy()
     digest = hashlib.sha256(json.dumps(p.model_dump(mode="json"), sort_keys=True).encode())
-    digest.update(rows.tobytes())
+    digest.update(records.digest().encode())
     digest.update(vocab.encode())
     digest.update(code_digest().encode())
     return digest.hexdigest()[:16]
 
 
-def _documents(records: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> list[Doc]:
+#: records tokenised per call of the tokenizer
+ENCODE_BATCH = 1024
+
+
+def _encoded(texts: Iterator[str], types: list[str], tok: Any, p: TrainParams) -> Iterator[Doc]:
+    chunk: list[str] = []
+    done = 0
+    for text in texts:
+        chunk.append(text)
+        if len(chunk) == ENCODE_BATCH:
+            yield from encode(chunk, tok, loss=p.loss, types=types[done : done + len(chunk)])
+            done, chunk = done + len(chunk), []
+    if chunk:
+        yield from encode(chunk, tok, loss=p.loss, types=types[done:])
+
+
+def _pack(records: RecordFile, picked: pd.DataFrame, order: np.ndarray, p: TrainParams, tok: Any) -> Packed:
+    """Pack the records ``picked`` (rows of ``records.meta``) in ``order`` (indices into
+    ``picked``): read and tokenised in file order, a batch at a time."""
+    unique, inverse = np.unique(picked["position"].to_numpy(), return_inverse=True)  # file order
+    types = records.meta.set_index("position").loc[unique, "type"].tolist()
+    cut = tok(CUT, add_special_tokens=False)["input_ids"]
+    docs = _encoded(records.messages(unique), types, tok, p)
+    return pack(docs, p.context, pad_id=tok.pad_token_id, cut_ids=cut, order=inverse[order])
+
+
+def pack_run(records: RecordFile, run: Run, p: TrainParams, tok: Any) -> Packed:
+    """The run's training data: the records of its stages (plus, for a continual run with
+    replay, a seeded sample of the earlier stages'), shuffled with the seed."""
     rng = np.random.default_rng(p.seed)
-    own = records[records["stage"].isin(run.data_stages)]
+    meta = records.meta
+    own = meta[meta["stage"].isin(run.data_stages)]
     if run.replay_stages:
-        old = records[records["stage"].isin(run.replay_stages)]
+        old = meta[meta["stage"].isin(run.replay_stages)]
         take = min(len(old), round(p.continual.replay * len(own)))
         own = pd.concat([own, old.iloc[np.sort(rng.choice(len(old), size=take, replace=False))]])
-    docs = encode(own["messages"].tolist(), tok, loss=p.loss, types=own["type"].tolist())
-    return [docs[i] for i in rng.permutation(len(docs))]
+    return _pack(records, own, rng.permutation(len(own)), p, tok)
 
 
-def _pack(docs: list[Doc], p: TrainParams, tok: Any) -> Packed:
-    cut = tok(CUT, add_special_tokens=False)["input_ids"]
-    return pack(docs, p.context, pad_id=tok.pad_token_id, cut_ids=cut)
-
-
-def _held_out(validation: pd.DataFrame, run: Run, p: TrainParams, tok: Any) -> tuple[Packed, str]:
+def _held_out(validation: RecordFile, run: Run, p: TrainParams, tok: Any) -> tuple[Packed, str]:
     """The validation records of the run's own stages (else of every stage, when its stages have
     none), packed like its training data, and which of the two it is."""
-    own = validation[validation["stage"].isin(run.data_stages)]
-    scope, rows = ("own stages", own) if len(own) else ("all stages", validation)
-    docs = encode(rows["messages"].tolist(), tok, loss=p.loss, types=rows["type"].tolist())
-    return _pack(docs, p, tok), scope
+    meta = validation.meta
+    own = meta[meta["stage"].isin(run.data_stages)]
+    scope, rows = ("own stages", own) if len(own) else ("all stages", meta)
+    return _pack(validation, rows, np.arange(len(rows)), p, tok), scope
 
 
 class Finished:
@@ -125,9 +149,9 @@ class Finished:
 
 
 def run_order(
-    records: pd.DataFrame, tok: Any, p: TrainParams, validation: pd.DataFrame | None = None
+    records: RecordFile, tok: Any, p: TrainParams, validation: RecordFile | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``records``: the train split (RecordSchema rows); ``validation``: the validation split,
+    """``records``: the train split; ``validation``: the validation split,
     on which each run's model and an untrained model of the preset are scored (``val_loss``,
     ``val_loss_untrained``: nats per trained token on the run's own stages, or on all stages
     when its own have no validation record: ``val_scope``). Returns
@@ -139,7 +163,7 @@ def run_order(
     todo = [r for order in p.orders for r in plan(order, p.stages, replay=p.continual.replay)]
     finished = Finished(todo, carry=p.continual.optimizer == "carry")
     for run in todo:
-        data = _pack(_documents(records, run, p, tok), p, tok)
+        data = pack_run(records, run, p, tok)
         if data.rows == 0:
             raise CurllError(
                 f"run {run.name}: none of its {data.records} train records fits in train.context="

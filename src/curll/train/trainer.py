@@ -149,7 +149,7 @@ def train(
     for step in bar:
         t0 = time.perf_counter()
         rows = order[step * s.batch : (step + 1) * s.batch]
-        n_loss = max(1, int((data.labels[rows] != IGNORE).sum()))
+        n_loss = max(1, data.loss_tokens(rows))
         micro = [rows[i : i + s.micro_batch] for i in range(0, len(rows), s.micro_batch)][rank::world]
         weight = 1.0 if micro else 0.0
         micro = micro or [rows[:1]]  # a zero-weight pass keeps this rank in the all-reduce
@@ -158,8 +158,7 @@ def train(
             group["lr"] = lr
         total, tokens, n_trained = 0.0, 0.0, 0.0
         for i, part in enumerate(micro):
-            batch = {k: torch.from_numpy(getattr(data, k)[part]).to(s.device) for k in
-                     ("input_ids", "labels", "position_ids", "doc_ids")}  # fmt: skip
+            batch = {k: torch.from_numpy(v).to(s.device) for k, v in data.batch(part).items()}
             sync = i == len(micro) - 1 or world == 1
             ctx = net.no_sync() if not sync and world > 1 else torch.enable_grad()  # type: ignore[operator]
             amp = torch.autocast(device_type, dtype=s.dtype, enabled=s.dtype != torch.float32)
@@ -197,16 +196,15 @@ def train(
 def eval_loss(model: CausalLM, data: Packed, *, device: str, micro_batch: int) -> float | None:
     """Mean cross-entropy (nats per trained token) of ``model`` on ``data``, no gradients;
     None when ``data`` has no trained token. The model is left in training mode."""
-    n = int((data.labels != IGNORE).sum())
+    n = data.loss_tokens(range(data.rows))
     if n == 0:
         return None
     model.to(device).eval()
     total = 0.0
     with torch.no_grad():
         for start in range(0, data.rows, micro_batch):
-            part = slice(start, start + micro_batch)
-            batch = {k: torch.from_numpy(getattr(data, k)[part]).to(device) for k in
-                     ("input_ids", "labels", "position_ids", "doc_ids")}  # fmt: skip
+            part = range(start, min(start + micro_batch, data.rows))
+            batch = {k: torch.from_numpy(v).to(device) for k, v in data.batch(part).items()}
             trained = batch["labels"] != IGNORE
             logits = model(batch["input_ids"], batch["position_ids"], batch["doc_ids"], trained)
             total += float(F.cross_entropy(logits.float(), batch["labels"][trained], reduction="sum"))

@@ -1,0 +1,62 @@
+"""One split of ``records.parquet`` for training: ids in memory, messages streamed from disk.
+
+:class:`RecordFile` reads the columns it selects with (``record_id``, ``stage``, ``type``,
+``split``; validated against :class:`~curll.schemas.RecordSchema`) and keeps the rows of one
+split, sorted by record_id, with their row number in the file (``position``). The messages,
+nearly all of the file's bytes, are read only by :meth:`RecordFile.messages`, a row group
+batch at a time, so memory grows with the number of records, not with their text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from curll.artifacts import read_table
+from curll.schemas import RecordSchema
+
+META = ["record_id", "stage", "type", "split"]
+
+
+class RecordFile:
+    def __init__(self, path: str | Path, split: str, *, batch_rows: int = 8192) -> None:
+        self.path, self.split, self.batch_rows = Path(path), split, batch_rows
+        meta = read_table(self.path, RecordSchema, columns=META)
+        meta["position"] = np.arange(len(meta))
+        own = meta[meta["split"] == split]
+        self.meta = own.sort_values("record_id").reset_index(drop=True)
+
+    def __len__(self) -> int:
+        return len(self.meta)
+
+    def messages(self, positions: np.ndarray) -> Iterator[str]:
+        """The ``messages`` of the given file rows, in increasing row order (``positions``
+        sorted, no repeats)."""
+        wanted = np.asarray(positions, dtype=np.int64)
+        if len(wanted) == 0:
+            return
+        at, i = 0, 0
+        for batch in pq.ParquetFile(self.path).iter_batches(batch_size=self.batch_rows, columns=["messages"]):
+            end = at + batch.num_rows
+            j = int(np.searchsorted(wanted, end))
+            if j > i:
+                column = batch.column(0)
+                for row in wanted[i:j] - at:
+                    yield str(column[int(row)].as_py())
+                i = j
+            at = end
+            if i == len(wanted):
+                return
+
+    def digest(self) -> str:
+        """A hash of this split's record ids and messages, in file order."""
+        h = hashlib.sha256()
+        positions = np.sort(self.meta["position"].to_numpy())
+        ids = self.meta.set_index("position").loc[positions, "record_id"]
+        for rid, text in zip(ids, self.messages(positions), strict=True):
+            h.update(rid.encode() + b"\0" + text.encode() + b"\0")
+        return h.hexdigest()
