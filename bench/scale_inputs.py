@@ -29,7 +29,7 @@ import pandas as pd
 
 from bench.corpus import NAMES, PLACES, TIMES, _edit
 from curll.artifacts import read_table, write_table
-from curll.generate.shard import instance_id, shard_path_name
+from curll.generate.shard import instance_id, shard_path_name, sort_rows
 from curll.generate.tasks import QA_KEYS
 from curll.llm.types import canonical_json
 from curll.schemas import GenerationSchema, IndicatorSchema, SeedSchema, WordSchema
@@ -198,9 +198,7 @@ def write_inputs(project: Path, params: dict[str, Any], plan: Plan) -> dict[str,
     shard = gens["seed_id"].map(lambda s: int(s, 16) % plan.shards)
     out = project / params["generate"]["out"]["shards"]
     for i in range(plan.shards):
-        write_table(
-            gens[shard == i].reset_index(drop=True), out / shard_path_name(i, plan.shards), GenerationSchema
-        )
+        write_table(sort_rows(gens[shard == i]), out / shard_path_name(i, plan.shards), GenerationSchema)
     per_task = gens["task"].value_counts().to_dict()
     pairs = per_task.get("cqa", 0) * plan.cqa_pairs + per_task.get("csqa", 0) * plan.csqa_pairs
     made = per_task.get("context", 0) + per_task.get("ir", 0) + pairs

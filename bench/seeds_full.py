@@ -18,10 +18,10 @@ from pathlib import Path
 import pandas as pd
 
 from bench.skill_graph_calls import reference_taxonomy, synthetic_taxonomy
-from curll.artifacts import write_table_stream
 from curll.config import load_params
 from curll.schemas import SeedSchema
 from curll.seeds import Tally, stream_seeds, stream_stats
+from curll.streaming import write_table_stream
 from curll.vocab import import_vocab
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,11 +10,12 @@ from itertools import chain
 
 from tqdm.auto import tqdm
 
-from curll.artifacts import read_table, write_json, write_table, write_table_stream
+from curll.artifacts import read_table, write_json, write_table
 from curll.config import Params
 from curll.errors import CurllError
 from curll.schemas import IndicatorSchema, SeedSchema, TemplateSchema, WordSchema
 from curll.seeds import Tally, make_seeds, stream_seeds, stream_stats
+from curll.streaming import write_table_stream
 from pipeline.report import say
 
 

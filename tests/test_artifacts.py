@@ -178,7 +178,7 @@ def test_a_read_only_folder_is_a_clear_error_and_the_earlier_output_stays(small_
 
 
 def test_a_streamed_table_is_all_or_nothing(tmp_path):
-    from curll.artifacts import write_table_stream
+    from curll.streaming import write_table_stream
 
     path = tmp_path / "w.parquet"
     write_table(words(), path, WordSchema)

@@ -113,8 +113,9 @@ def test_a_run_that_makes_no_seed_stops_with_the_reasons(tmp_path, monkeypatch):
 
 def test_full_mode_streams_the_same_rows_and_stats_as_in_memory(p, tmp_path):
     """The paper's cross product is written in row groups (bounded memory): same table, same stats."""
-    from curll.artifacts import read_table, write_table_stream
+    from curll.artifacts import read_table
     from curll.seeds import Tally, stream_seeds, stream_stats
+    from curll.streaming import write_table_stream
 
     full = p.model_copy(update={"mode": "full"})
     ind = indicators(6)

@@ -18,7 +18,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -130,7 +130,7 @@ def validate(df: pd.DataFrame, schema: type[pa.DataFrameModel], *, source: str |
     try:
         return schema.validate(df, lazy=True)
     except pa_errors.SchemaErrors as exc:
-        raise _to_curll_error(exc, schema, source) from None
+        raise schema_error(exc, schema, source) from None
 
 
 def write_table(
@@ -144,52 +144,24 @@ def write_table(
 
     An empty ``df`` (an empty shard) takes the schema's dtypes first: pandas gives an empty
     frame object columns, which are no type error of the data."""
-    checked = _checked(df, schema, path)
+    valid = checked(df, schema, path)
     with atomic_path(path) as tmp:
         if writer is None:
-            checked.to_parquet(tmp, index=False)
+            valid.to_parquet(tmp, index=False)
         else:
-            writer(checked, tmp)
+            writer(valid, tmp)
 
 
 def write_tables(tables: Sequence[tuple[pd.DataFrame, str | Path, type[pa.DataFrameModel]]]) -> None:
     """All or nothing: validate every (frame, path, schema) first, then write each atomically;
     a table that fails validation leaves every output as it was (none is replaced)."""
-    checked = [(_checked(df, s, path), path) for df, path, s in tables]
-    for df, path in checked:
+    valid = [(checked(df, s, path), path) for df, path, s in tables]
+    for df, path in valid:
         with atomic_path(path) as tmp:
             df.to_parquet(tmp, index=False)
 
 
-def write_table_stream(
-    chunks: Iterable[pd.DataFrame], path: str | Path, schema: type[pa.DataFrameModel]
-) -> int:
-    """Validate each chunk and append it to ``path`` as a parquet row group, atomically (the
-    file appears whole, or not at all); memory holds one chunk. Checks that span chunks
-    (uniqueness of a column over the whole table) are the producer's to guarantee. Returns the
-    number of rows written; no chunk at all writes an empty table of ``schema``."""
-    import pyarrow as arrow
-    import pyarrow.parquet as pq
-
-    rows = 0
-    with atomic_path(path) as tmp:
-        writer: pq.ParquetWriter | None = None
-        try:
-            for chunk in chunks:
-                table = arrow.Table.from_pandas(_checked(chunk, schema, path), preserve_index=False)
-                if writer is None:
-                    writer = pq.ParquetWriter(tmp, table.schema)
-                writer.write_table(table.cast(writer.schema))
-                rows += table.num_rows
-        finally:
-            if writer is not None:
-                writer.close()
-        if writer is None:
-            _checked(empty_table(schema), schema, path).to_parquet(tmp, index=False)
-    return rows
-
-
-def _checked(df: pd.DataFrame, schema: type[pa.DataFrameModel], path: str | Path) -> pd.DataFrame:
+def checked(df: pd.DataFrame, schema: type[pa.DataFrameModel], path: str | Path) -> pd.DataFrame:
     """``df`` validated for writing to ``path``; an empty frame takes the schema's dtypes first."""
     if df.empty:
         columns = schema.to_schema().columns
@@ -217,10 +189,10 @@ def read_table(
     try:
         return part.validate(df, lazy=True)
     except pa_errors.SchemaErrors as exc:
-        raise _to_curll_error(exc, schema, p) from None
+        raise schema_error(exc, schema, p) from None
 
 
-def _to_curll_error(
+def schema_error(
     exc: pa_errors.SchemaErrors, schema: type[pa.DataFrameModel], source: str | Path
 ) -> CurllError:
     cases = exc.failure_cases

@@ -1,22 +1,31 @@
-"""Merge the generate stage's shards and split them into typed instance tables.
+"""Merge the generate stage's shards and split them into typed instance tables, in bounded memory.
 
-Contract of :func:`merge_shards`: reads ``generations-<i>-of-<n>.parquet`` for every
-i < n from ``shard_dir`` (a missing shard is an error naming it), checks that no request
-appears twice, and returns the generations table sorted by (task, seed_id, parent_id)
-plus the accepted instances: contexts, ir, cqa and csqa (one QA pair per row), each
-joined with its seed's template and word. Rejected requests stay only in generations.
+Contract of :func:`merged`: reads ``generations-<i>-of-<n>.parquet`` for every i < n from
+``shard_dir`` (a missing shard is an error naming it), checks that no request appears twice,
+and yields the generations in chunks of at most ``chunk_rows``, in (task, seed_id, parent_id)
+order over all shards. Each shard is written in that order (``curll.generate.shard.sort_rows``),
+so the shards are merged as sorted streams: memory holds a batch per shard, plus the request
+keys and seed ids (for the duplicate check and the seed join), never the text of the table.
+:func:`split_instances` turns a chunk into the accepted instances: contexts, ir, cqa and csqa
+(one QA pair per row), each joined with its seed's template and word; rejected requests stay
+only in generations. :class:`MergeStats` adds up the stage's stats chunk by chunk.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as arrow
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from curll.artifacts import count_by, read_table, records
 from curll.errors import CurllError
 from curll.generate.shard import instance_id, shard_path_name
 from curll.generate.tasks import QA_KEYS
@@ -26,42 +35,125 @@ from curll.schemas.generation import (
     InstructionSchema,
     Provenance,
     QAPairSchema,
+    SeedSchema,
 )
+from curll.streaming import iter_table
 
 _PROV = list(Provenance.to_schema().columns)
+SCHEMAS = {"contexts": ContextSchema, "ir": InstructionSchema, "cqa": QAPairSchema, "csqa": QAPairSchema}
 
 
-def read_shards(shard_dir: str | Path, n: int) -> pd.DataFrame:
+def shard_paths(shard_dir: str | Path, n: int) -> list[Path]:
     paths = [Path(shard_dir) / shard_path_name(i, n) for i in range(n)]
     missing = [p.name for p in paths if not p.is_file()]
     if missing:
         raise CurllError(f"{len(missing)} of {n} shards missing: {', '.join(missing[:5])}", file=shard_dir)
-    df = pd.concat([read_table(p, GenerationSchema) for p in paths], ignore_index=True)
-    dup = df["request_key"].duplicated()
-    if dup.any():
-        raise CurllError(
-            f"request {df.loc[dup, 'request_key'].iloc[0][:16]}... appears in two shards", file=shard_dir
-        )
-    return df.sort_values(["task", "seed_id", "parent_id"], kind="stable").reset_index(drop=True)
+    return paths
+
+
+def count_rows(paths: list[Path]) -> int:
+    """Rows in all shards, from their footers."""
+    total = 0
+    for p in paths:
+        try:
+            total += pq.ParquetFile(p).metadata.num_rows
+        except (OSError, ValueError) as exc:
+            raise CurllError(f"not a readable parquet file ({exc})", file=p) from None
+    return total
+
+
+def _column(paths: list[Path], name: str) -> arrow.ChunkedArray:
+    """One column of every shard (only that column is read)."""
+    chunks = []
+    for p in paths:
+        try:
+            chunks += [c.cast(arrow.string()) for c in pq.read_table(p, columns=[name]).column(0).chunks]
+        except (OSError, ValueError, KeyError) as exc:
+            raise CurllError(f"not a readable parquet file ({exc})", file=p) from None
+    return arrow.chunked_array(chunks, type=arrow.string())
+
+
+def check_unique(paths: list[Path]) -> None:
+    """No request key twice over all shards (reads that column alone)."""
+    counts = pc.value_counts(_column(paths, "request_key"))
+    twice = counts.filter(pc.greater(counts.field("counts"), 1))
+    if len(twice):
+        key = str(twice.field("values")[0])
+        raise CurllError(f"request {key[:16]}... appears in two shards", file=paths[0].parent)
+
+
+Key = tuple[str, str, str]
+
+
+def _sorted_stream(path: Path, index: int, batch_rows: int) -> Iterator[tuple[Key, int, pd.DataFrame, int]]:
+    """(sort key, shard index, batch, row in batch) per row; a row out of order is an error."""
+    last: Key | None = None
+    for df in iter_table(path, GenerationSchema, batch_rows=batch_rows):
+        for j, key in enumerate(zip(df["task"], df["seed_id"], df["parent_id"], strict=True)):
+            if last is not None and key < last:
+                raise CurllError(
+                    "rows not in (task, seed_id, parent_id) order (shards written by an older "
+                    "generate: rerun it)", file=path, row=int(df.index[j]),
+                )  # fmt: skip
+            last = key
+            yield key, index, df, j
+
+
+def merged(shard_dir: str | Path, n: int, *, chunk_rows: int = 8192) -> Iterator[pd.DataFrame]:
+    """See the module docstring."""
+    paths = shard_paths(shard_dir, n)
+    check_unique(paths)
+    streams = [_sorted_stream(p, i, chunk_rows) for i, p in enumerate(paths)]
+    done = 0
+    refs: list[tuple[pd.DataFrame, int]] = []
+    for _, _, df, j in heapq.merge(*streams, key=lambda item: (item[0], item[1])):
+        refs.append((df, j))
+        if len(refs) == chunk_rows:
+            yield _gather(refs, done)
+            done += len(refs)
+            refs = []
+    if refs:
+        yield _gather(refs, done)
+
+
+def _gather(refs: list[tuple[pd.DataFrame, int]], start: int) -> pd.DataFrame:
+    """The referenced rows, in order, as one frame indexed from ``start``."""
+    by_batch: dict[int, tuple[pd.DataFrame, list[int], list[int]]] = {}
+    for pos, (df, j) in enumerate(refs):
+        entry = by_batch.setdefault(id(df), (df, [], []))
+        entry[1].append(j)
+        entry[2].append(pos)
+    parts = [df.iloc[rows].set_axis(pos) for df, rows, pos in by_batch.values()]
+    out = pd.concat(parts).sort_index()
+    out.index = pd.RangeIndex(start, start + len(out))
+    return out
+
+
+def seed_fields(seeds_path: str | Path, shard_dir: str | Path, n: int) -> pd.DataFrame:
+    """template, word and pos of every seed that the shards name, indexed by seed_id (the seeds
+    table streamed: in full mode it holds millions of rows the shards may not use)."""
+    wanted = pc.unique(_column(shard_paths(shard_dir, n), "seed_id"))
+    cols = ["seed_id", "template", "word", "pos"]
+    parts = [
+        df[np.asarray(pc.is_in(arrow.array(df["seed_id"]), value_set=wanted))]
+        for df in iter_table(seeds_path, SeedSchema, columns=cols)
+    ]
+    return pd.concat(parts).set_index("seed_id") if parts else pd.DataFrame(columns=cols).set_index("seed_id")
 
 
 def split_instances(gens: pd.DataFrame, seeds: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Accepted generations as typed tables: {"contexts", "ir", "cqa", "csqa"}."""
-    seed_cols = seeds.set_index("seed_id")[["template", "word", "pos"]]
-    ok = gens[gens["status"] == "ok"].join(seed_cols, on="seed_id")
+    """Accepted generations as typed tables: {"contexts", "ir", "cqa", "csqa"}; ``seeds``:
+    template, word and pos indexed by seed_id (or a seeds table with a seed_id column)."""
+    seed_cols = seeds if "seed_id" not in seeds.columns else seeds.set_index("seed_id")
+    ok = gens[gens["status"] == "ok"].join(seed_cols[["template", "word", "pos"]], on="seed_id")
     if ok["template"].isna().any():
         bad = ok.loc[ok["template"].isna(), "seed_id"].iloc[0]
         raise CurllError(f"generation for seed {bad} has no row in the seeds table", field="seed_id")
     out: dict[str, list[dict[str, Any]]] = {"contexts": [], "ir": [], "cqa": [], "csqa": []}
-    for row in records(ok):
+    for row in ok.to_dict("records"):
         base = {
             **{k: row[k] for k in _PROV},
-            "seed_id": row["seed_id"],
-            "indicator_id": row["indicator_id"],
-            "stage": row["stage"],
-            "template": row["template"],
-            "word": row["word"],
-            "pos": row["pos"],
+            **{k: row[k] for k in ("seed_id", "indicator_id", "stage", "template", "word", "pos")},
         }
         parsed = json.loads(row["output"])
         task = row["task"]
@@ -79,20 +171,41 @@ def split_instances(gens: pd.DataFrame, seeds: pd.DataFrame) -> dict[str, pd.Dat
                     {"instance_id": pair_id, **base, "context_id": row["parent_id"],
                      "type": task, "q_index": i, "question": item[q], "answer": item[a]}
                 )  # fmt: skip
-    schemas = {"contexts": ContextSchema, "ir": InstructionSchema, "cqa": QAPairSchema, "csqa": QAPairSchema}
-    return {k: pd.DataFrame(v, columns=list(schemas[k].to_schema().columns)) for k, v in out.items()}
+    return {k: pd.DataFrame(v, columns=list(SCHEMAS[k].to_schema().columns)) for k, v in out.items()}
 
 
-def generation_stats(gens: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> dict[str, Any]:
-    return {
-        "requests": count_by(gens, ["task", "status"]),
-        "instances": {k: len(v) for k, v in tables.items()},
-        "instances_per_stage": {k: count_by(v, ["stage"]) for k, v in tables.items()},
-        "reject_reasons": dict(
-            Counter(r.split(":")[0] for r in gens.loc[gens["status"] == "reject", "reason"])
-        ),
-        "tokens": {
-            "prompt": int(gens["prompt_tokens"].sum()),
-            "completion": int(gens["completion_tokens"].sum()),
-        },
-    }
+class MergeStats:
+    """The stage's stats, added up a chunk at a time (same keys and order as ``count_by``)."""
+
+    def __init__(self) -> None:
+        self.requests: Counter[tuple[str, str]] = Counter()
+        self.instances: Counter[str] = Counter({k: 0 for k in SCHEMAS})
+        self.per_stage: dict[str, Counter[int]] = {k: Counter() for k in SCHEMAS}
+        self.reasons: Counter[str] = Counter()
+        self.tokens = {"prompt": 0, "completion": 0}
+
+    def add(self, gens: pd.DataFrame, tables: dict[str, pd.DataFrame]) -> None:
+        self.requests.update(zip(gens["task"], gens["status"], strict=True))
+        for k, v in tables.items():
+            self.instances[k] += len(v)
+            self.per_stage[k].update(v["stage"].tolist())
+        self.reasons.update(r.split(":")[0] for r in gens.loc[gens["status"] == "reject", "reason"])
+        self.tokens["prompt"] += int(gens["prompt_tokens"].sum())
+        self.tokens["completion"] += int(gens["completion_tokens"].sum())
+
+    def result(self) -> dict[str, Any]:
+        return {
+            "requests": {f"{t}/{s}": n for (t, s), n in sorted(self.requests.items())},
+            "instances": dict(self.instances),
+            "instances_per_stage": {
+                k: {str(s): n for s, n in sorted(c.items())} for k, c in self.per_stage.items()
+            },
+            "reject_reasons": dict(self.reasons),
+            "tokens": dict(self.tokens),
+        }
+
+
+def read_shards(shard_dir: str | Path, n: int) -> pd.DataFrame:
+    """Every generation in merge order, in memory (small tables and tests)."""
+    parts = list(merged(shard_dir, n))
+    return pd.concat(parts) if parts else pd.DataFrame(columns=list(GenerationSchema.to_schema().columns))

@@ -9,7 +9,8 @@ Contract of :func:`generate_shard`:
 - every answer passes :func:`curll.generate.tasks.engine_check` inside the engine (no empty
   field, no copy of the prompt's own wording), else it is asked again, then rejected;
 - returns one :class:`~curll.schemas.GenerationSchema` row per request, rejects included,
-  with ``parent_id`` linking QA rows to their passage; a QA row's ``request_key`` is its
+  sorted by (task, seed_id, parent_id) (:func:`sort_rows`: the merge reads shards as sorted
+  streams), with ``parent_id`` linking QA rows to their passage; a QA row's ``request_key`` is its
   request's key combined with ``parent_id`` (:func:`row_key`), so two identical passages
   share one answer from the engine but make rows (and instances) of their own. The engine's
   cache makes a rerun (or a restart after ``kill -9``) ask only what it has not stored yet.
@@ -47,6 +48,15 @@ def row_key(request_key: str, parent_id: str) -> str:
     if not parent_id:
         return request_key
     return hashlib.sha256(f"{request_key}:{parent_id}".encode()).hexdigest()
+
+
+#: the order of a shard's rows, and of the merged table (:mod:`curll.generate.merge`)
+ORDER = ["task", "seed_id", "parent_id"]
+
+
+def sort_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows in merge order: a shard is written sorted, so shards merge as sorted streams."""
+    return df.sort_values(ORDER, kind="stable").reset_index(drop=True)
 
 
 def shard_path_name(i: int, n: int) -> str:
@@ -87,7 +97,7 @@ def generate_shard(
             strict=True,
         ):
             rows.append(_row(qa, seed, ctx_id, answer))
-    return pd.DataFrame(rows, columns=list(GenerationSchema.to_schema().columns))
+    return sort_rows(pd.DataFrame(rows, columns=list(GenerationSchema.to_schema().columns)))
 
 
 def _checked(task: Task, name: str, rows: list[dict[str, Any]], form: tuple[int, float]) -> Task:
