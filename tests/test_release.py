@@ -28,9 +28,16 @@ def records() -> pd.DataFrame:
 
 
 def test_release_loads_with_datasets_and_card_configs(tmp_path):
-    recs = records()
-    card = dataset_card("demo", recs, models=["m@1"], params_digest=params_hash({"a": 1}), params_json="{}")
-    counts = write_release(recs, tmp_path / "rel", card=card)
+    recs = records().sort_values(["stage", "split", "type", "record_id"])  # as the split stage writes them
+
+    def card(counts):
+        return dataset_card(
+            "demo", counts, models=["m@1"], params_digest=params_hash({"a": 1}), params_json="{}"
+        )
+
+    counts = write_release(
+        (recs.iloc[i : i + 3] for i in range(0, len(recs), 3)), tmp_path / "rel", card=card
+    )
     assert counts["stage_1/train"] == {"cqa": 1, "ir": 1}
     ds = load_dataset("parquet", data_dir=str(tmp_path / "rel" / "stage_0"))
     assert {k: len(v) for k, v in ds.items()} == {"train": 2, "validation": 1, "test": 1}
@@ -40,6 +47,19 @@ def test_release_loads_with_datasets_and_card_configs(tmp_path):
     assert len(by_card["train"]) == 2
     text = (tmp_path / "rel" / "README.md").read_text()
     assert "config_name: stage_1" in text and params_hash({"a": 1}) in text
+    assert "| 0 | train | 1 | 1 |" in text  # cqa, ir
+
+
+def test_records_out_of_stage_and_split_order_are_refused(tmp_path):
+    import pytest
+
+    from curll.errors import CurllError
+
+    recs = records().sort_values(["stage", "split"])
+    shuffled = pd.concat([recs.iloc[:2], recs.iloc[4:], recs.iloc[2:4]])  # stage 0's test comes back
+    with pytest.raises(CurllError, match="not sorted by stage and split"):
+        write_release([shuffled.iloc[:3], shuffled.iloc[3:]], tmp_path / "rel", card=lambda c: "")
+    assert not (tmp_path / "rel").exists()
 
 
 def test_params_hash_is_order_independent():

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curll.artifacts import atomic_dir
+from curll.errors import CurllError
 from curll.schemas import SPLITS
 
 RELEASE_SCHEMA = pa.schema(
@@ -53,39 +55,73 @@ def _table(df: pd.DataFrame) -> pa.Table:
     return pa.Table.from_pydict(cols, schema=RELEASE_SCHEMA)
 
 
-def write_release(records: pd.DataFrame, out: str | Path, *, card: str) -> dict[str, Any]:
-    """Write the layout above from RecordSchema rows; returns counts per stage, split and type."""
-    counts: dict[str, Any] = {}
+#: records per (stage, split, type)
+Counts = Counter[tuple[int, str, str]]
+
+
+def write_release(
+    chunks: Iterable[pd.DataFrame], out: str | Path, *, card: Callable[[Counts], str]
+) -> dict[str, Any]:
+    """Write the layout above from RecordSchema rows, streamed in chunks sorted by (stage,
+    split, type, record_id) as the split stage writes them (each file is appended to while its
+    rows come; a (stage, split) that comes back after another began is an error). ``card``
+    makes the README from the counts. Returns counts per stage, split and type."""
+    counts: Counts = Counter()
+    writer: pq.ParquetWriter | None = None
     with atomic_dir(out) as tmp:
-        for stage in sorted(set(records["stage"].tolist())):
-            folder = tmp / f"stage_{stage}"
-            folder.mkdir()
-            of_stage = records[records["stage"] == stage]
+        current: tuple[int, str] | None = None
+        done: set[tuple[int, str]] = set()
+        try:
+            for chunk in chunks:
+                for (stage, split), part in chunk.groupby(["stage", "split"], sort=False):
+                    key = (int(str(stage)), str(split))
+                    if key != current:
+                        if key in done:
+                            raise CurllError(
+                                f"records not sorted by stage and split: stage {stage} {split} again"
+                            )
+                        if writer is not None:
+                            writer.close()
+                        folder = tmp / f"stage_{stage}"
+                        folder.mkdir(exist_ok=True)
+                        writer = pq.ParquetWriter(folder / f"{split}.parquet", RELEASE_SCHEMA)
+                        current = key
+                        done.add(key)
+                    assert writer is not None
+                    writer.write_table(_table(part))
+                    counts.update((key[0], key[1], str(t)) for t in part["type"])
+        finally:
+            if writer is not None:
+                writer.close()
+        for stage in sorted({s for s, _ in done}):  # every stage has all three files
             for split in SPLITS:
-                part = of_stage[of_stage["split"] == split].sort_values(["type", "record_id"])
-                pq.write_table(_table(part), folder / f"{split}.parquet")
-                counts[f"stage_{stage}/{split}"] = {
-                    k: int(v) for k, v in part["type"].value_counts().sort_index().items()
-                }
-        (tmp / "README.md").write_text(card, encoding="utf-8")
-    return counts
+                if (stage, split) not in done:
+                    pq.write_table(RELEASE_SCHEMA.empty_table(), tmp / f"stage_{stage}" / f"{split}.parquet")
+        (tmp / "README.md").write_text(card(counts), encoding="utf-8")
+    return {
+        f"stage_{stage}/{split}": {
+            t: n for (s, sp, t), n in sorted(counts.items()) if (s, sp) == (stage, split)
+        }
+        for stage in sorted({s for s, _ in done})
+        for split in SPLITS
+    }
 
 
 def dataset_card(
-    name: str, records: pd.DataFrame, *, models: list[str], params_digest: str, params_json: str
+    name: str, counts: Counts, *, models: list[str], params_digest: str, params_json: str
 ) -> str:
-    """Markdown card with a Hugging Face YAML header; figures come from ``records``."""
-    stages = sorted(set(records["stage"].tolist()))
+    """Markdown card with a Hugging Face YAML header; figures come from ``counts``."""
+    stages = sorted({s for s, _, _ in counts})
     configs = "".join(
         f"  - config_name: stage_{s}\n    data_files:\n"
         + "".join(f"      - split: {sp}\n        path: stage_{s}/{sp}.parquet\n" for sp in SPLITS)
         for s in stages
     )
-    table = records.groupby(["stage", "split", "type"]).size().unstack("type", fill_value=0)
-    header = "| stage | split | " + " | ".join(table.columns) + " |"
+    types = sorted({t for _, _, t in counts})
+    header = "| stage | split | " + " | ".join(types) + " |"
     rows = [
-        f"| {key[0]} | {key[1]} | " + " | ".join(str(v) for v in row) + " |"  # key: (stage, split)
-        for key, row in zip(table.index, table.to_numpy().tolist(), strict=True)
+        f"| {stage} | {split} | " + " | ".join(str(counts.get((stage, split, t), 0)) for t in types) + " |"
+        for stage, split in sorted({(s, sp) for s, sp, _ in counts})
     ]
     return f"""---
 pretty_name: {name}
@@ -104,7 +140,7 @@ passages (context), comprehension questions on passages (cqa) and skill tasks on
 ## Counts (records)
 
 {header}
-|---|---|{"---|" * len(table.columns)}
+|---|---|{"---|" * len(types)}
 {chr(10).join(rows)}
 
 ## Columns
