@@ -83,8 +83,18 @@ def generate_shard(
     index: Annotated[int, typer.Argument(help="0-based shard index")], params: ParamsOpt = DEFAULT_PARAMS
 ) -> None:
     from pipeline import generate
+    from pipeline.report import say
 
-    generate.shard(load_checked(params), index)
+    say(generate.shard(load_checked(params), index))
+
+
+@_SUBAPPS["generate"].command(
+    "fold", help="Fold the request caches of shards run with `generate shard` into llm.cache."
+)
+def generate_fold(params: ParamsOpt = DEFAULT_PARAMS) -> None:
+    from pipeline import generate
+
+    generate.fold(load_checked(params))
 
 
 metrics_app = typer.Typer(help="Metrics on published results.", no_args_is_help=True)

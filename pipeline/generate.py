@@ -1,13 +1,19 @@
 """DVC stage ``generate``: passages, IR, CQA and CSQA from the seeds, shard by shard.
 
-``curll generate run`` (the DVC cmd) runs every shard 0..n-1 of ``generate.shards`` here;
-``curll generate shard I`` runs shard I alone, so n machines that share the output folder
-(and, ideally, the request cache) can split a run; ``generate_merge`` then joins them.
-Each shard writes ``out.shards/generations-<i>-of-<n>.parquet`` atomically.
+``curll generate run`` (the DVC cmd) runs every shard 0..n-1 of ``generate.shards``: in turn
+in this process (``generate.runner: local``) or as Ray tasks (``ray``, at
+``generate.ray_address``). ``curll generate shard I`` runs shard I alone (a Slurm job array:
+one task per index), and ``curll generate fold`` folds the shards' caches afterwards;
+``generate_merge`` then joins the shards. Each shard writes
+``out.shards/generations-<i>-of-<n>.parquet`` atomically and its answers to a cache file of
+its own (:func:`shard_cache`) over the shared ``llm.cache``, read only, so no two processes
+ever write one SQLite file; ``run`` folds the shard caches into ``llm.cache`` before and
+after its shards, so a rerun finds every answer and asks nothing twice.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +23,7 @@ from curll.config import Params
 from curll.errors import CurllError
 from curll.generate.shard import generate_shard, shard_of, shard_path_name
 from curll.generate.tasks import task_schema
+from curll.llm.cache import fold as fold_caches
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import GenerationSchema, SeedSchema
 from curll.yields import check_yields, measure
@@ -24,17 +31,42 @@ from pipeline.report import say
 
 
 def run(params: Params) -> None:
-    n = params.generate.shards
-    out = Path(params.generate.out.shards)
+    p = params.generate
+    n = p.shards
+    out = Path(p.out.shards)
     if out.is_dir():  # files of an earlier shard count are stale
         for stale in out.glob("generations-*-of-*.parquet"):
             if not stale.name.endswith(f"-of-{n:04d}.parquet"):
                 stale.unlink()
-    for i in range(n):
-        shard(params, i)
+    fold(params)  # what a killed run or `curll generate shard I` left
+    if p.runner == "ray":
+        from curll.generate.on_ray import run_on_ray
+
+        for line in run_on_ray(partial(shard, params), range(n), address=p.ray_address):
+            say(line)
+    else:
+        for i in range(n):
+            say(shard(params, i))
+    fold(params)
 
 
-def shard(params: Params, index: int) -> None:
+def shard_cache(params: Params, index: int) -> Path:
+    """The cache file shard ``index`` writes: ``<llm.cache folder>/shards/<name>-<i>-of-<n>``."""
+    main = Path(params.llm.cache)
+    return main.parent / "shards" / f"{main.stem}-{index:04d}-of-{params.generate.shards:04d}{main.suffix}"
+
+
+def fold(params: Params) -> None:
+    """Fold every shard cache (of any shard count) into ``llm.cache`` and delete it."""
+    main = Path(params.llm.cache)
+    parts = sorted((main.parent / "shards").glob(f"{main.stem}-*-of-*{main.suffix}"))
+    if parts:
+        added, folded = fold_caches(main, parts)
+        say(f"generate: folded {folded} shard caches into {main} ({added} new answers)")
+
+
+def shard(params: Params, index: int) -> str:
+    """Run shard ``index``; returns its summary line."""
     p, llm = params.generate, params.llm
     if not 0 <= index < p.shards:
         raise CurllError(f"shard must be in 0..{p.shards - 1}", field="generate.shards")
@@ -54,7 +86,9 @@ def shard(params: Params, index: int) -> None:
         )
         for name in ("context", "ir", "cqa", "csqa")
     }
-    engine = engine_from_params(llm, models=params.llm_models, desc="generate")
+    engine = engine_from_params(
+        llm, models=params.llm_models, desc="generate", cache=shard_cache(params, index)
+    )
     # verify's checks that a new attempt can fix are asked again here (same thresholds)
     content = params.verify.content.for_profile(llm.use)
     df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs,
@@ -69,7 +103,7 @@ def shard(params: Params, index: int) -> None:
     path = Path(p.out.shards) / shard_path_name(index, p.shards)
     write_table(df, path, GenerationSchema)
     ok = int((df["status"] == "ok").sum())
-    say(
+    return (
         f"generate: shard {index}/{p.shards}: {len(df)} requests, {ok} ok, "
         f"{engine.new_requests} sent to the model "
         f"(+{engine.backend_calls - engine.new_requests} retries) -> {path}"

@@ -1,5 +1,6 @@
 """Two runs at once: a second ``dvc repro`` in the same repo is refused by DVC's lock and
-changes nothing; two ``curll generate shard I`` processes share one cache file safely."""
+changes nothing; two ``curll generate shard I`` processes each write a cache of their own,
+which ``curll generate fold`` folds into the shared one without losing or doubling an answer."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import yaml
@@ -36,7 +38,7 @@ def test_a_second_repro_meanwhile_gets_dvcs_lock_message_and_changes_nothing(tmp
     assert "up to date" in dvc("status", cwd=project).stdout  # the first's results stand
 
 
-def test_two_shard_processes_share_one_cache_and_merge_as_one_process(tmp_path):
+def test_two_shard_processes_write_own_caches_that_fold_into_one_and_merge_as_one_process(tmp_path):
     with FaultyServer(rate=0.0) as server:
         single = make_project(tmp_path / "single", server.base_url, n_seeds=6)
         assert curll("generate", "run", cwd=single, check=False).returncode == 0
@@ -61,6 +63,13 @@ def test_two_shard_processes_share_one_cache_and_merge_as_one_process(tmp_path):
         pd.testing.assert_frame_equal(a, b)
     import sqlite3
 
-    with sqlite3.connect(split / ".curll/cache/llm.sqlite") as db:
-        stored = db.execute("SELECT COUNT(*) FROM completions").fetchone()[0]
-    assert stored == asked == 24  # every answer stored once: none lost, none twice
+    def stored(db_path: Path) -> int:
+        with sqlite3.connect(db_path) as db:
+            return int(db.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
+
+    parts = sorted((split / ".curll/cache/shards").glob("llm-*-of-0002.sqlite"))
+    assert len(parts) == 2 and not (split / ".curll/cache/llm.sqlite").exists()  # no shared writes
+    assert sum(stored(p) for p in parts) == asked == 24
+    curll("generate", "fold", cwd=split)
+    assert not any(p.exists() for p in parts)
+    assert stored(split / ".curll/cache/llm.sqlite") == 24  # every answer once: none lost, none twice

@@ -50,14 +50,15 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def cached(project: Path) -> int:
-    db = project / ".curll" / "cache" / "llm.sqlite"
-    if not db.exists():
-        return 0
-    try:
-        with sqlite3.connect(db, timeout=1) as con:
-            return int(con.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
-    except sqlite3.OperationalError:  # table not created yet
-        return 0
+    """Answers stored so far: the shard's own cache file (folded into the shared one at the end)."""
+    total = 0
+    for db in (project / ".curll" / "cache").rglob("*.sqlite"):
+        try:
+            with sqlite3.connect(db, timeout=1) as con:
+                total += int(con.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
+        except sqlite3.OperationalError:  # table not created yet
+            pass
+    return total
 
 
 def shard(project: Path) -> pd.DataFrame:

@@ -112,6 +112,13 @@ class GenerateParams(Section):
     """``generate``: passages and IR from seeds, then CQA and CSQA on each accepted passage."""
 
     shards: Positive = Field(description="n: the seeds are split into n shards by a hash of seed_id")
+    runner: Literal["local", "ray"] = Field(
+        default="local", description="local: the shards in turn in this process | ray: one Ray task per shard"
+    )
+    ray_address: StrictStr | None = Field(
+        default=None,
+        description='ray: None starts Ray on this machine; "auto" joins the cluster of `ray start`',
+    )
     cqa_pairs: Positive
     csqa_pairs: Positive
     min_yield: MinYield = Field(description="least share of requests answered validly, per task and stage")

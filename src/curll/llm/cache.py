@@ -9,6 +9,10 @@ Contract:
 - several processes (shards) may share one cache file: WAL mode, and a writer waits up
   to ``busy_timeout_s`` (default 600 s: a batch commit takes milliseconds, but a loaded
   shared disk can stall) for another's transaction instead of failing;
+- ``base``: a second cache file consulted (read only, never locked: ``immutable``) for what
+  this one lacks; shards of the generate stage each write a cache of their own over the
+  shared one, and :func:`fold` adds them into it once every shard has finished (the shared
+  file must not change while they run);
 - a file that is not a sound SQLite database (truncated, overwritten, a failed
   ``PRAGMA quick_check`` at open, linear in the file: about a second a GB) is never
   trusted: it is moved aside as ``<name>.corrupt-<time>`` with a warning, and the cache
@@ -22,6 +26,7 @@ import time
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from urllib.parse import quote
 
 from curll.llm.types import Completion
 
@@ -40,8 +45,14 @@ CREATE TABLE IF NOT EXISTS completions (
 
 
 class RequestCache:
-    def __init__(self, path: str | Path, *, busy_timeout_s: float = 600.0) -> None:
+    def __init__(
+        self, path: str | Path, *, busy_timeout_s: float = 600.0, base: str | Path | None = None
+    ) -> None:
         self.path = Path(path)
+        self._base: sqlite3.Connection | None = None
+        if base is not None and Path(base).is_file():
+            uri = f"file:{quote(str(Path(base).resolve()))}?mode=ro&immutable=1"
+            self._base = sqlite3.connect(uri, uri=True)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.busy_timeout_s = busy_timeout_s
         try:
@@ -73,17 +84,9 @@ class RequestCache:
         return db
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
-        found: dict[str, Completion] = {}
-        for start in range(0, len(keys), 500):  # SQLite caps bound parameters per statement
-            chunk = list(keys[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                "SELECT key, text, prompt_tokens, completion_tokens, latency_s, finish_reason "
-                f"FROM completions WHERE key IN ({marks})",
-                chunk,
-            )
-            for key, text, pt, ct, lat, fin in rows:
-                found[key] = Completion(text, pt, ct, lat, fin)
+        found = _lookup(self._db, keys)
+        if self._base is not None:
+            found.update(_lookup(self._base, [k for k in keys if k not in found]))
         return found
 
     def put_many(self, model: str, items: Iterable[tuple[str, Completion]]) -> int:
@@ -111,3 +114,51 @@ class RequestCache:
 
     def close(self) -> None:
         self._db.close()
+        if self._base is not None:
+            self._base.close()
+
+
+def _lookup(db: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Completion]:
+    found: dict[str, Completion] = {}
+    for start in range(0, len(keys), 500):  # SQLite caps bound parameters per statement
+        chunk = list(keys[start : start + 500])
+        marks = ",".join("?" * len(chunk))
+        rows = db.execute(
+            "SELECT key, text, prompt_tokens, completion_tokens, latency_s, finish_reason "
+            f"FROM completions WHERE key IN ({marks})",
+            chunk,
+        )
+        for key, text, pt, ct, lat, fin in rows:
+            found[key] = Completion(text, pt, ct, lat, fin)
+    return found
+
+
+def fold(main: str | Path, parts: Iterable[str | Path]) -> tuple[int, int]:
+    """Add every entry of the cache files ``parts`` to ``main`` (an entry ``main`` holds is
+    kept), then delete each part: (entries added, parts folded). One transaction per part, so
+    a part killed mid-fold is folded again, whole, next time; a damaged part is moved aside
+    (as :class:`RequestCache` does) and its answers are asked again."""
+    cache = RequestCache(main)
+    added = done = 0
+    try:
+        for part in parts:
+            if not Path(part).is_file():
+                continue
+            RequestCache(part).close()  # checked (moved aside when damaged); its WAL written back
+            if not Path(part).is_file():
+                continue
+            before = len(cache)
+            cache._db.execute("ATTACH DATABASE ? AS part", (str(part),))
+            try:
+                with cache._db:
+                    cache._db.execute("BEGIN")
+                    cache._db.execute("INSERT OR IGNORE INTO completions SELECT * FROM part.completions")
+            finally:
+                cache._db.execute("DETACH DATABASE part")
+            added += len(cache) - before
+            done += 1
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{part}{suffix}").unlink(missing_ok=True)
+    finally:
+        cache.close()
+    return added, done

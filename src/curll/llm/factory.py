@@ -68,12 +68,16 @@ def make_backend(llm: LLMParams, *, models: LLMModelsParams) -> Backend:
     raise AssertionError(f"unknown profile {p!r}")
 
 
-def engine_from_params(llm: LLMParams, *, models: LLMModelsParams, desc: str) -> Engine:
-    """The engine every LLM stage uses: the profile's backend, the shared cache, the attempts."""
+def engine_from_params(
+    llm: LLMParams, *, models: LLMModelsParams, desc: str, cache: str | Path | None = None
+) -> Engine:
+    """The engine every LLM stage uses: the profile's backend, the shared cache, the attempts.
+    With ``cache`` (a generate shard's own file) answers are written there and the shared
+    ``llm.cache`` is only read."""
     p = llm.profile
     return Engine(
         make_backend(llm, models=models),
-        RequestCache(llm.cache),
+        RequestCache(llm.cache) if cache is None else RequestCache(cache, base=llm.cache),
         attempts=llm.attempts,
         batch_size=p.batch_size,
         desc=desc,

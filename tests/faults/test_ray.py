@@ -1,0 +1,54 @@
+"""generate on Ray (``generate.runner: ray``, a local Ray cluster of this machine): the shard
+files and the merged tables are byte-identical to one process's, every answer is folded into
+the shared cache once, and a rerun asks the server nothing."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.faults.conftest import make_project
+from tests.faults.mix import FaultyServer
+from tests.helpers import curll
+
+pytest.importorskip("ray")
+
+TABLES = ("generations", "contexts", "ir", "cqa", "csqa")
+
+
+def configure(project: Path, **generate: object) -> None:
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["generate"].update(generate)
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+
+
+def test_ray_shards_are_byte_identical_to_one_process_and_a_rerun_asks_nothing(tmp_path):
+    with FaultyServer(rate=0.0) as server:
+        local = make_project(tmp_path / "local", server.base_url, n_seeds=6)
+        configure(local, shards=2)
+        curll("generate", "run", cwd=local)
+        on_ray = make_project(tmp_path / "ray", server.base_url, n_seeds=6)
+        configure(on_ray, shards=2, runner="ray")
+        before = len(server.requests)
+        run = curll("generate", "run", cwd=on_ray)
+        asked = len(server.requests) - before
+        assert "folded 2 shard caches" in run.stdout + run.stderr
+        rerun = curll("generate", "run", cwd=on_ray)
+        assert len(server.requests) == before + asked  # every answer came from the cache
+        assert "0 sent to the model" in rerun.stdout + rerun.stderr
+    shards = sorted(p.name for p in (local / "data/generate/shards").iterdir())
+    assert shards == ["generations-0000-of-0002.parquet", "generations-0001-of-0002.parquet"]
+    for name in shards:
+        a, b = (p / "data/generate/shards" / name for p in (local, on_ray))
+        assert a.read_bytes() == b.read_bytes(), name
+    for project in (local, on_ray):
+        curll("generate_merge", "run", cwd=project)
+    for table in TABLES:
+        a, b = (p / f"data/generate/{table}.parquet" for p in (local, on_ray))
+        assert a.read_bytes() == b.read_bytes(), table
+    with sqlite3.connect(on_ray / ".curll/cache/llm.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM completions").fetchone()[0] == asked == 24
+    assert not list((on_ray / ".curll/cache/shards").glob("*.sqlite"))
