@@ -22,7 +22,12 @@ OUTPUTS = {
 }
 
 
-@pytest.mark.parametrize("stage", sorted(OUTPUTS))
+@pytest.mark.parametrize(
+    "stage",
+    # the judges' trial (about 30 s) is kept out of the default run: it exercises the engine's
+    # cache and batches as split's does
+    ["split", pytest.param("evaluate_judge", marks=pytest.mark.slow)],
+)
 def test_an_llm_stage_killed_mid_run_restarts_to_the_same_bytes(reproduced: Reproduced, tmp_path, stage):
     repo = tmp_path / "repo"
     shutil.copytree(reproduced.path, repo, symlinks=True)
