@@ -52,7 +52,8 @@ class StageRun:
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), DVC_NO_ANALYTICS="1")
+    # this checkout's code first, so a run measures the code beside it (not another install)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]), DVC_NO_ANALYTICS="1")
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     return env
 
