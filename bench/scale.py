@@ -33,7 +33,8 @@ import yaml
 from bench.scale_inputs import Plan, write_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT.parent / "shared" / "reference"
+#: the authors' taxonomy and the Kuperman norms (CURLL_REFERENCE overrides; absent: built-ins)
+REFERENCE = Path(os.environ.get("CURLL_REFERENCE", ROOT.parent / "shared" / "reference"))
 STAGES = ("generate_merge", "verify", "split", "split_release", "tokenizer", "loader")
 
 
@@ -97,6 +98,8 @@ def project_params(base_url: str, encoder: Path, rate: int, per_stage: int = 0) 
     params: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text())
     taxonomy, vocab = REFERENCE / "curll-taxonomy", REFERENCE / "aoa" / "AoA_51715_words.csv"
     params["taxonomy"]["per_stage"] = per_stage
+    for section in ("taxonomy", "vocab"):  # the built-in files, wherever the project is
+        params[section]["input"] = str(ROOT / params[section]["input"])
     if taxonomy.is_dir():
         params["taxonomy"].update(layout="curll-csv", input=str(taxonomy))
     if vocab.is_file():
