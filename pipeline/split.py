@@ -4,12 +4,19 @@ Reads the verify tables, the indicators and ``params.split`` / ``params.llm``; w
 ``out.ratings`` (one LLM rating per rated unit: ``split.rate_per_indicator`` per indicator and
 type, with provenance), ``out.units`` (split, rank, contaminated), ``out.records`` (chat-format
 records of every kept instance, with its split), ``out.rejects`` (contaminated train units) and
-``out.stats``.
+``out.stats``. Memory holds the units' ids and the rated sample: the texts go to a scratch
+SQLite file (:class:`~curll.split.workspace.Workspace`), where the records are also sorted, and
+are read and written a batch at a time; the four tables appear together or not at all.
 """
 
 from __future__ import annotations
 
-from curll.artifacts import read_table, write_json, write_tables
+from collections import Counter
+from collections.abc import Iterator
+
+import pandas as pd
+
+from curll.artifacts import empty_table, read_table, write_json
 from curll.config import Params
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import (
@@ -22,35 +29,65 @@ from curll.schemas import (
     RejectSchema,
     UnitSchema,
 )
-from curll.split.core import require_records, select, split_stats
-from curll.split.records import build_records
-from curll.split.units import build_units, rate, rated_sample, rating_schema
+from curll.split.core import RecordCounts, record_counts, require_records, select, split_stats
+from curll.split.records import indicator_info, record_frame
+from curll.split.units import rate, rated_sample, rating_schema, unit_index
+from curll.split.workspace import Workspace
+from curll.streaming import iter_table, write_table_streams
 from pipeline.report import say
+
+IDS = ["instance_id", "stage", "indicator_id"]
 
 
 def run(params: Params) -> None:
     p, v = params.split, params.verify.out
-    tables = {
-        "context": read_table(v.contexts, ContextSchema),
-        "ir": read_table(v.ir, InstructionSchema),
-        "cqa": read_table(v.cqa, QAPairSchema),
-        "csqa": read_table(v.csqa, QAPairSchema),
-    }
+    tables = {"context": (v.contexts, ContextSchema), "ir": (v.ir, InstructionSchema),
+              "cqa": (v.cqa, QAPairSchema), "csqa": (v.csqa, QAPairSchema)}  # fmt: skip
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
-    units = build_units(tables)
-    engine = engine_from_params(params.llm, models=params.llm_models, desc="split: rate")
-    task = make_task(params.llm, p.prompt, rating_schema(params.llm.profile.max_chars))
-    ratings = rate(rated_sample(units, p.rate_per_indicator, p.seed), indicators, engine, task)
-    placed, rejects = select(units, ratings, p)
-    records = build_records(tables, placed[~placed["contaminated"]], indicators, system=p.system_prompt)
-    require_records(records, sorted(set(indicators["stage"])), p)
+    ws = Workspace()
+    try:
+        ws.add_passages(iter_table(v.contexts, ContextSchema, columns=["instance_id", "text"]))
+        ws.add_ir(iter_table(v.ir, InstructionSchema, columns=["instance_id", "instruction", "response"]))
+        for kind in ("cqa", "csqa"):
+            path, schema = tables[kind]
+            ws.add_qa(kind, iter_table(path, schema, columns=["context_id", "q_index", "question", "answer"]))
+        units = unit_index(
+            read_table(v.contexts, ContextSchema, columns=IDS),
+            read_table(v.ir, InstructionSchema, columns=IDS),
+        )
+        sample = rated_sample(units, p.rate_per_indicator, p.seed)
+        sample = sample.assign(
+            content=[ws.content(u, t) for u, t in zip(sample["unit_id"], sample["type"], strict=True)]
+        )
+        engine = engine_from_params(params.llm, models=params.llm_models, desc="split: rate")
+        task = make_task(params.llm, p.prompt, rating_schema(params.llm.profile.max_chars))
+        ratings = rate(sample, indicators, engine, task)
+        placed, rejects = select(units, ratings, p, content=ws.content)
+        kept = placed[~placed["contaminated"]]
+        split_of = dict(zip(kept["unit_id"], kept["split"], strict=True))
+        info = indicator_info(indicators)
+        for kind, (path, schema) in tables.items():
+            for chunk in iter_table(path, schema):
+                ws.add_records(record_frame(kind, chunk, split_of, info, ws.passage, system=p.system_prompt))
+        counts: RecordCounts = Counter()
+        stages = sorted(set(indicators["stage"].tolist()))
 
-    write_tables([
-        (ratings, p.out.ratings, RatingSchema),
-        (placed, p.out.units, UnitSchema),
-        (records, p.out.records, RecordSchema),
-        (rejects, p.out.rejects, RejectSchema),
-    ])  # fmt: skip
-    stats = split_stats(placed, ratings, records)
+        def chunks() -> Iterator[list[pd.DataFrame]]:
+            small = [ratings, placed, rejects]
+            for records in ws.sorted_records():
+                counts.update(record_counts(records))
+                yield [small[0], small[1], records, small[2]]
+                small = [empty_table(s) for s in (RatingSchema, UnitSchema, RejectSchema)]
+            require_records(counts, stages, p)  # no record at all fails here: nothing is renamed into place
+
+        write_table_streams([
+            (p.out.ratings, RatingSchema),
+            (p.out.units, UnitSchema),
+            (p.out.records, RecordSchema),
+            (p.out.rejects, RejectSchema),
+        ], chunks())  # fmt: skip
+    finally:
+        ws.close()
+    stats = split_stats(placed, ratings, counts)
     write_json(p.out.stats, stats)
     say("split: records " + ", ".join(f"{k} {n}" for k, n in stats["records"].items()))

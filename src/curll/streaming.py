@@ -32,9 +32,9 @@ def write_table_streams(
     outputs: Sequence[tuple[str | Path, type[pa.DataFrameModel]]], chunks: Iterable[Sequence[pd.DataFrame]]
 ) -> list[int]:
     """:func:`write_table_stream` for several tables at once: each item of ``chunks`` holds one
-    frame per output (in the order of ``outputs``). All or nothing: the outputs are renamed into
-    place only after the last chunk, so an error on the way leaves every earlier output as it
-    was. Returns the rows written per output."""
+    frame per output (in the order of ``outputs``; an empty frame adds nothing). All or
+    nothing: the outputs are renamed into place only after the last chunk, so an error on the
+    way leaves every earlier output as it was. Returns the rows written per output."""
     import pyarrow as arrow
     import pyarrow.parquet as pq
 
@@ -45,6 +45,8 @@ def write_table_streams(
         try:
             for frames in chunks:
                 for k, (df, (path, schema)) in enumerate(zip(frames, outputs, strict=True)):
+                    if df.empty and writers[k] is not None:
+                        continue  # nothing to add (an empty frame is still validated first time)
                     table = arrow.Table.from_pandas(checked(df, schema, path), preserve_index=False)
                     writer = writers[k]
                     if writer is None:

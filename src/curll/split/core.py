@@ -9,6 +9,8 @@ and the overlap).
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pandas as pd
@@ -21,7 +23,15 @@ from curll.verify.filters import reject_frame
 from curll.yields import YieldError
 
 
-def select(units: pd.DataFrame, ratings: pd.DataFrame, p: SplitParams) -> tuple[pd.DataFrame, pd.DataFrame]:
+def select(
+    units: pd.DataFrame,
+    ratings: pd.DataFrame,
+    p: SplitParams,
+    *,
+    content: Callable[[str, str], str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``content(unit_id, type)`` gives a unit's text (default: the ``content`` column of
+    ``units``); train units are read once, as a stream."""
     rated = units[["unit_id", "type", "stage", "indicator_id"]].merge(
         ratings[["unit_id", "rating"]], on="unit_id", how="left", validate="one_to_one"
     )
@@ -33,13 +43,19 @@ def select(units: pd.DataFrame, ratings: pd.DataFrame, p: SplitParams) -> tuple[
         seed=p.seed,
         max_holdout=float(p.max_holdout),
     )
-    content = dict(zip(units["unit_id"], units["content"], strict=True))
-    by_split = {s: placed.loc[placed["split"] == s, "unit_id"] for s in ("train", "test")}
+    if content is None:
+        texts = dict(zip(units["unit_id"], units["content"], strict=True))
+
+        def content(unit: str, kind: str) -> str:
+            return str(texts[unit])
+
+    def of(split: str) -> Iterator[tuple[str, str]]:
+        rows = placed[placed["split"] == split]
+        for unit, kind in zip(rows["unit_id"], rows["type"], strict=True):
+            yield unit, content(unit, kind)
+
     hits = contaminated(
-        {u: content[u] for u in by_split["train"]},
-        {u: content[u] for u in by_split["test"]},
-        n=p.decontamination.ngram,
-        threshold=p.decontamination.threshold,
+        of("train"), dict(of("test")), n=p.decontamination.ngram, threshold=p.decontamination.threshold
     )
     worst = {h.train_id: h for h in hits}
     placed["contaminated"] = placed["unit_id"].isin(set(worst))
@@ -59,23 +75,29 @@ def select(units: pd.DataFrame, ratings: pd.DataFrame, p: SplitParams) -> tuple[
     return placed, rejects
 
 
-def require_records(records: pd.DataFrame, stages: list[int], p: SplitParams) -> None:
+#: records per (stage, split, type)
+RecordCounts = Counter[tuple[int, str, str]]
+
+
+def record_counts(records: pd.DataFrame) -> RecordCounts:
+    return Counter(
+        zip(records["stage"].tolist(), records["split"].tolist(), records["type"].tolist(), strict=True)
+    )
+
+
+def require_records(counts: RecordCounts, stages: list[int], p: SplitParams) -> None:
     """Every stage must have train records, and test records when asked for any (validation
     records are counted, not required per stage: with ``max_holdout`` a small stage may have
     none); else :class:`~curll.yields.YieldError` with the counts per stage and split."""
     wanted = ["train"] + ["test"] * (p.test_per_indicator > 0)
-    sizes = records.groupby(["stage", "split"]).size().reset_index(name="n")
-    counts = {
-        (int(s), str(k)): int(n) for s, k, n in zip(sizes["stage"], sizes["split"], sizes["n"], strict=True)
-    }
+    per: Counter[tuple[int, str]] = Counter()
+    for (stage, split, _), n in counts.items():
+        per[(stage, split)] += n
     empty = [
-        f"  stage {s} {split}: 0 records"
-        for s in stages
-        for split in wanted
-        if counts.get((s, split), 0) == 0
+        f"  stage {s} {split}: 0 records" for s in stages for split in wanted if per.get((s, split), 0) == 0
     ]
     if empty:
-        have = ", ".join(f"stage {s} {k} {n}" for (s, k), n in counts.items()) or "none"
+        have = ", ".join(f"stage {s} {k} {n}" for (s, k), n in sorted(per.items())) or "none"
         raise YieldError(
             "split: empty splits (every stage needs train records, and test/validation when "
             "split.test_per_indicator/val_per_indicator ask for them):\n"
@@ -85,12 +107,19 @@ def require_records(records: pd.DataFrame, stages: list[int], p: SplitParams) ->
         )
 
 
-def split_stats(placed: pd.DataFrame, ratings: pd.DataFrame, records: pd.DataFrame) -> dict[str, Any]:
+def split_stats(placed: pd.DataFrame, ratings: pd.DataFrame, counts: RecordCounts) -> dict[str, Any]:
     rated = ratings[ratings["rating"] > 0]
+
+    def by(key: Callable[[tuple[int, str, str]], tuple[Any, ...]]) -> dict[str, int]:
+        out: Counter[tuple[Any, ...]] = Counter()
+        for k, n in counts.items():
+            out[key(k)] += n
+        return {"/".join(str(x) for x in k): n for k, n in sorted(out.items())}
+
     return {
         "units": count_by(placed, ["split", "type"]),
-        "records": count_by(records, ["split", "type"]),
-        "records_per_stage": count_by(records, ["stage", "split"]),
+        "records": by(lambda k: (k[1], k[2])),
+        "records_per_stage": by(lambda k: (k[0], k[1])),
         "contaminated": int(placed["contaminated"].sum()),
         "ratings": {
             "rated": len(ratings),

@@ -9,7 +9,7 @@ is >= threshold. An inverted index (n-gram -> test ids) keeps this linear in the
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from curll.verify.dedup import normalise
@@ -30,15 +30,16 @@ class Contamination:
 
 
 def contaminated(
-    train: Mapping[str, str], test: Mapping[str, str], *, n: int, threshold: float
+    train: Mapping[str, str] | Iterable[tuple[str, str]], test: Mapping[str, str], *, n: int, threshold: float
 ) -> list[Contamination]:
-    """Train ids whose overlap with some test text is >= threshold (with the worst test match)."""
+    """Train ids whose overlap with some test text is >= threshold (with the worst test match);
+    ``train`` may be a stream of (id, text) pairs (read once)."""
     index: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for tid, text in test.items():
         for g in ngrams(text, n):
             index[g].append(tid)
     found = []
-    for uid, text in train.items():
+    for uid, text in train.items() if isinstance(train, Mapping) else train:
         grams = ngrams(text, n)
         if not grams:
             continue

@@ -9,6 +9,7 @@ CQA and CSQA records put the passage and the question in the user turn.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -38,24 +39,47 @@ def _turns(kind: str, row: dict[str, Any], passage: str) -> tuple[str, str]:
     return f"{passage}\n\n{row['question']}", row["answer"]
 
 
+def record_frame(
+    kind: str,
+    rows: pd.DataFrame,
+    split_of: Mapping[str, str],
+    info: pd.DataFrame,
+    passage: Callable[[str], str],
+    *,
+    system: str,
+) -> pd.DataFrame:
+    """Records (RECORD_COLUMNS, unsorted) for the instances of one type in ``rows`` whose unit
+    has a split in ``split_of``; ``info``: skill, subskill and indicator by indicator_id;
+    ``passage(context_id)``: a passage's text (the prompt of CQA and CSQA records)."""
+    out = []
+    for row in records(rows):
+        unit = row["context_id"] if kind in ("cqa", "csqa") else row["instance_id"]
+        if unit not in split_of:
+            continue
+        user, assistant = _turns(kind, row, passage(unit) if kind in ("cqa", "csqa") else "")
+        meta = info.loc[row["indicator_id"]]
+        out.append(
+            [row["instance_id"], unit, row["stage"], row["indicator_id"], meta["skill"], meta["subskill"],
+             meta["indicator"], kind, split_of[unit], _chat(system, user, assistant)]
+        )  # fmt: skip
+    return pd.DataFrame(out, columns=RECORD_COLUMNS)
+
+
+def indicator_info(indicators: pd.DataFrame) -> pd.DataFrame:
+    return indicators.set_index("indicator_id")[["skill", "subskill", "indicator"]]
+
+
 def build_records(
     tables: dict[str, pd.DataFrame], units: pd.DataFrame, indicators: pd.DataFrame, *, system: str
 ) -> pd.DataFrame:
-    """Records for every instance whose unit is in ``units`` (dropped units are left out)."""
+    """Records for every instance whose unit is in ``units`` (dropped units are left out), in
+    memory, sorted by (stage, split, type, record_id) (the split stage streams the same)."""
     split_of = dict(zip(units["unit_id"], units["split"], strict=True))
-    info = indicators.set_index("indicator_id")[["skill", "subskill", "indicator"]]
     passages = dict(zip(tables["context"]["instance_id"], tables["context"]["text"], strict=True))
-    rows = []
-    for kind in ("context", "ir", "cqa", "csqa"):
-        for row in records(tables[kind]):
-            unit = row["context_id"] if kind in ("cqa", "csqa") else row["instance_id"]
-            if unit not in split_of:
-                continue
-            user, assistant = _turns(kind, row, passages.get(unit, ""))
-            meta = info.loc[row["indicator_id"]]
-            rows.append(
-                [row["instance_id"], unit, row["stage"], row["indicator_id"], meta["skill"], meta["subskill"],
-                 meta["indicator"], kind, split_of[unit], _chat(system, user, assistant)]
-            )  # fmt: skip
-    df = pd.DataFrame(rows, columns=RECORD_COLUMNS)
+    info = indicator_info(indicators)
+    parts = [
+        record_frame(kind, tables[kind], split_of, info, lambda c: passages.get(c, ""), system=system)
+        for kind in ("context", "ir", "cqa", "csqa")
+    ]
+    df = pd.concat(parts, ignore_index=True)
     return df.sort_values(["stage", "split", "type", "record_id"]).reset_index(drop=True)

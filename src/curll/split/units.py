@@ -21,6 +21,7 @@ import pandas as pd
 
 from curll.artifacts import records
 from curll.config.llm import MaxChars
+from curll.errors import CurllError
 from curll.llm.engine import Engine
 from curll.llm.tasks import Task, ask, provenance
 from curll.split.assign import tie_key
@@ -47,6 +48,18 @@ def _qa_block(title: str, pairs: pd.DataFrame) -> str:
         for i, (q, a) in enumerate(zip(pairs["question"], pairs["answer"], strict=True), 1)
     ]
     return "\n".join(lines)
+
+
+def unit_index(contexts: pd.DataFrame, ir: pd.DataFrame) -> pd.DataFrame:
+    """unit_id, type, stage and indicator_id of every unit, by unit_id, from the id columns of
+    the verified passages and IR pairs (instance_id, stage, indicator_id); an id twice is an error."""
+    cols = ["instance_id", "stage", "indicator_id"]
+    df = pd.concat([contexts[cols].assign(type="context"), ir[cols].assign(type="ir")], ignore_index=True)
+    df = df.rename(columns={"instance_id": "unit_id"})[["unit_id", "type", "stage", "indicator_id"]]
+    twice = df["unit_id"].duplicated()
+    if twice.any():
+        raise CurllError(f"unit {df.loc[twice, 'unit_id'].iloc[0]} appears twice", field="instance_id")
+    return df.sort_values("unit_id").reset_index(drop=True)
 
 
 def build_units(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
