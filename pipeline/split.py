@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pandas as pd
+from tqdm.auto import tqdm
 
 from curll.artifacts import empty_table, read_table, write_json
 from curll.config import Params
@@ -67,7 +68,7 @@ def run(params: Params) -> None:
         split_of = dict(zip(kept["unit_id"], kept["split"], strict=True))
         info = indicator_info(indicators)
         for kind, (path, schema) in tables.items():
-            for chunk in iter_table(path, schema):
+            for chunk in tqdm(iter_table(path, schema), desc=f"split: {kind} records", unit="batch"):
                 ws.add_records(record_frame(kind, chunk, split_of, info, ws.passage, system=p.system_prompt))
         counts: RecordCounts = Counter()
         stages = sorted(set(indicators["stage"].tolist()))
