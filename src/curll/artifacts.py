@@ -32,6 +32,10 @@ from curll.errors import CurllError
 #: at most this many failures are listed in one validation message
 _MAX_LISTED = 5
 
+#: rows per parquet row group: a reader that streams a table (curll.streaming) decodes one row
+#: group at a time, so this bounds its memory (pyarrow's default, 1M rows, would not)
+ROW_GROUP_ROWS = 16384
+
 
 #: a write that fails for one of these is the disk's or the folder's fault, not a bug
 _CANNOT_WRITE = {errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS}
@@ -147,7 +151,7 @@ def write_table(
     valid = checked(df, schema, path)
     with atomic_path(path) as tmp:
         if writer is None:
-            valid.to_parquet(tmp, index=False)
+            valid.to_parquet(tmp, index=False, row_group_size=ROW_GROUP_ROWS)
         else:
             writer(valid, tmp)
 
@@ -158,7 +162,7 @@ def write_tables(tables: Sequence[tuple[pd.DataFrame, str | Path, type[pa.DataFr
     valid = [(checked(df, s, path), path) for df, path, s in tables]
     for df, path in valid:
         with atomic_path(path) as tmp:
-            df.to_parquet(tmp, index=False)
+            df.to_parquet(tmp, index=False, row_group_size=ROW_GROUP_ROWS)
 
 
 def checked(df: pd.DataFrame, schema: type[pa.DataFrameModel], path: str | Path) -> pd.DataFrame:
