@@ -34,7 +34,7 @@ _MAX_LISTED = 5
 
 #: rows per parquet row group: a reader that streams a table (curll.streaming) decodes one row
 #: group at a time, so this bounds its memory (pyarrow's default, 1M rows, would not)
-ROW_GROUP_ROWS = 16384
+ROW_GROUP_ROWS = 4096
 
 
 #: a write that fails for one of these is the disk's or the folder's fault, not a bug

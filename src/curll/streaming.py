@@ -68,7 +68,7 @@ def iter_table(
     schema: type[pa.DataFrameModel],
     *,
     columns: Sequence[str] | None = None,
-    batch_rows: int = 8192,
+    batch_rows: int = 4096,
 ) -> Iterator[pd.DataFrame]:
     """:func:`read_table` a batch at a time: each batch validated, indexed by its rows' numbers
     in the file (so an error names the file's row). Checks that span batches (uniqueness) are

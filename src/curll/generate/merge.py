@@ -99,7 +99,7 @@ def _sorted_stream(path: Path, index: int, batch_rows: int) -> Iterator[tuple[Ke
             yield key, index, df, j
 
 
-def merged(shard_dir: str | Path, n: int, *, chunk_rows: int = 8192) -> Iterator[pd.DataFrame]:
+def merged(shard_dir: str | Path, n: int, *, chunk_rows: int = 4096) -> Iterator[pd.DataFrame]:
     """See the module docstring."""
     paths = shard_paths(shard_dir, n)
     check_unique(paths)

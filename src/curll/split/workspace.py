@@ -87,7 +87,7 @@ class Workspace:
         rows = zip(*(df[c].tolist() for c in self._columns), strict=True)
         self._db.executemany(f"INSERT INTO records VALUES ({marks})", rows)
 
-    def sorted_records(self, chunk_rows: int = 8192) -> Iterator[pd.DataFrame]:
+    def sorted_records(self, chunk_rows: int = 4096) -> Iterator[pd.DataFrame]:
         """The records added, by (stage, split, type, record_id), ``chunk_rows`` at a time."""
         if self._columns is None:
             return

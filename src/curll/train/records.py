@@ -23,7 +23,7 @@ META = ["record_id", "stage", "type", "split"]
 
 
 class RecordFile:
-    def __init__(self, path: str | Path, split: str, *, batch_rows: int = 8192) -> None:
+    def __init__(self, path: str | Path, split: str, *, batch_rows: int = 4096) -> None:
         self.path, self.split, self.batch_rows = Path(path), split, batch_rows
         meta = read_table(self.path, RecordSchema, columns=META)
         meta["position"] = np.arange(len(meta))
