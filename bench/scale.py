@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -69,26 +70,49 @@ def _rss_gib(pid: int) -> float:
     return 0.0
 
 
+#: runs its arguments as a child and writes that child's peak RSS (KiB) to $CURLL_PEAK_FILE. A
+#: child's ru_maxrss starts at the RSS of the process it was forked from (Linux folds the old
+#: address space's high-water mark in at exec), so the stage is forked from this small launcher,
+#: not from the harness, which holds the generated inputs
+LAUNCH = (
+    "import os, subprocess, sys; p = subprocess.Popen(sys.argv[1:]); _, s, u = os.wait4(p.pid, 0); "
+    "open(os.environ['CURLL_PEAK_FILE'], 'w').write(str(u.ru_maxrss)); "
+    "sys.exit(os.waitstatus_to_exitcode(s))"
+)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
 def measured(cmd: list[str], cwd: Path, limit_gib: float = 0.0) -> tuple[float, float, str]:
-    """Run ``cmd``: (wall seconds, peak RSS GiB of that child alone, "" or why it failed).
-    Above ``limit_gib`` resident (0: no limit) the child is killed, so that one stage's blow-up
-    reads as a result instead of taking the machine down."""
+    """Run ``cmd``: (wall seconds, peak RSS GiB of that process alone, "" or why it failed).
+    Above ``limit_gib`` resident (0: no limit) it is killed, so that one stage's blow-up reads
+    as a result instead of taking the machine down."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=_env())
-    over, done = threading.Event(), threading.Event()
+    with tempfile.NamedTemporaryFile(suffix=".peak") as peak:
+        env = {**_env(), "CURLL_PEAK_FILE": peak.name}
+        proc = subprocess.Popen(
+            [sys.executable, "-c", LAUNCH, *cmd], cwd=cwd, env=env, start_new_session=True
+        )
+        over, done = threading.Event(), threading.Event()
 
-    def guard() -> None:  # never reaps the child: os.wait4 below must get its rusage
-        while not done.wait(0.2):
-            if limit_gib and _rss_gib(proc.pid) > limit_gib:
-                over.set()
-                proc.send_signal(9)
-                return
+        def guard() -> None:
+            while not done.wait(0.2):
+                if limit_gib and any(_rss_gib(c) > limit_gib for c in _children(proc.pid)):
+                    over.set()
+                    os.killpg(proc.pid, 9)
+                    return
 
-    threading.Thread(target=guard, daemon=True).start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    done.set()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    wall, rss = time.perf_counter() - start, usage.ru_maxrss / 2**20  # KiB on Linux
+        threading.Thread(target=guard, daemon=True).start()
+        proc.wait()
+        done.set()
+        wall = time.perf_counter() - start
+        text = Path(peak.name).read_text().strip()
+    rss = int(text) / 2**20 if text else 0.0  # KiB on Linux
     if over.is_set():
         return wall, rss, f"killed above {limit_gib} GiB resident"
     return wall, rss, f"exit {proc.returncode}" if proc.returncode else ""
@@ -172,13 +196,26 @@ def _rows(project: Path, params: dict[str, Any], stage: str, counts: dict[str, i
     return counts["instances"]
 
 
-def run_size(work: Path, n: int, params: dict[str, Any], limit_gib: float) -> list[StageRun]:
+def run_size(
+    work: Path,
+    n: int,
+    params: dict[str, Any],
+    limit_gib: float,
+    *,
+    reuse: bool = False,
+    only: set[str] | None = None,
+) -> list[StageRun]:
     project = work / f"n{n}"
-    counts = build(project, n, params)
-    (project / "planted.json").write_text(json.dumps(counts))
+    if reuse and (project / "planted.json").is_file():  # the inputs and earlier outputs of a run
+        counts = json.loads((project / "planted.json").read_text())
+    else:
+        counts = build(project, n, params)
+        (project / "planted.json").write_text(json.dumps(counts))
     print(f"scale: N={n}: {json.dumps(counts)}", file=sys.stderr)
     out = []
     for stage in STAGES:
+        if only and stage not in only:
+            continue
         rows = _rows(project, params, stage, counts) if stage != "generate_merge" else counts["instances"]
         cmd = [sys.executable, "-m", "pipeline.cli", stage, "run"]
         if stage == "loader":
@@ -240,6 +277,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--limit-gib", type=float, default=16.0, help="kill a stage above this RSS")
     ap.add_argument("--per-stage", type=int, default=0, help="indicators a stage (0: all, 1,343 in all)")
     ap.add_argument("--encoder", type=Path, help="a verify_encoder model folder (default: distil one)")
+    ap.add_argument("--reuse", action="store_true", help="keep the projects of an earlier run in --work")
+    ap.add_argument("--stages", help="comma-separated stages to run (default: all)")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     encoder = (args.encoder or args.work / "encoder").resolve()
@@ -253,7 +292,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         runs: list[StageRun] = []
         for n in [args.n] if args.no_4n else [args.n, 4 * args.n]:
             params = project_params(server.base_url, encoder, args.rate, args.per_stage)
-            runs += run_size(args.work, n, params, args.limit_gib)
+            only = set(args.stages.split(",")) if args.stages else None
+            runs += run_size(args.work, n, params, args.limit_gib, reuse=args.reuse, only=only)
     result = {
         "n": args.n,
         "stages": table(runs, args.n),
