@@ -27,17 +27,16 @@ from tests.helpers import curll
 TABLES = ("generations", "contexts", "ir", "cqa", "csqa")
 
 
-def one(root: Path, runner: str, seeds: int, latency: float) -> tuple[Path, float, int]:
-    with FaultyServer(rate=0.0) as server:
-        server.latency_s = latency
-        project = make_project(root / runner, server.base_url, n_seeds=seeds, concurrency=1, timeout_s=30)
-        params = yaml.safe_load((project / "params.yaml").read_text())
-        params["generate"].update(shards=2, runner=runner)
-        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-        start = time.perf_counter()
-        curll("generate", "run", cwd=project)
-        wall = time.perf_counter() - start
-        asked = len(server.requests)
+def one(server: FaultyServer, root: Path, runner: str, seeds: int) -> tuple[Path, float, int]:
+    project = make_project(root / runner, server.base_url, n_seeds=seeds, concurrency=1, timeout_s=30)
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["generate"].update(shards=2, runner=runner)
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    before = len(server.requests)
+    start = time.perf_counter()
+    curll("generate", "run", cwd=project)
+    wall = time.perf_counter() - start
+    asked = len(server.requests) - before
     curll("generate_merge", "run", cwd=project)
     return project, wall, asked
 
@@ -47,9 +46,10 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=40, help="context seeds (and as many IR seeds)")
     ap.add_argument("--latency", type=float, default=0.05, help="seconds per answer")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        local, t_local, n_local = one(Path(tmp), "local", args.seeds, args.latency)
-        ray, t_ray, n_ray = one(Path(tmp), "ray", args.seeds, args.latency)
+    with tempfile.TemporaryDirectory() as tmp, FaultyServer(rate=0.0) as server:
+        server.latency_s = args.latency  # one server: the model name on every row holds its URL
+        local, t_local, n_local = one(server, Path(tmp), "local", args.seeds)
+        ray, t_ray, n_ray = one(server, Path(tmp), "ray", args.seeds)
         files = [f"shards/{p.name}" for p in sorted((local / "data/generate/shards").iterdir())]
         files += [f"{t}.parquet" for t in TABLES]
         same = all(
