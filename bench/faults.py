@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.faults.conftest import make_project, run_generate, under_dvc
-from tests.faults.kill import cached_rows, kill_when, leftovers
+from tests.faults.kill import kill_when, leftovers, stored_answers
 from tests.faults.mix import FaultyServer
 from tests.helpers import dvc
 
@@ -78,17 +78,15 @@ def kill_trials(n: int, n_seeds: int, root: Path, batch: int = 8) -> pd.DataFram
         shutil.copytree(pristine, project)
         with FaultyServer(rate=0.0, port=port) as server:
             server.latency_s = 0.02
-            cache = project / ".curll/cache/llm.sqlite"
-
             reached: list[float] = []
 
-            def ready(c: Path = cache, a: int = at, d: float = delay, seen: list[float] = reached) -> bool:
-                if not seen and cached_rows(c) >= a:
+            def ready(c: Path = project, a: int = at, d: float = delay, seen: list[float] = reached) -> bool:
+                if not seen and stored_answers(c) >= a:
                     seen.append(time.perf_counter())
                 return bool(seen) and time.perf_counter() - seen[0] >= d
 
             killed = kill_when(["dvc", "repro"], project, ready)
-            stored, asked = cached_rows(cache), len(server.requests)
+            stored, asked = stored_answers(project), len(server.requests)
             start = time.perf_counter()
             dvc("repro", cwd=project)
             restart_s = time.perf_counter() - start

@@ -27,6 +27,12 @@ def cached_rows(db: Path) -> int:
         return 0
 
 
+def stored_answers(project: Path) -> int:
+    """Answers a project's request caches hold: the shared one and the generate shards' own
+    (``.curll/cache/shards/``, folded into the shared one when the stage ends)."""
+    return sum(cached_rows(db) for db in (project / ".curll" / "cache").rglob("*.sqlite"))
+
+
 def kill_when(args: list[str], cwd: Path, ready: Callable[[], bool]) -> bool:
     """Run ``args`` (``python -m ...``) and SIGKILL its process group once ``ready()`` holds;
     False when it finished before that (nothing was killed)."""

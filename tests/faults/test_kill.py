@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.conftest import make_project, under_dvc
-from tests.faults.kill import cached_rows, kill_when, leftovers
+from tests.faults.kill import kill_when, leftovers, stored_answers
 from tests.faults.mix import FaultyServer
 from tests.helpers import dvc
 
@@ -41,10 +41,10 @@ def test_repro_killed_at_a_seeded_point_restarts_to_the_same_bytes(reference, tm
     shutil.copytree(pristine, project)
     with FaultyServer(rate=0.0, port=port) as server:  # where the reference's server listened
         server.latency_s = 0.02
-        cache = project / ".curll/cache/llm.sqlite"
-        killed = kill_when(["dvc", "repro"], project, lambda: cached_rows(cache) >= at)
+        killed = kill_when(["dvc", "repro"], project, lambda: stored_answers(project) >= at)
         assert killed, "the run finished before the kill"
-        stored = cached_rows(cache)
+        stored = stored_answers(project)
+        assert stored < total, "killed after the last answer: not mid-run"
         asked = len(server.requests)
         dvc("repro", cwd=project)
         again = len(server.requests) - asked
