@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.faults.kill import stored_answers
 from tests.helpers import HANG, curll, env, on_random_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,18 +49,6 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dest
 
 
-def cached(project: Path) -> int:
-    """Answers stored so far: the shard's own cache file (folded into the shared one at the end)."""
-    total = 0
-    for db in (project / ".curll" / "cache").rglob("*.sqlite"):
-        try:
-            with sqlite3.connect(db, timeout=1) as con:
-                total += int(con.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
-        except sqlite3.OperationalError:  # table not created yet
-            pass
-    return total
-
-
 def shard(project: Path) -> pd.DataFrame:
     return pd.read_parquet(project / "data/generate/shards/generations-0000-of-0001.parquet")
 
@@ -78,11 +66,11 @@ def test_generate_resumes_after_sigkill(tmp_path, base):
         cwd=crashed, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + HANG  # waits for progress, however slow the machine
-    while cached(crashed) < 8 and proc.poll() is None and time.monotonic() < deadline:
+    while stored_answers(crashed) < 8 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     assert proc.wait() == -signal.SIGKILL, "the run ended before it could be killed"
-    stored = cached(crashed)
+    stored = stored_answers(crashed)
     assert 0 < stored < total
     assert not (crashed / "data/generate/shards/generations-0000-of-0001.parquet").exists()
 

@@ -15,6 +15,7 @@ and returns the ratings table (RatingSchema); a failed request is a rating of 0,
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -41,13 +42,23 @@ def rating_schema(caps: MaxChars) -> dict[str, Any]:
     }
 
 
-def _qa_block(title: str, pairs: pd.DataFrame) -> str:
-    lines = [f"{title}:"]
-    lines += [
-        f"{i}. {q}\n   -> {a}"
-        for i, (q, a) in enumerate(zip(pairs["question"], pairs["answer"], strict=True), 1)
-    ]
-    return "\n".join(lines)
+#: the QA blocks of a passage unit, in order: (type, title)
+QA_TITLES = (("cqa", "Comprehension questions"), ("csqa", "Skill tasks"))
+
+
+def passage_content(text: str, pairs: Mapping[str, Sequence[tuple[str, str]]]) -> str:
+    """A passage unit's text: the passage, then a numbered block per QA type that has pairs
+    (``pairs``: type -> (question, answer) in q_index order)."""
+    parts = [text]
+    for kind, title in QA_TITLES:
+        if pairs.get(kind):
+            lines = [f"{title}:"] + [f"{i}. {q}\n   -> {a}" for i, (q, a) in enumerate(pairs[kind], 1)]
+            parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def ir_content(instruction: str, response: str) -> str:
+    return f"Instruction: {instruction}\nResponse: {response}"
 
 
 def unit_index(contexts: pd.DataFrame, ir: pd.DataFrame) -> pd.DataFrame:
@@ -67,15 +78,24 @@ def build_units(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     qa = {k: dict(tuple(tables[k].groupby("context_id", sort=False))) for k in ("cqa", "csqa")}
     rows = []
     for c in records(tables["context"]):
-        parts = [c["text"]]
-        for kind, title in (("cqa", "Comprehension questions"), ("csqa", "Skill tasks")):
-            pairs = qa[kind].get(c["instance_id"])
-            if pairs is not None:
-                parts.append(_qa_block(title, pairs.sort_values("q_index")))
-        rows.append([c["instance_id"], "context", c["stage"], c["indicator_id"], "\n\n".join(parts)])
+        pairs = {}
+        for kind, _ in QA_TITLES:
+            group = qa[kind].get(c["instance_id"])
+            if group is not None:
+                group = group.sort_values("q_index")
+                pairs[kind] = list(zip(group["question"], group["answer"], strict=True))
+        content = passage_content(c["text"], pairs)
+        rows.append([c["instance_id"], "context", c["stage"], c["indicator_id"], content])
     for r in records(tables["ir"]):
-        content = f"Instruction: {r['instruction']}\nResponse: {r['response']}"
-        rows.append([r["instance_id"], "ir", r["stage"], r["indicator_id"], content])
+        rows.append(
+            [
+                r["instance_id"],
+                "ir",
+                r["stage"],
+                r["indicator_id"],
+                ir_content(r["instruction"], r["response"]),
+            ]
+        )
     df = pd.DataFrame(rows, columns=UNIT_COLUMNS)
     return df.sort_values("unit_id").reset_index(drop=True)
 

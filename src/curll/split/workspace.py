@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from curll.split.units import QA_TITLES, ir_content, passage_content
+
 _TABLES = """
 CREATE TABLE passages (id TEXT PRIMARY KEY, text TEXT NOT NULL);
 CREATE TABLE ir (id TEXT PRIMARY KEY, instruction TEXT NOT NULL, response TEXT NOT NULL);
@@ -65,17 +67,15 @@ class Workspace:
             instruction, response = self._db.execute(
                 "SELECT instruction, response FROM ir WHERE id = ?", (unit_id,)
             ).fetchone()
-            return f"Instruction: {instruction}\nResponse: {response}"
-        parts = [self.passage(unit_id)]
-        for qa_kind, title in (("cqa", "Comprehension questions"), ("csqa", "Skill tasks")):
-            pairs = self._db.execute(
+            return ir_content(instruction, response)
+        pairs = {
+            qa_kind: self._db.execute(
                 "SELECT question, answer FROM qa WHERE context_id = ? AND kind = ? ORDER BY q_index",
                 (unit_id, qa_kind),
             ).fetchall()
-            if pairs:
-                lines = [f"{title}:"] + [f"{i}. {q}\n   -> {a}" for i, (q, a) in enumerate(pairs, 1)]
-                parts.append("\n".join(lines))
-        return "\n\n".join(parts)
+            for qa_kind, _ in QA_TITLES
+        }
+        return passage_content(self.passage(unit_id), pairs)
 
     def add_records(self, df: pd.DataFrame) -> None:
         """Chat records (RecordSchema columns, in that order) to sort."""
