@@ -25,7 +25,7 @@ def run(kind: str, where: str, ids: list[str], texts: list[str], threshold: floa
     encoder.encode(texts[:8])  # warm up (lazy init, first-call allocations)
     t0 = time.perf_counter()
     vectors = encoder.encode(texts)
-    flagged = {d.id for d in near_duplicates(ids, texts, vectors, threshold=threshold)}
+    flagged = {d.id for d in near_duplicates(ids, vectors, threshold=threshold)}
     return time.perf_counter() - t0, flagged
 
 

@@ -22,11 +22,9 @@ from curll.verify.dedup import Index, near_duplicates
 from curll.verify.encoder import load_encoder
 
 
-def flagged(
-    ids: list[str], texts: list[str], vectors: np.ndarray, threshold: float, index: Index
-) -> tuple[float, set[str]]:
+def flagged(ids: list[str], vectors: np.ndarray, threshold: float, index: Index) -> tuple[float, set[str]]:
     start = time.perf_counter()
-    found = {d.id for d in near_duplicates(ids, texts, vectors, threshold=threshold, index=index)}
+    found = {d.id for d in near_duplicates(ids, vectors, threshold=threshold, index=index)}
     return time.perf_counter() - start, found
 
 
@@ -44,18 +42,18 @@ def main() -> None:
     start = time.perf_counter()
     vectors = encoder.encode(texts)
     print(f"{len(texts):,} texts encoded in {time.perf_counter() - start:.1f} s", flush=True)
-    t_all, approx_all = flagged(ids, texts, vectors, args.threshold, "usearch")
+    t_all, approx_all = flagged(ids, vectors, args.threshold, "usearch")
     print(f"usearch, all {len(texts):,}: {t_all:.1f} s, {len(approx_all):,} flagged", flush=True)
     if args.exact_all:
-        t_exact, exact_all = flagged(ids, texts, vectors, args.threshold, "exact")
+        t_exact, exact_all = flagged(ids, vectors, args.threshold, "exact")
         recall = len(approx_all & exact_all) / max(len(exact_all), 1)
         print(f"exact, all: {t_exact:.1f} s, {len(exact_all):,} flagged; recall {recall:.1%}", flush=True)
     pick = np.sort(
         np.random.default_rng(0).choice(len(texts), size=min(args.sample, len(texts)), replace=False)
     )
-    s_ids, s_texts, s_vec = [ids[i] for i in pick], [texts[i] for i in pick], vectors[pick]
-    t_e, exact = flagged(s_ids, s_texts, s_vec, args.threshold, "exact")
-    t_u, approx = flagged(s_ids, s_texts, s_vec, args.threshold, "usearch")
+    s_ids, s_vec = [ids[i] for i in pick], vectors[pick]
+    t_e, exact = flagged(s_ids, s_vec, args.threshold, "exact")
+    t_u, approx = flagged(s_ids, s_vec, args.threshold, "usearch")
     both = len(approx & exact)
     recall, precision = both / max(len(exact), 1), both / max(len(approx), 1)
     print(f"sample {len(pick):,}: exact {t_e:.1f} s ({len(exact):,} flagged), usearch {t_u:.1f} s "

@@ -22,6 +22,7 @@ from curll.config import load_params
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema
 from curll.verify.core import verify
 from curll.verify.encoder import load_encoder
+from curll.verify.screen import Settings
 
 
 def _hex(s: str, n: int = 16) -> str:
@@ -69,9 +70,8 @@ def main() -> None:
         t0 = time.perf_counter()
         checks = p.content.default  # every content check on: part of what verify costs
         topics = {i: f"indicator {i}" for i in set(data["context"]["indicator_id"])}
-        verify(
-            data, gens, encoder, p, words=words, qa_pairs={"cqa": 5, "csqa": 3}, checks=checks, topics=topics
-        )
+        settings = Settings(p, words=words, qa_pairs={"cqa": 5, "csqa": 3}, checks=checks, topics=topics)
+        verify(data, gens, encoder, settings)
         times[n] = time.perf_counter() - t0
     small, big = times[args.n], times[4 * args.n]
     report = {

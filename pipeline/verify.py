@@ -14,48 +14,37 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curll.artifacts import atomic_path, read_table, records, write_json, write_tables
+from curll.artifacts import atomic_path, read_table, records, write_json
 from curll.config import Params
-from curll.schemas import (
-    ContextSchema,
-    GenerationSchema,
-    IndicatorSchema,
-    InstructionSchema,
-    QAPairSchema,
-    RejectSchema,
-)
+from curll.schemas import IndicatorSchema
 from curll.verify.content import indicator_text
-from curll.verify.core import plot_tables, verify
+from curll.verify.core import plot_tables, verify_files
 from curll.verify.encoder import load_encoder
-from curll.yields import check_yields, public
+from curll.verify.screen import Settings
+from curll.yields import public
 from pipeline.report import say
-
-SCHEMAS = {"context": ContextSchema, "ir": InstructionSchema, "cqa": QAPairSchema, "csqa": QAPairSchema}
 
 
 def run(params: Params) -> None:
     p, src = params.verify, params.generate_merge.out
     inputs = {"context": src.contexts, "ir": src.ir, "cqa": src.cqa, "csqa": src.csqa}
-    tables = {k: read_table(path, SCHEMAS[k]) for k, path in inputs.items()}
-    gens = read_table(src.generations, GenerationSchema)
+    outputs = {"context": p.out.contexts, "ir": p.out.ir, "cqa": p.out.cqa, "csqa": p.out.csqa}
     sem = p.semantic
     where = params.verify_encoder.out.model if sem.encoder == "model2vec" else params.verify_encoder.source
     encoder = load_encoder(sem.encoder, where, batch_size=sem.batch_size)
-    words = p.context_words.for_profile(params.llm.use)
-    qa = {"cqa": params.generate.cqa_pairs, "csqa": params.generate.csqa_pairs}
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
-    topics = {r["indicator_id"]: indicator_text(r) for r in records(indicators)}
-    checks = p.content.for_profile(params.llm.use)
-    result = verify(tables, gens, encoder, p, words=words, qa_pairs=qa, checks=checks, topics=topics)
-    check_yields("verify", result.metrics["yields"], p.min_yield, key="verify.min_yield")
-    result.metrics["yields"] = public(result.metrics["yields"])
-
-    outs = {"context": p.out.contexts, "ir": p.out.ir, "cqa": p.out.cqa, "csqa": p.out.csqa}
-    kept = [(df, outs[kind], SCHEMAS[kind]) for kind, df in result.kept.items()]
-    write_tables([*kept, (result.rejects, p.out.rejects, RejectSchema)])
-    for name, frame in plot_tables(result.metrics).items():
+    settings = Settings(
+        p,
+        words=p.context_words.for_profile(params.llm.use),
+        qa_pairs={"cqa": params.generate.cqa_pairs, "csqa": params.generate.csqa_pairs},
+        checks=p.content.for_profile(params.llm.use),
+        topics={r["indicator_id"]: indicator_text(r) for r in records(indicators)},
+    )
+    metrics = verify_files(inputs, src.generations, outputs, p.out.rejects, encoder, settings)
+    metrics["yields"] = public(metrics["yields"])
+    for name, frame in plot_tables(metrics).items():
         with atomic_path(Path(p.out.plots) / f"{name}.csv") as tmp:
             frame.to_csv(tmp, index=False)
-    write_json(p.out.metrics, result.metrics)
-    counts = result.metrics["counts"]
+    write_json(p.out.metrics, metrics)
+    counts = metrics["counts"]
     say("verify: kept " + ", ".join(f"{k} {v['kept']}/{v['in']}" for k, v in counts.items()))

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pandera.errors as pa_errors
 import pandera.pandas as pa
@@ -45,8 +46,8 @@ def write_table_streams(
         try:
             for frames in chunks:
                 for k, (df, (path, schema)) in enumerate(zip(frames, outputs, strict=True)):
-                    if df.empty and writers[k] is not None:
-                        continue  # nothing to add (an empty frame is still validated first time)
+                    if df.empty:
+                        continue  # nothing to add (an output with no rows at all is written below)
                     table = arrow.Table.from_pandas(checked(df, schema, path), preserve_index=False)
                     writer = writers[k]
                     if writer is None:
@@ -94,3 +95,41 @@ def iter_table(
                 raise schema_error(exc, schema, p) from None
     except (OSError, ValueError) as exc:  # pyarrow's errors for a damaged file
         raise CurllError(f"not a readable parquet file ({exc})", file=p) from None
+
+
+def check_unique(path: str | Path, column: str) -> None:
+    """No value twice in ``column`` of ``path`` (only that column is read): the check that
+    :func:`iter_table` leaves to its caller. The error names the file, the first repeated value
+    and the row of its second occurrence."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        values = pq.read_table(path, columns=[column]).column(0)
+    except (OSError, ValueError, KeyError) as exc:
+        raise CurllError(f"not a readable parquet file ({exc})", file=path) from None
+    counts = pc.value_counts(values)
+    twice = counts.filter(pc.greater(counts.field("counts"), 1))
+    if len(twice):
+        value = twice.field("values")[0]
+        second = pc.indices_nonzero(pc.equal(values, value))[1].as_py()
+        raise CurllError(f"{column} {value} appears more than once", file=path, row=second, field=column)
+
+
+def whole_groups(batches: Iterable[pd.DataFrame], key: str) -> Iterator[pd.DataFrame]:
+    """Re-cut ``batches`` so that no run of equal ``key`` values spans two of them (a run at the
+    end of a batch moves to the next one; index kept). Memory: a batch plus one run."""
+    carry: pd.DataFrame | None = None
+    for df in batches:
+        if carry is not None:
+            df = pd.concat([carry, df])
+        values = df[key].to_numpy()
+        if not len(values):
+            continue
+        differs = np.flatnonzero(values != values[-1])
+        cut = int(differs[-1]) + 1 if len(differs) else 0
+        if cut:
+            yield df.iloc[:cut]
+        carry = df.iloc[cut:]
+    if carry is not None and len(carry):
+        yield carry

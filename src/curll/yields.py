@@ -39,38 +39,57 @@ def floor_for(minimum: float | Mapping[str, float], kind: str) -> float:
     return float(minimum)
 
 
+class Tally:
+    """:func:`measure` a batch of units at a time (a stage that streams its rows)."""
+
+    def __init__(self, expected: Iterable[tuple[int, str]] = ()) -> None:
+        self._groups: dict[tuple[int, str], dict[str, Any]] = {}
+        self.expect(expected)
+
+    def _group(self, stage: int, kind: str) -> dict[str, Any]:
+        new = {"in": 0, "kept": 0, "reasons": Counter(), "examples": {}}
+        return self._groups.setdefault((int(stage), str(kind)), new)
+
+    def expect(self, groups: Iterable[tuple[int, str]]) -> None:
+        """Groups to report even when no unit reaches them (their yield is then 0)."""
+        for stage, kind in groups:
+            self._group(stage, kind)
+
+    def add(self, units: pd.DataFrame) -> None:
+        weights = units["weight"] if "weight" in units else pd.Series(1, index=units.index)
+        for stage, kind, kept, reason, w in zip(
+            units["stage"], units["type"], units["kept"], units["reason"], weights, strict=True
+        ):
+            g = self._group(stage, kind)
+            g["in"] += int(w)
+            if kept:
+                g["kept"] += int(w)
+            else:
+                code, _, detail = str(reason).partition(":")
+                code = code.strip() or "unknown"
+                g["reasons"][code] += int(w)
+                g["examples"].setdefault(code, detail.strip()[:80])
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for (stage, kind), g in sorted(self._groups.items()):
+            out.setdefault(kind, {})[str(stage)] = {
+                "in": g["in"],
+                "kept": g["kept"],
+                "yield": round(g["kept"] / g["in"], 6) if g["in"] else 0.0,
+                "reasons": dict(g["reasons"].most_common()),
+                "examples": g["examples"],
+            }
+        return out
+
+
 def measure(units: pd.DataFrame, expected: Iterable[tuple[int, str]] = ()) -> dict[str, dict[str, Any]]:
     """{type: {stage: {"in", "kept", "yield", "reasons": {code: count}, "examples": {code: detail}}}}.
 
     ``units`` has columns stage, type, kept (bool), reason, and optionally weight (default 1)."""
-    groups: dict[tuple[int, str], dict[str, Any]] = {
-        (int(s), str(t)): {"in": 0, "kept": 0, "reasons": Counter(), "examples": {}} for s, t in expected
-    }
-    weights = units["weight"] if "weight" in units else pd.Series(1, index=units.index)
-    for stage, kind, kept, reason, w in zip(
-        units["stage"], units["type"], units["kept"], units["reason"], weights, strict=True
-    ):
-        g = groups.setdefault(
-            (int(stage), str(kind)), {"in": 0, "kept": 0, "reasons": Counter(), "examples": {}}
-        )
-        g["in"] += int(w)
-        if kept:
-            g["kept"] += int(w)
-        else:
-            code, _, detail = str(reason).partition(":")
-            code = code.strip() or "unknown"
-            g["reasons"][code] += int(w)
-            g["examples"].setdefault(code, detail.strip()[:80])
-    out: dict[str, dict[str, Any]] = {}
-    for (stage, kind), g in sorted(groups.items()):
-        out.setdefault(kind, {})[str(stage)] = {
-            "in": g["in"],
-            "kept": g["kept"],
-            "yield": round(g["kept"] / g["in"], 6) if g["in"] else 0.0,
-            "reasons": dict(g["reasons"].most_common()),
-            "examples": g["examples"],
-        }
-    return out
+    tally = Tally(expected)
+    tally.add(units)
+    return tally.result()
 
 
 def check_yields(

@@ -96,7 +96,7 @@ def test_streamed_chunks_equal_the_merge_in_memory(tmp_path):
 def test_an_unsorted_shard_and_a_repeated_request_are_named(tmp_path):
     _, gens = tables(12)
     write_table(gens.iloc[::-1].reset_index(drop=True), tmp_path / shard_path_name(0, 1), GenerationSchema)
-    with pytest.raises(CurllError, match=r"not in \(task, seed_id, parent_id\) order") as err:
+    with pytest.raises(CurllError, match=r"not in \(task, stage, indicator_id, seed_id, parent_id\)") as err:
         list(merged(tmp_path, 1))
     assert err.value.row is not None and shard_path_name(0, 1) in str(err.value)
     shards(gens, 2, tmp_path)

@@ -10,14 +10,15 @@ from curll.config import load_params
 from curll.config.verify import ContentChecks, WordRange
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, RejectSchema
 from curll.verify.core import VerifyResult, plot_tables, verify
+from curll.verify.screen import Settings
 from tests import instances as inst
 from tests.verify.conftest import PASSAGES
 
 COPY = PASSAGES[0].replace("small brown puppy", "little brown puppy")
 
 
-@pytest.fixture(scope="module")
-def result(encoder):
+def planted() -> tuple[dict[str, pd.DataFrame], pd.DataFrame, Settings]:
+    """Tables with one row planted for each filter, the generations (4 unparsed requests), settings."""
     ctx = inst.contexts(
         [
             ("c0", 0, "i0", PASSAGES[0]),
@@ -52,12 +53,19 @@ def result(encoder):
         for t in ("context", "cqa", "csqa")
     ]
     gens = pd.concat([gens, pd.DataFrame([bad, *more])[gens.columns]], ignore_index=True)
-    p = load_params().verify
+    p = load_params().verify.model_copy(update={"min_yield": 0.0})  # tiny tables: yields are not the point
     tables = {"context": ctx, "ir": ir, "cqa": cqa, "csqa": csqa}
     off = ContentChecks(seed_word=False, grounded=0, on_topic=0, ngram=3, max_repeated=1.0)
     topics = {inst.hx(i): f"indicator {i}" for i in ("i0", "i1", "i2", "i3")}
-    return verify(tables, gens, encoder, p, words=WordRange(min=10, max=500), qa_pairs={"cqa": 2, "csqa": 1},
-                  checks=off, topics=topics)  # fmt: skip
+    settings = Settings(p, words=WordRange(min=10, max=500), qa_pairs={"cqa": 2, "csqa": 1}, checks=off,
+                        topics=topics)  # fmt: skip
+    return tables, gens, settings
+
+
+@pytest.fixture(scope="module")
+def result(encoder):
+    tables, gens, settings = planted()
+    return verify(tables, gens, encoder, settings)
 
 
 def reasons(result: VerifyResult, kind: str) -> dict[str, str]:
@@ -72,9 +80,8 @@ def test_each_filter_drops_with_its_reason(result):
     }  # fmt: skip
     ir = reasons(result, "ir")
     assert ir[inst.hx("bad")] == "unparsed" and ir[inst.hx("r2")] == "empty"
-    # r0 / r1 repeat each other: the first in (stage, indicator, id) order is kept
-    _, second = sorted([inst.hx("r0"), inst.hx("r1")])
-    assert len(ir) == 3 and ir[second] == "exact_duplicate"
+    # r0 / r1 repeat each other: the first in table order is kept
+    assert len(ir) == 3 and ir[inst.hx("r1")] == "exact_duplicate"
     kept = set(result.kept["context"]["instance_id"])
     assert kept == {inst.hx("c0"), inst.hx("c2"), inst.hx("c5")}
 

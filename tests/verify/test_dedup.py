@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from curll.verify.dedup import cross_rate, exact_duplicates, near_duplicates, normalise
+import pytest
+
+from curll.verify.dedup import ExactIndex, cross_rate, exact_duplicates, near_duplicates, normalise
 from tests.verify.conftest import PASSAGES
 
 COPY = PASSAGES[0].replace("small brown puppy", "little brown puppy")
@@ -25,7 +27,7 @@ def test_exact_duplicates_keep_the_first_and_point_to_it():
 def test_planted_copy_and_paraphrase_are_caught_and_distinct_passages_are_not(encoder):
     texts = [*PASSAGES, COPY, PARAPHRASE]
     ids = [f"p{i}" for i in range(len(texts))]
-    dups = near_duplicates(ids, texts, encoder.encode(texts), threshold=0.95)
+    dups = near_duplicates(ids, encoder.encode(texts), threshold=0.95)
     assert {d.id: d.of for d in dups} == {"p5": "p0", "p6": "p0"}
     assert all(0.95 <= d.score <= 1.0 + 1e-6 for d in dups)
 
@@ -34,16 +36,16 @@ def test_threshold_is_respected(encoder):
     texts = [PASSAGES[0], PARAPHRASE]
     vectors = encoder.encode(texts)
     cos = float(vectors[0] @ vectors[1])
-    assert near_duplicates(["a", "b"], texts, vectors, threshold=min(cos + 0.005, 1.0)) == []
-    assert len(near_duplicates(["a", "b"], texts, vectors, threshold=cos - 0.005)) == 1
+    assert near_duplicates(["a", "b"], vectors, threshold=min(cos + 0.005, 1.0)) == []
+    assert len(near_duplicates(["a", "b"], vectors, threshold=cos - 0.005)) == 1
 
 
 def test_cross_rate_is_the_share_of_b_repeating_a(encoder):
     a = PASSAGES[:3]
     b = [COPY, PARAPHRASE, PASSAGES[3], PASSAGES[4]]
-    rate = cross_rate((a, encoder.encode(a)), (b, encoder.encode(b)), threshold=0.95)
+    rate = cross_rate(encoder.encode(a), encoder.encode(b), threshold=0.95)
     assert rate == 0.5
-    assert cross_rate((a, encoder.encode(a)), ([], encoder.encode(a)[:0]), threshold=0.95) == 0.0
+    assert cross_rate(encoder.encode(a), encoder.encode(a)[:0], threshold=0.95) == 0.0
 
 
 def test_auto_index_is_exact_for_small_inputs_and_usearch_for_large():
@@ -62,6 +64,18 @@ def test_the_approximate_index_finds_the_exact_ones_duplicates(encoder):
     texts = list(dict.fromkeys(corpus(3000, planted=0.2)))
     ids = [str(i) for i in range(len(texts))]
     vectors = encoder.encode(texts)
-    exact = {d.id for d in near_duplicates(ids, texts, vectors, threshold=0.9, index="exact")}
-    approx = {d.id for d in near_duplicates(ids, texts, vectors, threshold=0.9, index="usearch")}
+    exact = {d.id for d in near_duplicates(ids, vectors, threshold=0.9, index="exact")}
+    approx = {d.id for d in near_duplicates(ids, vectors, threshold=0.9, index="usearch")}
     assert len(exact) > 100 and len(approx & exact) >= 0.95 * len(exact)
+
+
+def test_exact_index_remembers_earlier_batches():
+    index = ExactIndex()
+    assert index.add(["a", "b"], ["A cat sat.", "A dog ran."]) == {}
+    assert index.add(["c", "d", "e"], ["a cat sat", "A bird sang.", "a DOG ran!"]) == {"c": "a", "e": "b"}
+
+
+def test_near_duplicates_need_unique_ids(encoder):
+    vectors = encoder.encode(PASSAGES[:2])
+    with pytest.raises(ValueError, match="unique"):
+        near_duplicates(["a", "a"], vectors, threshold=0.9)

@@ -2,10 +2,11 @@
 
 Contract of :func:`merged`: reads ``generations-<i>-of-<n>.parquet`` for every i < n from
 ``shard_dir`` (a missing shard is an error naming it), checks that no request appears twice,
-and yields the generations in chunks of at most ``chunk_rows``, in (task, seed_id, parent_id)
-order over all shards. Each shard is written in that order (``curll.generate.shard.sort_rows``),
-so the shards are merged as sorted streams: memory holds a batch per shard, plus the request
-keys and seed ids (for the duplicate check and the seed join), never the text of the table.
+and yields the generations in chunks of at most ``chunk_rows``, in
+(task, stage, indicator_id, seed_id, parent_id) order over all shards (:data:`ORDER`). Each
+shard is written in that order (``curll.generate.shard.sort_rows``), so the shards are merged
+as sorted streams: memory holds a batch per shard, plus the request keys and seed ids (for
+the duplicate check and the seed join), never the text of the table.
 :func:`split_instances` turns a chunk into the accepted instances: contexts, ir, cqa and csqa
 (one QA pair per row), each joined with its seed's template and word; rejected requests stay
 only in generations. :class:`MergeStats` adds up the stage's stats chunk by chunk.
@@ -27,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from curll.errors import CurllError
-from curll.generate.shard import instance_id, shard_path_name
+from curll.generate.shard import ORDER, instance_id, shard_path_name
 from curll.generate.tasks import QA_KEYS
 from curll.schemas.generation import (
     ContextSchema,
@@ -82,17 +83,17 @@ def check_unique(paths: list[Path]) -> None:
         raise CurllError(f"request {key[:16]}... appears in two shards", file=paths[0].parent)
 
 
-Key = tuple[str, str, str]
+Key = tuple[str | int, ...]
 
 
 def _sorted_stream(path: Path, index: int, batch_rows: int) -> Iterator[tuple[Key, int, pd.DataFrame, int]]:
     """(sort key, shard index, batch, row in batch) per row; a row out of order is an error."""
     last: Key | None = None
     for df in iter_table(path, GenerationSchema, batch_rows=batch_rows):
-        for j, key in enumerate(zip(df["task"], df["seed_id"], df["parent_id"], strict=True)):
+        for j, key in enumerate(zip(*(df[c].tolist() for c in ORDER), strict=True)):
             if last is not None and key < last:
                 raise CurllError(
-                    "rows not in (task, seed_id, parent_id) order (shards written by an older "
+                    f"rows not in ({', '.join(ORDER)}) order (shards written by an older "
                     "generate: rerun it)", file=path, row=int(df.index[j]),
                 )  # fmt: skip
             last = key

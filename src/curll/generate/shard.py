@@ -9,8 +9,9 @@ Contract of :func:`generate_shard`:
 - every answer passes :func:`curll.generate.tasks.engine_check` inside the engine (no empty
   field, no copy of the prompt's own wording), else it is asked again, then rejected;
 - returns one :class:`~curll.schemas.GenerationSchema` row per request, rejects included,
-  sorted by (task, seed_id, parent_id) (:func:`sort_rows`: the merge reads shards as sorted
-  streams), with ``parent_id`` linking QA rows to their passage; a QA row's ``request_key`` is its
+  sorted by (task, stage, indicator_id, seed_id, parent_id) (:func:`sort_rows`: the merge
+  reads shards as sorted streams, and every table after it is grouped by stage), with
+  ``parent_id`` linking QA rows to their passage; a QA row's ``request_key`` is its
   request's key combined with ``parent_id`` (:func:`row_key`), so two identical passages
   share one answer from the engine but make rows (and instances) of their own. The engine's
   cache makes a rerun (or a restart after ``kill -9``) ask only what it has not stored yet.
@@ -51,7 +52,7 @@ def row_key(request_key: str, parent_id: str) -> str:
 
 
 #: the order of a shard's rows, and of the merged table (:mod:`curll.generate.merge`)
-ORDER = ["task", "seed_id", "parent_id"]
+ORDER = ["task", "stage", "indicator_id", "seed_id", "parent_id"]
 
 
 def sort_rows(df: pd.DataFrame) -> pd.DataFrame:

@@ -27,6 +27,7 @@ stage turns into drops (with reasons) and into rates per stage and type (DVC met
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -207,26 +208,56 @@ def flags(kind: str, df: pd.DataFrame, table: pd.DataFrame, checks: Any) -> dict
     return out
 
 
-def rates(df: pd.DataFrame, table: pd.DataFrame, checks: Any) -> dict[str, dict[str, Any]]:
-    """Per stage: rows checked, and the share passing each check (None where it does not apply);
-    ``on_topic_mean`` is the mean on-topic score."""
-    out: dict[str, dict[str, Any]] = {}
-    for stage in sorted(set(df["stage"])):
-        t = table[(df["stage"] == stage).to_numpy()]
-        seed = t["seed_word"].dropna()
-        topic = t["on_topic"].dropna()
-        ground = t["grounding"].dropna()
+class Rates:
+    """Per stage: rows checked, and the share passing each check (None where it does not apply;
+    ``on_topic_mean`` is the mean on-topic score), added a batch at a time: :meth:`add` takes a
+    batch and its :func:`check_table`; ``checks`` is a ContentChecks."""
 
-        def share(mask: pd.Series) -> float | None:
-            return round(float(mask.mean()), 6) if len(mask) else None
+    def __init__(self, checks: Any) -> None:
+        self.checks = checks
+        self._sums: dict[int, defaultdict[str, float]] = {}
 
-        out[str(stage)] = {
-            "n": len(t),
-            "seed_word": share(seed.astype(bool)),
-            "on_topic": share(topic >= checks.on_topic) if checks.on_topic > 0 else None,
-            "on_topic_mean": round(float(topic.mean()), 6) if len(topic) else None,
-            "grounded": share(ground >= checks.grounded) if len(ground) else None,
-            "degenerate": share(t["degenerate"] != ""),
-            "english": share(t["english"] >= checks.english),
+    def add(self, df: pd.DataFrame, table: pd.DataFrame) -> None:
+        stages = df["stage"].to_numpy()
+        for stage in np.unique(stages):
+            t = table[stages == stage]
+            seed, topic, ground = (t[c].dropna() for c in ("seed_word", "on_topic", "grounding"))
+            s = self._sums.setdefault(int(stage), defaultdict(float))
+            added = dict(
+                n=len(t),
+                seed_n=len(seed),
+                seed_ok=int(seed.astype(bool).sum()),
+                topic_n=len(topic),
+                topic_ok=int((topic >= self.checks.on_topic).sum()),
+                ground_n=len(ground),
+                ground_ok=int((ground >= self.checks.grounded).sum()),
+                degenerate=int((t["degenerate"] != "").sum()),
+                english=int((t["english"] >= self.checks.english).sum()),
+                topic_sum=float(topic.sum()),
+            )
+            for k, v in added.items():
+                s[k] += v
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        def share(ok: float, n: float) -> float | None:
+            return round(ok / n, 6) if n else None
+
+        return {
+            str(stage): {
+                "n": int(s["n"]),
+                "seed_word": share(s["seed_ok"], s["seed_n"]),
+                "on_topic": share(s["topic_ok"], s["topic_n"]) if self.checks.on_topic > 0 else None,
+                "on_topic_mean": share(s["topic_sum"], s["topic_n"]),
+                "grounded": share(s["ground_ok"], s["ground_n"]),
+                "degenerate": share(s["degenerate"], s["n"]),
+                "english": share(s["english"], s["n"]),
+            }
+            for stage, s in sorted(self._sums.items())
         }
-    return out
+
+
+def rates(df: pd.DataFrame, table: pd.DataFrame, checks: Any) -> dict[str, dict[str, Any]]:
+    """:class:`Rates` of one table."""
+    tally = Rates(checks)
+    tally.add(df, table)
+    return tally.result()

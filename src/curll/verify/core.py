@@ -1,51 +1,187 @@
 """The verify stage's logic: filter the generated instances, then measure what is kept.
 
-Contract of :func:`verify`: takes the generate stage's tables (contexts, ir, cqa, csqa), its
-generations (for the unparsed requests), an encoder and the settings; returns the kept
-tables (same schemas, same row order), one rejects table (every dropped row with its
-reason) and the metrics of paper Appendix B:
+Contract of :func:`verify_files`: reads the generate stage's tables (contexts, ir, cqa, csqa)
+and its generations (for the unparsed requests) from parquet, a batch at a time; writes the
+kept tables (same schemas, same row order) and one rejects table (every dropped row with
+its reason: the unparsed requests, then each type's drops in table order), all renamed into
+place together, or none when anything fails, a yield below ``min_yield`` included; returns
+the metrics of paper Appendix B:
 
 - ``counts[type]``: rows in, kept, and dropped per reason, with ``in == kept + sum(dropped)``
   (an unparsed CQA/CSQA request counts as the pairs it should have made);
 - ``yields[type][stage]``: the same per stage (see :mod:`curll.yields`), with examples;
+- ``content[type][stage]``: the share passing each content check (seed word, on topic,
+  grounded, not degenerate; :mod:`curll.verify.content`), measured on the rows that reach them;
 - ``dedup[type][stage]``: share of a stage's passages / IR pairs that are near-duplicates of
   another in the same stage; ``dedup_pairs[type]["i-j"]``: share of stage j's texts with a
   near-duplicate in stage i (both measured after exact-duplicate removal);
-- ``diversity[type][stage]`` and ``diversity_pairs[type]["i-j"]``: 1 / gzip ratio of the kept texts;
-- ``readability[type][stage][metric]``: mean and std of six textstat grades on a seeded sample.
+- ``diversity[type][stage]`` and ``diversity_pairs[type]["i-j"]``: 1 / gzip ratio of a seeded
+  sample of the kept texts; ``readability[type][stage][metric]``: mean and std of six
+  textstat grades on a seeded sample.
 
-- ``content[type][stage]``: the share passing each content check (seed word, on topic,
-  grounded, not degenerate; :mod:`curll.verify.content`), measured on the rows that reach them.
-
-Order of checks: unparsed requests, empty fields, passage length, content checks
-(degenerate, seed word, on topic), exact duplicates (first kept), near duplicates within a
-stage (when ``semantic.drop``); then QA pairs of dropped passages, sets of the wrong size,
-empty pairs, content checks (degenerate, grounded for CQA) and exact duplicates within a
-passage.
+The checks and their order are :mod:`curll.verify.screen`'s. "First" (of duplicates) means
+first in table order: generate_merge writes by stage, indicator and seed. Two passes over
+each table: the first decides (:class:`~curll.verify.screen.Screen`), the second writes.
+Memory: a batch, the verdicts, the kept passages' ids, one stage's vectors; texts, vectors
+and kept passages wait in a scratch folder.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from itertools import combinations
+from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
+import pandera.pandas as pa
+import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from curll.config.verify import ContentChecks, SemanticParams, VerifyParams, WordRange
-from curll.verify import content
+from curll.artifacts import empty_table, read_table, write_table
+from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, RejectSchema
+from curll.streaming import check_unique, iter_table, whole_groups, write_table_streams
 from curll.verify import filters as flt
-from curll.verify.dedup import choose_index, cross_rate, exact_duplicates, near_duplicates
-from curll.verify.diversity import diversity, sample_indices
 from curll.verify.encoder import Encoder
-from curll.verify.readability import score, summarise
-from curll.yields import measure
+from curll.verify.samples import Measures
+from curll.verify.scratch import PassageStore
+from curll.verify.screen import Screen, Settings, Topics
+from curll.yields import Tally, check_yields
 
-TABLES = {"context": "contexts", "ir": "ir", "cqa": "cqa", "csqa": "csqa"}
+KINDS = ("context", "ir", "cqa", "csqa")
+SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
+    "context": ContextSchema, "ir": InstructionSchema, "cqa": QAPairSchema, "csqa": QAPairSchema,
+}  # fmt: skip
+_GEN_COLUMNS = ["request_key", "status", "reason", "task", "stage", "indicator_id"]
+
+
+def verify_files(
+    inputs: Mapping[str, str | Path],
+    generations: str | Path,
+    outputs: Mapping[str, str | Path],
+    rejects: str | Path,
+    encoder: Encoder,
+    settings: Settings,
+    *,
+    batch_rows: int = 4096,
+) -> dict[str, Any]:
+    """See the module docstring; ``inputs`` and ``outputs`` are keyed by type (:data:`KINDS`)."""
+    for kind in KINDS:
+        check_unique(inputs[kind], "instance_id")
+    targets = [(outputs[k], SCHEMAS[k]) for k in KINDS] + [(rejects, RejectSchema)]
+    with tempfile.TemporaryDirectory(prefix="curll-verify-") as scratch:
+        run = _Run(inputs, generations, encoder, settings, Path(scratch), batch_rows)
+        try:
+            write_table_streams(targets, run.chunks())
+        finally:
+            run.passages.close()
+    return run.metrics
+
+
+class _Run:
+    def __init__(
+        self,
+        inputs: Mapping[str, str | Path],
+        generations: str | Path,
+        encoder: Encoder,
+        settings: Settings,
+        scratch: Path,
+        batch_rows: int,
+    ) -> None:
+        self.inputs, self.generations, self.settings = inputs, generations, settings
+        self.encoder, self.scratch, self.batch_rows = encoder, scratch, batch_rows
+        self.topics = Topics(encoder, settings.topics, settings.params.semantic.batch_size)
+        self.tally = Tally()
+        self.passages = PassageStore(scratch / "passages.sqlite")
+        self.kept_contexts: set[str] = set()
+        self.metrics: dict[str, Any] = {}
+        self._parts: dict[str, dict[str, Any]] = {}
+
+    def _batches(self, kind: str, desc: str) -> Iterator[pd.DataFrame]:
+        path = self.inputs[kind]
+        bar = tqdm(total=pq.ParquetFile(path).metadata.num_rows, desc=f"verify: {kind} ({desc})", unit="row")
+        with bar:
+            for df in iter_table(path, SCHEMAS[kind], batch_rows=self.batch_rows):
+                yield df
+                bar.update(len(df))
+
+    def _frames(self, kind: str | None, kept: pd.DataFrame | None, gone: pd.DataFrame) -> list[pd.DataFrame]:
+        """One frame per output: ``kept`` at ``kind``'s place, ``gone`` for the rejects."""
+        out = [kept if k == kind and kept is not None else _EMPTY[k] for k in KINDS]
+        return [*out, gone]
+
+    def chunks(self) -> Iterator[list[pd.DataFrame]]:
+        """Frames for the outputs: the unparsed requests, then each type's kept rows and drops."""
+        qa = self.settings.qa_pairs
+        for gens in iter_table(self.generations, GenerationSchema, columns=_GEN_COLUMNS):
+            self.tally.expect(zip(gens["stage"].tolist(), gens["task"].tolist(), strict=True))
+            bad = flt.unparsed(gens)
+            self.tally.add(_units(bad, kept=False, weight=[qa.get(t, 1) for t in bad["type"]]))
+            yield self._frames(None, None, bad)
+        for kind in KINDS:
+            screen, part = self._screen(kind)
+            yield from self._write(kind, screen, part)
+        yields = self.tally.result()
+        check_yields("verify", yields, self.settings.params.min_yield, key="verify.min_yield")
+        self.metrics = _metrics(yields, self._parts)
+
+    def _screen(self, kind: str) -> tuple[Screen, dict[str, Any]]:
+        """The first pass over ``kind``: its verdict, and its dedup metrics (passages, IR)."""
+        screen = Screen(kind, self.settings, self.encoder, self.topics, self.scratch, self.inputs[kind])
+        if kind in ("cqa", "csqa"):
+            for df in whole_groups(self._batches(kind, "checks"), "context_id"):
+                passages = self.passages.get(df["context_id"]) if kind == "cqa" else {}
+                screen.add_pairs(df, self.kept_contexts, passages)
+            return screen, {}
+        for df in self._batches(kind, "checks"):
+            screen.add(df)
+        dedup, pairs = screen.semantic()
+        return screen, {"dedup": dedup, "dedup_pairs": pairs}
+
+    def _write(self, kind: str, screen: Screen, part: dict[str, Any]) -> Iterator[list[pd.DataFrame]]:
+        """The second pass: kept rows and drops of ``kind``, sampled and counted on the way."""
+        measures = Measures(screen.kept_per_stage(), self.settings.params)
+        for df in self._batches(kind, "write"):
+            kept, gone = flt.drop(df, kind, screen.verdict)
+            measures.add(kept["stage"].to_numpy(), flt.texts_of(kind, kept))
+            self.tally.add(_units(gone, kept=False))
+            self.tally.add(pd.DataFrame({"stage": kept["stage"], "type": kind, "kept": True, "reason": ""}))
+            if kind == "context":
+                self.passages.add(kept["instance_id"], kept["text"])
+                self.kept_contexts.update(kept["instance_id"])
+            yield self._frames(kind, kept, gone)
+        self._parts[kind] = {"content": screen.rates.result(), **measures.result(kind), **part}
+
+
+_EMPTY = {k: empty_table(s) for k, s in SCHEMAS.items()}
+
+
+def _units(rejects: pd.DataFrame, *, kept: bool, weight: Any = 1) -> pd.DataFrame:
+    """Yield units (see :mod:`curll.yields`) of reject rows."""
+    reason = rejects["reason"] + ": " + rejects["detail"]
+    return pd.DataFrame({"stage": rejects["stage"], "type": rejects["type"], "kept": kept, "reason": reason,
+                         "weight": weight})  # fmt: skip
+
+
+def _metrics(yields: dict[str, Any], parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    counts: dict[str, Any] = {}
+    for kind in KINDS:
+        per_stage = list(yields.get(kind, {}).values())
+        dropped: dict[str, int] = {}
+        for g in per_stage:
+            for code, n in g["reasons"].items():
+                dropped[code] = dropped.get(code, 0) + n
+        counts[kind] = {
+            "in": sum(g["in"] for g in per_stage),
+            "kept": sum(g["kept"] for g in per_stage),
+            "dropped": dict(sorted(dropped.items())),
+        }
+    out: dict[str, Any] = {"counts": counts, "yields": yields}
+    sections = ("content", "dedup", "dedup_pairs", "diversity", "diversity_pairs", "readability")
+    for section in sections:  # dedup: passages and IR only (QA pairs are checked within a passage)
+        out[section] = {kind: parts[kind][section] for kind in KINDS if section in parts[kind]}
+    return out
 
 
 @dataclass(frozen=True)
@@ -55,192 +191,23 @@ class VerifyResult:
     metrics: dict[str, Any]
 
 
-def _sorted(df: pd.DataFrame) -> pd.DataFrame:
-    return df.sort_values(["stage", "indicator_id", "instance_id"], kind="stable").reset_index(drop=True)
-
-
-def encode(encoder: Encoder, texts: list[str], *, batch: int, desc: str) -> np.ndarray:
-    parts = [encoder.encode(texts[i : i + batch]) for i in tqdm(range(0, len(texts), batch), desc=desc)]
-    return np.concatenate(parts) if parts else np.zeros((0, 1), dtype=np.float32)
-
-
-def _semantic(
-    kind: str, df: pd.DataFrame, encoder: Encoder, p: SemanticParams, metrics: dict[str, Any]
-) -> dict[str, str]:
-    """Near-duplicate flags within each stage; fills dedup / dedup_pairs metrics."""
-    texts = flt.texts_of(kind, df)
-    vectors = encode(encoder, texts, batch=p.batch_size, desc=f"verify: encode {kind}")
-    by_stage = {s: np.flatnonzero(df["stage"].to_numpy() == s) for s in sorted(set(df["stage"]))}
-    flags: dict[str, str] = {}
-    rates: dict[str, float] = {}
-    for stage, pos in by_stage.items():
-        ids = df["instance_id"].iloc[pos].tolist()
-        index = choose_index(p.index, len(pos), p.auto_above)
-        dups = near_duplicates(ids, [texts[i] for i in pos], vectors[pos], threshold=p.threshold, index=index)
-        rates[str(stage)] = round(len(dups) / len(pos), 6)
-        flags.update({d.id: f"near_duplicate: dup of {d.of} ({d.score:.3f})" for d in dups})
-    pairs = {}
-    for (si, pi), (sj, pj) in combinations(by_stage.items(), 2):
-        a = ([texts[i] for i in pi], vectors[pi])
-        b = ([texts[j] for j in pj], vectors[pj])
-        index = choose_index(p.index, len(pi), p.auto_above)  # built on stage si's texts
-        pairs[f"{si}-{sj}"] = round(cross_rate(a, b, threshold=p.threshold, index=index), 6)
-    metrics["dedup"][kind] = rates
-    metrics["dedup_pairs"][kind] = pairs
-    return flags if p.drop else {}
-
-
-def _topic_scores(
-    kind: str, df: pd.DataFrame, encoder: Encoder, topics: Mapping[str, str], batch: int
-) -> np.ndarray:
-    """For every instance, the share of the other indicators it is less similar to than to its
-    own (cosine under the encoder): 1.0 when its own is the closest of all, ~0.5 for a text no
-    closer to its own indicator than to a random one. A relative score, since static-embedding
-    cosines share a large common component. With one indicator only, every score is 1.0."""
-    if df.empty:
-        return np.zeros(0)
-    ids = sorted(topics)
-    if len(ids) < 2:
-        return np.ones(len(df))
-    ind = encode(encoder, [topics[i] for i in ids], batch=batch, desc=f"verify: encode indicators ({kind})")
-    row_of = {i: r for r, i in enumerate(ids)}
-    own = np.array([row_of[i] for i in df["indicator_id"]])
-    mine = encode(encoder, flt.texts_of(kind, df), batch=batch, desc=f"verify: encode {kind} for topics")
-    out = np.empty(len(df))
-    for start in range(0, len(df), 4096):  # (rows x indicators) similarities, a block at a time
-        sims = mine[start : start + 4096] @ ind.T
-        mine_own = sims[np.arange(len(sims)), own[start : start + 4096]]
-        out[start : start + 4096] = (sims < mine_own[:, None]).sum(axis=1) / (len(ids) - 1)
-    return out
-
-
-def _filter(
-    tables: dict[str, pd.DataFrame],
-    encoder: Encoder,
-    p: VerifyParams,
-    words: WordRange,
-    qa: dict[str, int],
-    checks: ContentChecks,
-    topics: Mapping[str, str],
-) -> tuple[dict[str, pd.DataFrame], list[pd.DataFrame], dict[str, Any]]:
-    metrics: dict[str, Any] = {"content": {}, "dedup": {}, "dedup_pairs": {}}
-    kept: dict[str, pd.DataFrame] = {}
-    rejects: list[pd.DataFrame] = []
-    n, limit = checks.ngram, float(checks.max_repeated)
-
-    def step(kind: str, df: pd.DataFrame, flags: dict[str, str]) -> pd.DataFrame:
-        df, gone = flt.drop(df, kind, flags)
-        rejects.append(gone)
-        return df
-
-    for kind, basic in (
-        ("context", [flt.not_empty("text"), flt.word_range("text", words.min, words.max)]),
-        ("ir", [flt.not_empty("instruction", "response")]),
-    ):
-        df = _sorted(tables[kind])
-        df = step(kind, df, flt.flag(df, basic))
-        scores = _topic_scores(kind, df, encoder, topics, p.semantic.batch_size)
-        table = content.check_table(kind, df, passages={}, topic_scores=scores, ngram=n, repeat_limit=limit)
-        metrics["content"][kind] = content.rates(df, table, checks)
-        df = step(kind, df, content.flags(kind, df, table, checks))
-        repeats = exact_duplicates(df["instance_id"].tolist(), flt.texts_of(kind, df))
-        df = step(kind, df, {i: f"exact_duplicate: dup of {o}" for i, o in repeats.items()})
-        kept[kind] = step(kind, df, _semantic(kind, df, encoder, p.semantic, metrics))
-    passages = dict(zip(kept["context"]["instance_id"], kept["context"]["text"], strict=True))
-    for kind in ("cqa", "csqa"):
-        df = (
-            tables[kind].sort_values(["stage", "context_id", "q_index"], kind="stable").reset_index(drop=True)
-        )
-        df = step(kind, df, flt.orphans(df, kept["context"]["instance_id"]))
-        df = step(kind, df, flt.qa_count(df, qa[kind]))
-        df = step(kind, df, flt.flag(df, [flt.not_empty("question", "answer")]))
-        table = content.check_table(
-            kind, df, passages=passages, topic_scores=None, ngram=n, repeat_limit=limit
-        )
-        metrics["content"][kind] = content.rates(df, table, checks)
-        df = step(kind, df, content.flags(kind, df, table, checks))
-        dups: dict[str, str] = {}
-        for _, group in df.groupby("context_id", sort=False):
-            found = exact_duplicates(group["instance_id"].tolist(), flt.texts_of(kind, group))
-            dups.update({i: f"exact_duplicate: dup of {o}" for i, o in found.items()})
-        kept[kind] = step(kind, df, dups)
-    return kept, rejects, metrics
-
-
-def _measure(kept: dict[str, pd.DataFrame], p: VerifyParams, metrics: dict[str, Any]) -> None:
-    metrics.update(diversity={}, diversity_pairs={}, readability={})
-    for kind, df in kept.items():
-        texts = flt.texts_of(kind, df)
-        stage_of = df["stage"].to_numpy()
-        stages = sorted(set(stage_of.tolist()))
-        sample: dict[int, list[str]] = {}
-        for s in stages:
-            pos = np.flatnonzero(stage_of == s)
-            keep = pos[sample_indices(len(pos), p.diversity.sample, p.diversity.seed + s)]
-            sample[s] = [texts[i] for i in keep]
-        metrics["diversity"][kind] = {str(s): round(diversity(t), 6) for s, t in sample.items()}
-        metrics["diversity_pairs"][kind] = {
-            f"{a}-{b}": round(diversity(sample[a] + sample[b]), 6) for a, b in combinations(stages, 2)
-        }
-        grades: dict[str, Any] = {}
-        for s in tqdm(stages, desc=f"verify: readability {kind}"):
-            pos = np.flatnonzero(stage_of == s)
-            pick = pos[sample_indices(len(pos), p.readability.sample, p.readability.seed + s)]
-            scores = score([texts[i] for i in pick], workers=p.readability.workers)
-            grades[str(s)] = summarise(scores)
-        metrics["readability"][kind] = grades
-
-
-def _units(kept: dict[str, pd.DataFrame], rejects: pd.DataFrame, qa_pairs: dict[str, int]) -> pd.DataFrame:
-    """One row per kept or dropped instance for :func:`curll.yields.measure`; an unparsed QA
-    request weighs as many pairs as it should have made."""
-    weight = [
-        qa_pairs.get(t, 1) if r == "unparsed" else 1
-        for t, r in zip(rejects["type"], rejects["reason"], strict=True)
-    ]
-    reason = rejects["reason"] + ": " + rejects["detail"]
-    gone = pd.DataFrame({"stage": rejects["stage"], "type": rejects["type"], "kept": False,
-                         "reason": reason, "weight": weight})  # fmt: skip
-    parts = [gone] + [
-        pd.DataFrame({"stage": df["stage"], "type": kind, "kept": True, "reason": "", "weight": 1})
-        for kind, df in kept.items()
-    ]
-    return pd.concat(parts, ignore_index=True)
-
-
 def verify(
-    tables: dict[str, pd.DataFrame],
-    generations: pd.DataFrame,
-    encoder: Encoder,
-    p: VerifyParams,
-    *,
-    words: WordRange,
-    qa_pairs: dict[str, int],
-    checks: ContentChecks,
-    topics: Mapping[str, str],
+    tables: Mapping[str, pd.DataFrame], generations: pd.DataFrame, encoder: Encoder, settings: Settings
 ) -> VerifyResult:
-    """See the module docstring; ``qa_pairs`` is the expected set size for "cqa" and "csqa";
-    ``checks`` the content checks of the active profile; ``topics`` maps indicator ids to the
-    text an instance must stay close to (:func:`curll.verify.content.indicator_text`)."""
-    kept, rejects, metrics = _filter(tables, encoder, p, words, qa_pairs, checks, topics)
-    all_rejects = pd.concat([flt.unparsed(generations), *rejects], ignore_index=True)
-    yields = measure(
-        _units(kept, all_rejects, qa_pairs), zip(generations["stage"], generations["task"], strict=True)
-    )
-    counts: dict[str, Any] = {}
-    for kind in kept:
-        per_stage = yields.get(kind, {}).values()
-        dropped: Counter[str] = Counter()
-        for g in per_stage:
-            dropped.update(g["reasons"])
-        counts[kind] = {
-            "in": sum(g["in"] for g in per_stage),
-            "kept": sum(g["kept"] for g in per_stage),
-            "dropped": dict(sorted(dropped.items())),
-        }
-    metrics = {"counts": counts, "yields": yields, **metrics}
-    _measure(kept, p, metrics)
-    return VerifyResult(kept, all_rejects, metrics)
+    """:func:`verify_files` on tables in memory (small inputs: notebooks, tests, benches):
+    they are written to a scratch folder and the outputs read back."""
+    with tempfile.TemporaryDirectory(prefix="curll-verify-in-") as tmp:
+        where = Path(tmp)
+        inputs = {k: where / f"in-{k}.parquet" for k in KINDS}
+        outputs = {k: where / f"out-{k}.parquet" for k in KINDS}
+        for k in KINDS:
+            write_table(tables[k], inputs[k], SCHEMAS[k])
+        write_table(generations, where / "generations.parquet", GenerationSchema)
+        metrics = verify_files(
+            inputs, where / "generations.parquet", outputs, where / "rejects.parquet", encoder, settings
+        )
+        kept = {k: read_table(outputs[k], SCHEMAS[k]) for k in KINDS}
+        return VerifyResult(kept, read_table(where / "rejects.parquet", RejectSchema), metrics)
 
 
 def plot_tables(metrics: dict[str, Any]) -> dict[str, pd.DataFrame]:

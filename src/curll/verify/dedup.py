@@ -1,11 +1,13 @@
 """Exact and semantic deduplication.
 
-- :func:`normalise` / :func:`exact_duplicates`: texts equal after lower-casing, dropping
-  punctuation and collapsing white space are duplicates; the first occurrence is kept.
+- :func:`normalise` / :func:`exact_duplicates` / :class:`ExactIndex`: texts equal after
+  lower-casing, dropping punctuation and collapsing white space are duplicates; the first
+  occurrence is kept (the index remembers 16 bytes of a hash per distinct text, not the text).
 - :func:`near_duplicates`: semhash's self-deduplication on precomputed, unit-length embeddings:
-  a text is flagged when its cosine with an earlier kept text is >= threshold (semhash keeps
-  the first of each group, so the result depends only on the input order).
-- :func:`cross_rate`: the share of texts in ``b`` with a near-duplicate in ``a``.
+  a row is flagged when its cosine with an earlier kept row is >= threshold (semhash keeps
+  the first of each group, so the result depends only on the input order). Rows are known by
+  their ids: the texts themselves are not needed (nor held).
+- :func:`cross_rate`: the share of the vectors ``b`` with a near-duplicate among ``a``.
 - :func:`choose_index`: ``auto`` picks the exact index for small inputs, usearch for large.
 
 Embeddings are passed in (one encoding per text for all the comparisons of a run).
@@ -39,21 +41,26 @@ def normalise(text: str) -> str:
     return _SPACE.sub(" ", _PUNCT.sub(" ", text.lower())).strip()
 
 
-def text_hash(text: str) -> str:
-    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+class ExactIndex:
+    """Exact duplicates over a stream of batches: :meth:`add` returns {id of a repeat: id of the
+    first row with the same normalised text}, counting every earlier batch."""
+
+    def __init__(self) -> None:
+        self._first: dict[bytes, str] = {}
+
+    def add(self, ids: Sequence[str], texts: Sequence[str]) -> dict[str, str]:
+        dups: dict[str, str] = {}
+        for i, text in zip(ids, texts, strict=True):
+            key = hashlib.sha256(normalise(text).encode("utf-8")).digest()[:16]
+            first = self._first.setdefault(key, i)
+            if first != i:
+                dups[i] = first
+        return dups
 
 
 def exact_duplicates(ids: Sequence[str], texts: Sequence[str]) -> dict[str, str]:
     """{id of a repeat: id of the first row with the same normalised text}."""
-    first: dict[str, str] = {}
-    dups: dict[str, str] = {}
-    for i, text in zip(ids, texts, strict=True):
-        key = text_hash(text)
-        if key in first:
-            dups[i] = first[key]
-        else:
-            first[key] = i
-    return dups
+    return ExactIndex().add(ids, texts)
 
 
 @dataclass(frozen=True)
@@ -66,51 +73,48 @@ class Duplicate:
 
 
 class _Lookup:
-    """An Encoder for semhash that returns precomputed vectors (semhash re-encodes queries)."""
+    """An Encoder for semhash that returns precomputed vectors (semhash re-encodes queries);
+    a record's "text" is its key."""
 
-    def __init__(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        self.table = dict(zip(texts, vectors, strict=True))
+    def __init__(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        self.table = dict(zip(keys, vectors, strict=True))
 
     def encode(self, inputs: Sequence[str], **kwargs: Any) -> np.ndarray:
-        return np.stack([self.table[t] for t in inputs])
+        return np.stack([self.table[k] for k in inputs])
 
 
-def _semhash(ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray, index: Index) -> Any:
+def _semhash(keys: Sequence[str], vectors: np.ndarray, index: Index) -> Any:
     from semhash import SemHash
 
-    records = [{"id": i, "text": t} for i, t in zip(ids, texts, strict=True)]
+    records = [{"text": k} for k in keys]
     backend = "basic" if index == "exact" else "usearch"
     return SemHash.from_embeddings(
-        vectors, records, model=_Lookup(texts, vectors), columns=["text"], ann_backend=backend
+        vectors, records, model=_Lookup(keys, vectors), columns=["text"], ann_backend=backend
     )
 
 
 def near_duplicates(
-    ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray, *, threshold: float, index: Index = "exact"
+    ids: Sequence[str], vectors: np.ndarray, *, threshold: float, index: Index = "exact"
 ) -> list[Duplicate]:
     """Rows (after the first of each near-duplicate group) with cosine >= threshold to a kept row.
 
-    Texts must be unique (remove exact duplicates first): semhash groups identical texts.
+    ``ids`` must be unique; remove exact duplicates first (they would all be flagged here too,
+    with a score of 1, but under the other reason).
     """
     if len(ids) < 2:
         return []
-    result = _semhash(ids, texts, vectors, index).self_deduplicate(threshold=threshold)
-    return [Duplicate(d.record["id"], d.duplicate_of["id"], float(d.score)) for d in result.filtered]
+    if len(set(ids)) < len(ids):
+        raise ValueError("near_duplicates: ids must be unique")
+    result = _semhash(ids, vectors, index).self_deduplicate(threshold=threshold)
+    return [Duplicate(d.record["text"], d.duplicate_of["text"], float(d.score)) for d in result.filtered]
 
 
-def cross_rate(
-    a: tuple[Sequence[str], np.ndarray],
-    b: tuple[Sequence[str], np.ndarray],
-    *,
-    threshold: float,
-    index: Index = "exact",
-) -> float:
-    """Share of ``b``'s texts with cosine >= threshold (or an exact match) to some text of ``a``."""
-    (texts_a, vec_a), (texts_b, vec_b) = a, b
-    if not len(texts_a) or not len(texts_b):
+def cross_rate(a: np.ndarray, b: np.ndarray, *, threshold: float, index: Index = "exact") -> float:
+    """Share of the rows of ``b`` with cosine >= threshold to some row of ``a`` (unit vectors)."""
+    if not len(a) or not len(b):
         return 0.0
-    sem = _semhash([str(i) for i in range(len(texts_a))], texts_a, vec_a, index)
-    sem.model = _Lookup(texts_b, vec_b)
-    records = [{"id": f"b{i}", "text": t} for i, t in enumerate(texts_b)]
-    result = sem.deduplicate(records, threshold=threshold)
-    return len(result.filtered) / len(texts_b)
+    sem = _semhash([f"a{i}" for i in range(len(a))], a, index)
+    keys = [f"b{i}" for i in range(len(b))]
+    sem.model = _Lookup(keys, b)
+    result = sem.deduplicate([{"text": k} for k in keys], threshold=threshold)
+    return len(result.filtered) / len(b)

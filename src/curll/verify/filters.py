@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from curll.artifacts import records
@@ -88,8 +89,9 @@ def orphans(df: pd.DataFrame, kept_contexts: pd.Series) -> dict[str, str]:
 
 
 def drop(df: pd.DataFrame, kind: str, flags: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(rows not flagged, reject rows for the flagged ones) in the table's order."""
-    hit = df["instance_id"].isin(set(flags))
+    """(rows not flagged, reject rows for the flagged ones) in the table's order; ``flags`` may
+    hold other rows' ids too (a stage's verdict)."""
+    hit = np.fromiter((i in flags for i in df["instance_id"]), dtype=bool, count=len(df))
     gone = df[hit]
     rejects = reject_frame(
         {
