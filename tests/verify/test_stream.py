@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -25,7 +26,7 @@ def write_inputs(where: Path, tables: dict[str, pd.DataFrame], gens: pd.DataFram
     return paths
 
 
-def run(where: Path, inputs: dict[str, Path], encoder, settings, batch_rows: int) -> dict:
+def run(where: Path, inputs: dict[str, Path], encoder, settings, batch_rows: int) -> dict[str, Any]:
     out = where / f"out-{batch_rows}"
     out.mkdir()
     outputs = {k: out / f"{k}.parquet" for k in KINDS}
