@@ -208,6 +208,8 @@ def run_size(
     project = work / f"n{n}"
     if reuse and (project / "planted.json").is_file():  # the inputs and earlier outputs of a run
         counts = json.loads((project / "planted.json").read_text())
+        # this run's params (its server's address above all: the earlier run's server is gone)
+        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     else:
         counts = build(project, n, params)
         (project / "planted.json").write_text(json.dumps(counts))
