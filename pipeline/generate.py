@@ -18,14 +18,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from curll.artifacts import read_table, write_table
+from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
-from curll.generate.shard import generate_shard, shard_of, shard_path_name
+from curll.generate.merge import count_rows
+from curll.generate.shard import generate_shard, shard_path_name, shard_seeds
 from curll.generate.tasks import task_schema
 from curll.llm.cache import fold as fold_caches
 from curll.llm.factory import engine_from_params, make_task
-from curll.schemas import GenerationSchema, SeedSchema
+from curll.schemas import GenerationSchema
 from curll.yields import check_yields, measure
 from pipeline.report import say
 
@@ -70,8 +71,8 @@ def shard(params: Params, index: int) -> str:
     p, llm = params.generate, params.llm
     if not 0 <= index < p.shards:
         raise CurllError(f"shard must be in 0..{p.shards - 1}", field="generate.shards")
-    seeds = read_table(params.seeds.out.seeds, SeedSchema)
-    if seeds.empty:
+    seeds = shard_seeds(params.seeds.out.seeds, index, p.shards)  # this shard's only
+    if seeds.empty and count_rows([Path(params.seeds.out.seeds)]) == 0:
         raise CurllError("no seeds (an empty table): nothing to generate", file=params.seeds.out.seeds)
     caps = llm.profile.max_chars
     pairs = {"cqa": p.cqa_pairs, "csqa": p.csqa_pairs}
@@ -93,8 +94,7 @@ def shard(params: Params, index: int) -> str:
     content = params.verify.content.for_profile(llm.use)
     df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs,
                         min_prompt_words=content.min_prompt_words, english=content.english)  # fmt: skip
-    mine = seeds.loc[[shard_of(s, p.shards) == index for s in seeds["seed_id"]]]
-    expected = {(int(s), t) for s, kind in zip(mine["stage"], mine["type"], strict=True)
+    expected = {(int(s), t) for s, kind in zip(seeds["stage"], seeds["type"], strict=True)
                 for t in (("context", "cqa", "csqa") if kind == "context" else ("ir",))}  # fmt: skip
     units = pd.DataFrame({"stage": df["stage"], "type": df["task"], "kept": df["status"] == "ok",
                           "reason": df["reason"]})  # fmt: skip

@@ -153,3 +153,19 @@ def test_a_shard_with_no_seed_of_its_own_is_an_empty_table_not_a_crash():
     df = generate_shard(s, eng, tasks(), shard=empty, n=8, pairs=PAIRS)
     assert df.empty and list(df.columns) == list(GenerationSchema.to_schema().columns)
     assert backend.asked == []
+
+
+def test_a_shard_reads_only_its_seeds_in_table_order(tmp_path):
+    from curll.generate.shard import shard_seeds
+    from curll.schemas import SeedSchema
+
+    path = tmp_path / "seeds.parquet"
+    all_seeds = seeds(5000)  # more than one 4,096-row batch
+    write_table(all_seeds, path, SeedSchema)
+    for i in range(3):
+        mine = all_seeds[[shard_of(s, 3) == i for s in all_seeds["seed_id"]]].reset_index(drop=True)
+        pd.testing.assert_frame_equal(shard_seeds(path, i, 3), mine)
+    pd.concat([all_seeds, all_seeds.iloc[[4500]]]).to_parquet(path, index=False)  # a seed twice
+    with pytest.raises(CurllError, match=r"seed_id \S+ appears more than once") as err:
+        shard_seeds(path, 0, 3)
+    assert err.value.row == 5000

@@ -22,20 +22,32 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from curll.artifacts import records
+from curll.artifacts import empty_table, records
 from curll.generate.tasks import check, engine_check, quotable_text
 from curll.llm.engine import Engine
 from curll.llm.tasks import Answer, Task, ask, prompt_hash, provenance
 from curll.llm.types import canonical_json
-from curll.schemas.generation import GenerationSchema
+from curll.schemas.generation import GenerationSchema, SeedSchema
+from curll.streaming import check_unique, iter_table
 
 
 def shard_of(seed_id: str, n: int) -> int:
     return int(seed_id, 16) % n
+
+
+def shard_seeds(path: str | Path, shard: int, n: int) -> pd.DataFrame:
+    """The seeds of shard ``shard`` of ``n``, in seed-table order, read a batch at a time (in full
+    mode the table holds millions of seeds, of which a shard needs 1/n); seed ids are checked
+    unique over the whole table, from that column alone."""
+    check_unique(path, "seed_id")
+    parts = [df[[shard_of(s, n) == shard for s in df["seed_id"]]] for df in iter_table(path, SeedSchema)]
+    mine = pd.concat(parts) if parts else empty_table(SeedSchema)
+    return mine.reset_index(drop=True)
 
 
 def instance_id(request_key: str, index: int = 0) -> str:
