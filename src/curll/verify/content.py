@@ -90,12 +90,17 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit()]
 
 
-def grounding(answer: str, passage: str) -> float:
-    """Share of the answer's content-word stems that occur in the passage (1.0 with none)."""
+def stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in words(text))
+
+
+def grounding(answer: str, passage: str | frozenset[str]) -> float:
+    """Share of the answer's content-word stems that occur in the passage (1.0 with none);
+    ``passage``: its text, or its :func:`stems` (a passage's pairs share them)."""
     mine = {stem(w) for w in content_words(answer)}
     if not mine:
         return 1.0
-    theirs = {stem(w) for w in words(passage)}
+    theirs = stems(passage) if isinstance(passage, str) else passage
     return len(mine & theirs) / len(mine)
 
 
@@ -155,6 +160,7 @@ def check_table(
     fields, pair = FIELDS[kind]
     out: dict[str, list[Any]] = {"seed_word": [], "grounding": [], "degenerate": [], "english": [],
                                  "prompt_words": []}  # fmt: skip
+    passage_stems: dict[str, frozenset[str]] = {}
     for row in df[[*fields, "word", *(["context_id"] if kind in ("cqa", "csqa") else [])]].to_dict("records"):
         texts = {f: str(row[f]) for f in fields}
         if kind == "context":
@@ -163,8 +169,13 @@ def check_table(
             out["seed_word"].append(has_word(texts["instruction"] + " " + texts["response"], row["word"]))
         else:
             out["seed_word"].append(None)
-        passage = passages.get(row.get("context_id", ""), "")
-        out["grounding"].append(grounding(texts["answer"], passage) if kind == "cqa" else np.nan)
+        if kind == "cqa":
+            cid = row["context_id"]
+            if cid not in passage_stems:  # once per passage, not once per pair
+                passage_stems[cid] = stems(passages.get(cid, ""))
+            out["grounding"].append(grounding(texts["answer"], passage_stems[cid]))
+        else:
+            out["grounding"].append(np.nan)
         out["degenerate"].append(degenerate(texts, n=ngram, limit=repeat_limit, pair=pair))
         out["english"].append(english_share(" ".join(texts.values())))
         out["prompt_words"].append(len(words(texts[pair[0]])) if pair and kind != "context" else np.nan)
