@@ -10,7 +10,7 @@ from curll.artifacts import validate
 from curll.config import load_params
 from curll.config.verify import ContentChecks, WordRange
 from curll.schemas import GenerationSchema, RejectSchema
-from curll.verify.content import grounding, has_word, repeated_ngrams, same_text, stem
+from curll.verify.content import grounding, has_word, repeated_ngrams, same_text, stem, stems
 from curll.verify.core import verify
 from curll.verify.screen import Settings
 from tests import instances as inst
@@ -41,6 +41,8 @@ def test_word_forms_and_measures():
     assert grounding("Mia found a small puppy.", PASSAGES[0]) == 1.0
     assert grounding("A dragon ate the moon.", PASSAGES[0]) == 0.0
     assert grounding("Yes.", PASSAGES[0]) == 1.0  # nothing to check
+    half = "Mia found a dragon."  # mia, found: in the passage; dragon: not
+    assert grounding(half, stems(PASSAGES[0])) == grounding(half, PASSAGES[0]) == 2 / 3
 
 
 @pytest.fixture(scope="module")
