@@ -117,7 +117,7 @@ class _Run:
         for gens in iter_table(self.generations, GenerationSchema, columns=_GEN_COLUMNS):
             self.tally.expect(zip(gens["stage"].tolist(), gens["task"].tolist(), strict=True))
             bad = flt.unparsed(gens)
-            self.tally.add(_units(bad, kept=False, weight=[qa.get(t, 1) for t in bad["type"]]))
+            self.tally.add(_units(bad, weight=[qa.get(t, 1) for t in bad["type"]]))
             yield self._frames(None, None, bad)
         for kind in KINDS:
             screen, part = self._screen(kind)
@@ -145,7 +145,7 @@ class _Run:
         for df in self._batches(kind, "write"):
             kept, gone = flt.drop(df, kind, screen.verdict)
             measures.add(kept["stage"].to_numpy(), flt.texts_of(kind, kept))
-            self.tally.add(_units(gone, kept=False))
+            self.tally.add(_units(gone))
             self.tally.add(pd.DataFrame({"stage": kept["stage"], "type": kind, "kept": True, "reason": ""}))
             if kind == "context":
                 self.passages.add(kept["instance_id"], kept["text"])
@@ -157,10 +157,11 @@ class _Run:
 _EMPTY = {k: empty_table(s) for k, s in SCHEMAS.items()}
 
 
-def _units(rejects: pd.DataFrame, *, kept: bool, weight: Any = 1) -> pd.DataFrame:
-    """Yield units (see :mod:`curll.yields`) of reject rows."""
+def _units(rejects: pd.DataFrame, weight: Any = 1) -> pd.DataFrame:
+    """Yield units (see :mod:`curll.yields`) of reject rows (an unparsed QA request weighs as
+    many pairs as it should have made)."""
     reason = rejects["reason"] + ": " + rejects["detail"]
-    return pd.DataFrame({"stage": rejects["stage"], "type": rejects["type"], "kept": kept, "reason": reason,
+    return pd.DataFrame({"stage": rejects["stage"], "type": rejects["type"], "kept": False, "reason": reason,
                          "weight": weight})  # fmt: skip
 
 

@@ -8,7 +8,7 @@ when kept. Set checks (duplicates, QA counts, orphans) return ``{row id: reason}
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 import numpy as np
@@ -84,10 +84,13 @@ def qa_count(df: pd.DataFrame, expected: int) -> dict[str, str]:
     }
 
 
-def orphans(df: pd.DataFrame, kept_contexts: pd.Series) -> dict[str, str]:
+def orphans(df: pd.DataFrame, kept_contexts: Container[str]) -> dict[str, str]:
     """QA pairs whose passage is not among ``kept_contexts`` (instance ids)."""
-    gone = df[~df["context_id"].isin(set(kept_contexts))]
-    return {i: f"context_dropped: {c}" for i, c in zip(gone["instance_id"], gone["context_id"], strict=True)}
+    return {
+        i: f"context_dropped: {c}"
+        for i, c in zip(df["instance_id"], df["context_id"], strict=True)
+        if c not in kept_contexts
+    }
 
 
 def drop(df: pd.DataFrame, kind: str, flags: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:

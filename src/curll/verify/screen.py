@@ -137,12 +137,13 @@ class Screen:
         df = self._drop(df, flt.flag(df, basic))
         if not len(df):
             return
-        vectors = encode(self.encoder, flt.texts_of(self.kind, df), batch=p.semantic.batch_size)
-        by_id = dict(zip(df["instance_id"], range(len(df)), strict=True))
+        texts = flt.texts_of(self.kind, df)
+        vectors = encode(self.encoder, texts, batch=p.semantic.batch_size)
+        row_of = dict(zip(df["instance_id"], range(len(df)), strict=True))
         df = self._content(df, {}, self.topics.scores(vectors, df["indicator_id"]))
-        repeats = self._exact.add(df["instance_id"].tolist(), flt.texts_of(self.kind, df))
+        repeats = self._exact.add(df["instance_id"].tolist(), [texts[row_of[i]] for i in df["instance_id"]])
         df = self._drop(df, {i: f"exact_duplicate: dup of {o}" for i, o in repeats.items()})
-        rows = [by_id[i] for i in df["instance_id"]]
+        rows = [row_of[i] for i in df["instance_id"]]
         self._vectors.add(df["instance_id"].tolist(), df["stage"].to_numpy(), vectors[rows])
 
     def add_pairs(self, df: pd.DataFrame, kept_contexts: set[str], passages: Mapping[str, str]) -> None:
@@ -150,12 +151,7 @@ class Screen:
         kept passages; ``passages``: their texts (for grounding), at least this batch's."""
         self._check_adjacent(df)
         self.rows_in.update(df["stage"].tolist())
-        orphans = {
-            i: f"context_dropped: {c}"
-            for i, c in zip(df["instance_id"], df["context_id"], strict=True)
-            if c not in kept_contexts
-        }
-        df = self._drop(df, orphans)
+        df = self._drop(df, flt.orphans(df, kept_contexts))
         df = self._drop(df, flt.qa_count(df, self.settings.qa_pairs[self.kind]))
         df = self._drop(df, flt.flag(df, [flt.not_empty("question", "answer")]))
         df = self._content(df, passages, None)
