@@ -21,7 +21,6 @@ import pandas as pd
 from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
-from curll.generate.merge import count_rows
 from curll.generate.shard import generate_shard, shard_path_name, shard_seeds
 from curll.generate.tasks import task_schema
 from curll.llm.cache import fold as fold_caches
@@ -72,8 +71,6 @@ def shard(params: Params, index: int) -> str:
     if not 0 <= index < p.shards:
         raise CurllError(f"shard must be in 0..{p.shards - 1}", field="generate.shards")
     seeds = shard_seeds(params.seeds.out.seeds, index, p.shards)  # this shard's only
-    if seeds.empty and count_rows([Path(params.seeds.out.seeds)]) == 0:
-        raise CurllError("no seeds (an empty table): nothing to generate", file=params.seeds.out.seeds)
     caps = llm.profile.max_chars
     pairs = {"cqa": p.cqa_pairs, "csqa": p.csqa_pairs}
     # a passage of fewer than the profile's minimum words would be dropped by verify: ask for

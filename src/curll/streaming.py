@@ -97,10 +97,10 @@ def iter_table(
         raise CurllError(f"not a readable parquet file ({exc})", file=p) from None
 
 
-def check_unique(path: str | Path, column: str) -> None:
+def check_unique(path: str | Path, column: str) -> int:
     """No value twice in ``column`` of ``path`` (only that column is read): the check that
     :func:`iter_table` leaves to its caller. The error names the file, the first repeated value
-    and the row of its second occurrence."""
+    and the row of its second occurrence. Returns the table's row count."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -114,6 +114,7 @@ def check_unique(path: str | Path, column: str) -> None:
         value = twice.field("values")[0]
         second = pc.indices_nonzero(pc.equal(values, value))[1].as_py()
         raise CurllError(f"{column} {value} appears more than once", file=path, row=second, field=column)
+    return len(values)
 
 
 def whole_groups(batches: Iterable[pd.DataFrame], key: str) -> Iterator[pd.DataFrame]:

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from curll.artifacts import empty_table, records
+from curll.errors import CurllError
 from curll.generate.tasks import check, engine_check, quotable_text
 from curll.llm.engine import Engine
 from curll.llm.tasks import Answer, Task, ask, prompt_hash, provenance
@@ -43,8 +44,9 @@ def shard_of(seed_id: str, n: int) -> int:
 def shard_seeds(path: str | Path, shard: int, n: int) -> pd.DataFrame:
     """The seeds of shard ``shard`` of ``n``, in seed-table order, read a batch at a time (in full
     mode the table holds millions of seeds, of which a shard needs 1/n); seed ids are checked
-    unique over the whole table, from that column alone."""
-    check_unique(path, "seed_id")
+    unique over the whole table, from that column alone. An empty table is an error."""
+    if check_unique(path, "seed_id") == 0:
+        raise CurllError("no seeds (an empty table): nothing to generate", file=path)
     parts = [df[[shard_of(s, n) == shard for s in df["seed_id"]]] for df in iter_table(path, SeedSchema)]
     mine = pd.concat(parts) if parts else empty_table(SeedSchema)
     return mine.reset_index(drop=True)

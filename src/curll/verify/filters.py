@@ -28,12 +28,8 @@ TEXT_FIELDS = {
 }
 
 
-def text_of(kind: str, row: Mapping[str, Any]) -> str:
-    return "\n".join(str(row[f]) for f in TEXT_FIELDS[kind])
-
-
 def texts_of(kind: str, df: pd.DataFrame) -> list[str]:
-    """:func:`text_of` every row (reads only the text columns)."""
+    """Every row's text: its :data:`TEXT_FIELDS` joined by newlines."""
     columns = [[str(v) for v in df[f].tolist()] for f in TEXT_FIELDS[kind]]
     return ["\n".join(parts) for parts in zip(*columns, strict=True)]
 
@@ -93,10 +89,15 @@ def orphans(df: pd.DataFrame, kept_contexts: Container[str]) -> dict[str, str]:
     }
 
 
+def flagged(df: pd.DataFrame, flags: Mapping[str, str]) -> np.ndarray:
+    """Boolean mask of the rows whose instance id is in ``flags``."""
+    return np.fromiter((i in flags for i in df["instance_id"]), dtype=bool, count=len(df))
+
+
 def drop(df: pd.DataFrame, kind: str, flags: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(rows not flagged, reject rows for the flagged ones) in the table's order; ``flags`` may
     hold other rows' ids too (a stage's verdict)."""
-    hit = np.fromiter((i in flags for i in df["instance_id"]), dtype=bool, count=len(df))
+    hit = flagged(df, flags)
     gone = df[hit]
     rejects = reject_frame(
         {

@@ -50,8 +50,9 @@ class VectorFile:
 
     def positions(self, stage: int) -> np.ndarray:
         """Row numbers of ``stage``'s rows, in the order added."""
-        all_stages = np.concatenate(self._stages) if self._stages else np.zeros(0, dtype=np.int64)
-        return np.flatnonzero(all_stages == stage)
+        if len(self._stages) != 1:  # the parts added so far, joined once
+            self._stages = [np.concatenate(self._stages) if self._stages else np.zeros(0, dtype=np.int64)]
+        return np.flatnonzero(self._stages[0] == stage)
 
     def stage(self, stage: int) -> tuple[list[str], np.ndarray]:
         """(ids, vectors) of ``stage``'s rows, in the order added; the vectors in memory."""

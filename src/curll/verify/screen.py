@@ -111,7 +111,7 @@ class Screen:
     def _drop(self, df: pd.DataFrame, flags: Mapping[str, str]) -> pd.DataFrame:
         if not flags:
             return df
-        hit = np.fromiter((i in flags for i in df["instance_id"]), dtype=bool, count=len(df))
+        hit = flt.flagged(df, flags)
         self.verdict.update(flags)
         self.dropped.update(df["stage"].to_numpy()[hit].tolist())
         return df[~hit]
