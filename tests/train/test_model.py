@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -9,6 +10,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 
 from curll.llm.embedded import train_bpe
+from curll.train.attention import cu_seqlens_host
 from curll.train.hf import load_hf, save_hf
 from curll.train.model import CausalLM, Documents, _rotate_half, cu_seqlens, preset, rope
 
@@ -106,12 +108,15 @@ def test_varlen_attention_on_cuda_equals_the_dense_mask_forward_and_backward():
     _ids, pos, doc = packed_batch(512, "cuda")
     varlen = Documents.of(doc, torch.bfloat16)
     assert varlen.cu_seqlens is not None and varlen.mask is None
+    # as training passes them: runs made on the host, max_len the row length (an upper bound)
+    host = Documents.of(doc, torch.bfloat16, cu=torch.from_numpy(cu_seqlens_host(doc.cpu().numpy())).cuda())
+    assert host.max_len == 12 and varlen.max_len == 7
     dense = Documents(mask=Documents.of(doc.cpu(), torch.float32).mask.cuda())  # type: ignore[union-attr]
     attn: Any = model.model.layers[0].self_attn
     cos, sin = rope(pos, 32, model.config.rope_theta)
     x = torch.randn(2, 12, 192, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     out: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
-    for name, docs in (("varlen", varlen), ("dense", dense)):
+    for name, docs in (("varlen", varlen), ("host", host), ("dense", dense)):
         x.grad = None
         y = attn(x, cos, sin, docs)
         y.float().square().sum().backward()
@@ -119,9 +124,11 @@ def test_varlen_attention_on_cuda_equals_the_dense_mask_forward_and_backward():
         out[name] = (y.detach().float(), x.grad.detach().float())
     used = doc >= 0  # padding positions attend to padding: not compared
     for i, what in enumerate(("output", "gradient")):
-        a, b = out["varlen"][i][used], out["dense"][i][used]
-        # bf16 kernels sum in different orders: compare as a share of the norm
-        assert ((a - b).norm() / b.norm()).item() < 1e-2, what
+        b = out["dense"][i][used]
+        for name in ("varlen", "host"):
+            a = out[name][i][used]
+            # bf16 kernels sum in different orders: compare as a share of the norm
+            assert ((a - b).norm() / b.norm()).item() < 1e-2, (name, what)
 
 
 def test_saved_folder_loads_in_transformers_with_identical_logits(tmp_path):
@@ -189,3 +196,60 @@ def test_saved_files_are_byte_identical_for_identical_weights(tmp_path):
 
     with safe_open(str(tmp_path / "a" / "model.safetensors"), "pt") as f:
         assert "lm_head.weight" not in set(f.keys())  # tied: stored once, as HF does
+
+
+@torch.library.custom_op("curll_test::varlen_reference", mutates_args=())
+def varlen_reference(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu: torch.Tensor, max_len: int
+) -> torch.Tensor:
+    """What the flash varlen kernel computes, on a CPU: causal attention inside each run of
+    ``cu`` over (N, H|K, E) inputs. An opaque op to the compiler, as the real kernel is."""
+    out = torch.zeros_like(q)
+    bounds = cu.tolist()
+    for a, b in itertools.pairwise(bounds):
+        assert b - a <= max_len
+        qs, ks, vs = (z[a:b].transpose(0, 1) for z in (q, k, v))  # (H|K, n, E)
+        y = F.scaled_dot_product_attention(qs, ks, vs, is_causal=True, enable_gqa=True)
+        out[a:b] = y.transpose(0, 1)
+    return out
+
+
+@varlen_reference.register_fake
+def _(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu: torch.Tensor, max_len: int) -> torch.Tensor:
+    return torch.empty_like(q)
+
+
+def test_host_runs_feed_one_compiled_graph_as_the_documents_change(monkeypatch):
+    """The varlen branch with host-made runs (the kernel stood in by a CPU reference): equal
+    to the dense mask, and a compiled layer traced once for batches of 2 to 5 documents per
+    row (a max_len read from the data made it recompile as the longest document changed)."""
+    from torch._dynamo.testing import CompileCounter
+
+    from curll.train import attention
+
+    monkeypatch.setattr(attention, "_VARLEN", varlen_reference)
+    monkeypatch.setattr(attention, "varlen_runs", lambda device, dtype: True)
+    torch.manual_seed(0)
+    model = CausalLM(preset("tiny", vocab_size=100)).eval()
+    layer = model.model.layers[0]
+    torch._dynamo.reset()
+    counter = CompileCounter()
+    compiled = torch.compile(layer, backend=counter)
+    t = 24
+    for n_docs in (2, 3, 5, 4):
+        cuts = sorted(torch.randperm(t - 1)[: n_docs - 1].add(1).tolist())
+        row = torch.zeros(t, dtype=torch.long)
+        pos = torch.zeros(t, dtype=torch.long)
+        for i, (a, b) in enumerate(zip([0, *cuts], [*cuts, t], strict=True)):
+            row[a:b], pos[a:b] = i, torch.arange(b - a)
+        doc, pos = torch.stack([row, row.flip(0)]), torch.stack([pos, pos])  # 2 rows, different runs
+        cu = torch.from_numpy(attention.cu_seqlens_host(doc.numpy()))
+        cos, sin = rope(pos, 16, model.config.rope_theta)
+        x = torch.randn(2, t, 64)
+        varlen = Documents.of(doc, torch.float32, cu=cu)
+        assert varlen.cu_seqlens is cu and varlen.max_len == t
+        with torch.no_grad():
+            got = compiled(x, cos, sin, varlen)
+            want = layer(x, cos, sin, Documents.of(doc, torch.float32, varlen=False))
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert counter.frame_count == 1

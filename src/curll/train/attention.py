@@ -4,7 +4,14 @@ A packed row holds several documents; a token attends only to earlier tokens of 
 document. :class:`Documents` carries that rule in the form the kernel in use needs: on a
 CUDA device in bf16/fp16, the flattened runs of each document (``cu_seqlens``) for
 flash-attention's variable-length kernel, with no mask in memory and no work across
-documents; elsewhere a (B, 1, T, T) block-diagonal causal mask for SDPA.
+documents; elsewhere a (B, 1, T, T) block-diagonal causal mask for SDPA. :func:`attend`
+runs the kernel the :class:`Documents` asks for.
+
+Training builds ``cu_seqlens`` on the host (:func:`cu_seqlens_host`, from the packed rows it
+already holds) and passes ``max_len`` = T, an upper bound the kernel accepts (it only sizes
+the launch grid; blocks past a run's end return at once): then nothing in a forward waits for
+the GPU, and a compiled layer sees one constant int and a ``cu_seqlens`` of dynamic length
+(one graph, no recompiles as the number of documents changes from step to step).
 """
 
 from __future__ import annotations
@@ -14,7 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
+import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
+
+
+def varlen_runs(device: torch.device, dtype: torch.dtype) -> bool:
+    """Whether the flash varlen kernel serves this device and compute dtype."""
+    return _VARLEN is not None and device.type == "cuda" and dtype in (torch.bfloat16, torch.float16)
 
 
 @dataclass(frozen=True)
@@ -22,8 +36,8 @@ class Documents:
     """Where attention may look, built once per forward from ``doc_ids`` (B, T).
 
     On a CUDA device in bf16/fp16, ``cu_seqlens`` (S + 1,) int32 delimits the S runs of equal
-    doc id over the flattened B * T positions (each row starts a run) and ``max_len`` is the
-    longest: flash-attention's variable-length kernel then attends inside each run, with no
+    doc id over the flattened B * T positions (each row starts a run) and ``max_len`` bounds
+    the longest: flash-attention's variable-length kernel then attends inside each run, with no
     mask in memory and no work on the other documents. Elsewhere ``mask`` (B, 1, T, T) is the
     block-diagonal causal mask for SDPA (query i sees key j <= i of its own document only)."""
 
@@ -32,20 +46,43 @@ class Documents:
     max_len: int = 0
 
     @staticmethod
-    def of(doc_ids: torch.Tensor, dtype: torch.dtype, *, varlen: bool = True) -> Documents:
-        """``varlen=False`` forces the mask (for comparisons)."""
-        fast = varlen and doc_ids.is_cuda and dtype in (torch.bfloat16, torch.float16)
-        if fast and _VARLEN is not None:
-            cu, longest = cu_seqlens(doc_ids)
-            return Documents(cu_seqlens=cu, max_len=longest)
+    def of(
+        doc_ids: torch.Tensor, dtype: torch.dtype, *, varlen: bool = True, cu: torch.Tensor | None = None
+    ) -> Documents:
+        """``cu``: the runs of ``doc_ids`` already made on the host (:func:`cu_seqlens_host`),
+        used when the varlen kernel runs. ``varlen=False`` forces the mask (for comparisons)."""
+        if varlen and varlen_runs(doc_ids.device, dtype):
+            if cu is None:
+                cu, longest = cu_seqlens(doc_ids)
+                return Documents(cu_seqlens=cu, max_len=longest)
+            torch._dynamo.maybe_mark_dynamic(cu, 0)  # its length follows the document count
+            return Documents(cu_seqlens=cu, max_len=doc_ids.shape[1])
         t = doc_ids.shape[1]
         causal = torch.ones(t, t, dtype=torch.bool, device=doc_ids.device).tril()
         return Documents(mask=((doc_ids[:, :, None] == doc_ids[:, None, :]) & causal)[:, None])
 
 
+def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, docs: Documents | None) -> torch.Tensor:
+    """Causal attention of q (B, T, H, E) over k, v (B, T, K, E) -> (B, T, H * E), inside
+    documents when ``docs`` is given. Each key/value head serves H/K consecutive query heads
+    (HF's repeat_kv layout); the kernels read the shared head in place, no K/V copy."""
+    b, t, h, e = q.shape
+    if docs is not None and docs.cu_seqlens is not None:
+        assert _VARLEN is not None  # Documents.of builds cu_seqlens only where it runs
+        flat = (z.reshape(b * t, -1, e) for z in (q, k, v))  # (B*T, H|K, E)
+        return _VARLEN(*flat, docs.cu_seqlens, docs.max_len).view(b, t, h * e)
+    qh, kh, vh = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, H|K, T, E)
+    if docs is None:
+        y = F.scaled_dot_product_attention(qh, kh, vh, is_causal=True, enable_gqa=True)
+    else:
+        y = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=docs.mask, enable_gqa=True)
+    return y.transpose(1, 2).reshape(b, t, h * e)
+
+
 def cu_seqlens(doc_ids: torch.Tensor) -> tuple[torch.Tensor, int]:
     """(cu_seqlens (S + 1,) int32, longest run): the runs of equal doc id over the flattened
-    (B, T) positions, a new run at every row start (a row's padding is one run of its own)."""
+    (B, T) positions, a new run at every row start (a row's padding is one run of its own).
+    Reads the result back to the host (a GPU sync): training uses :func:`cu_seqlens_host`."""
     b, t = doc_ids.shape
     flat = doc_ids.reshape(-1)
     starts = torch.ones_like(flat, dtype=torch.bool)
@@ -53,7 +90,17 @@ def cu_seqlens(doc_ids: torch.Tensor) -> tuple[torch.Tensor, int]:
     starts[::t] = True
     begin = torch.nonzero(starts).flatten()
     cu = torch.cat([begin, begin.new_tensor([b * t])]).to(torch.int32)
-    return cu, int((cu[1:] - cu[:-1]).max())  # one host sync per forward
+    return cu, int((cu[1:] - cu[:-1]).max())
+
+
+def cu_seqlens_host(doc_ids: np.ndarray) -> np.ndarray:
+    """:func:`cu_seqlens` of a (B, T) array on the host: (S + 1,) int32."""
+    b, t = doc_ids.shape
+    flat = doc_ids.reshape(-1)
+    starts = np.ones(flat.shape, dtype=bool)
+    starts[1:] = flat[1:] != flat[:-1]
+    starts[::t] = True
+    return np.append(np.flatnonzero(starts), b * t).astype(np.int32)
 
 
 def _varlen() -> Callable[..., torch.Tensor] | None:

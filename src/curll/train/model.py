@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
 from torch import nn
 
-from curll.train.attention import _VARLEN, Documents, cu_seqlens
+from curll.train.attention import Documents, attend, cu_seqlens
 
 __all__ = ["PRESETS", "CausalLM", "Documents", "ModelConfig", "cu_seqlens", "preset", "rope"]
 
@@ -120,19 +120,7 @@ class LlamaAttention(nn.Module):
         v = self.v_proj(x).view(b, t, k, e)
         cos, sin = cos[:, :, None].to(q.dtype), sin[:, :, None].to(q.dtype)  # (B, T, 1, E)
         q, kk = q * cos + _rotate_half(q) * sin, kk * cos + _rotate_half(kk) * sin
-        # GQA: each key/value head serves H/K consecutive query heads (HF's repeat_kv layout);
-        # the kernels read the shared head in place (enable_gqa), no K/V copy per query head
-        if docs is not None and docs.cu_seqlens is not None:
-            assert _VARLEN is not None  # Documents.of built cu_seqlens only where it exists
-            flat = (z.reshape(b * t, -1, e) for z in (q, kk, v))  # (B*T, H|K, E)
-            y = _VARLEN(*flat, docs.cu_seqlens, docs.max_len).view(b, t, h * e)
-        else:
-            qh, kh, vh = q.transpose(1, 2), kk.transpose(1, 2), v.transpose(1, 2)  # (B, H|K, T, E)
-            if docs is None:
-                y = F.scaled_dot_product_attention(qh, kh, vh, is_causal=True, enable_gqa=True)
-            else:
-                y = F.scaled_dot_product_attention(qh, kh, vh, attn_mask=docs.mask, enable_gqa=True)
-            y = y.transpose(1, 2).reshape(b, t, h * e)
+        y = attend(q, kk, v, docs)  # (B, T, H * E)
         out: torch.Tensor = self.o_proj(y)
         return out
 
@@ -174,8 +162,10 @@ class LlamaModel(nn.Module):
 
 
 class CausalLM(nn.Module):
-    """``forward(input_ids, position_ids=None, doc_ids=None, select=None) -> logits (B, T, V)``,
-    or (N, V) for the N positions where the bool ``select`` (B, T) is true."""
+    """``forward(input_ids, position_ids=None, doc_ids=None, select=None, cu_seqlens=None)
+    -> logits (B, T, V)``, or (N, V) at N positions: where the bool ``select`` (B, T) is true,
+    or at the flat indices into B * T of an int64 ``select`` (N,) (no GPU sync, unlike a mask).
+    ``cu_seqlens``: the runs of ``doc_ids`` made on the host, for the varlen kernel."""
 
     def __init__(self, cfg: ModelConfig, init: Init = "kaiming") -> None:
         super().__init__()
@@ -214,6 +204,7 @@ class CausalLM(nn.Module):
         position_ids: torch.Tensor | None = None,
         doc_ids: torch.Tensor | None = None,
         select: torch.Tensor | None = None,
+        cu_seqlens: torch.Tensor | None = None,
     ) -> torch.Tensor:
         b, t = input_ids.shape
         if position_ids is None:
@@ -223,7 +214,7 @@ class CausalLM(nn.Module):
             if torch.is_autocast_enabled("cuda")
             else self.lm_head.weight.dtype
         )
-        docs = None if doc_ids is None else Documents.of(doc_ids, dtype, varlen=self.varlen)
+        docs = None if doc_ids is None else Documents.of(doc_ids, dtype, varlen=self.varlen, cu=cu_seqlens)
         cos, sin = rope(position_ids, self.config.hidden // self.config.heads, self.config.rope_theta)
         x = self.model.embed_tokens(input_ids)  # (B, T, D)
         for layer in self.model.layers:
@@ -233,6 +224,6 @@ class CausalLM(nn.Module):
             # training with answer-only loss: project only the trained positions. The output
             # layer is D x V (V = 49,152 for the 135M preset: 28.3M of its 134.5M weights,
             # 21% of the weight FLOPs of a position where it is applied)
-            x = x[select]  # (N, D)
+            x = x[select] if select.dtype == torch.bool else x.flatten(0, 1)[select]  # (N, D)
         logits: torch.Tensor = self.lm_head(x)  # (B, T, V) or (N, V)
         return logits

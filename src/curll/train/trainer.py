@@ -4,6 +4,9 @@ Contract of :func:`train`: ``epochs`` passes over ``rows`` in an order drawn fro
 each optimizer step consumes ``batch`` rows in ``batch / micro_batch`` forward passes and
 averages the loss over all trained tokens of the step (so accumulation equals one big batch).
 AdamW (decay on matrices only), gradient clipping, and the learning rate of :func:`lr_at`.
+Nothing is read back from the device between logged steps (a GPU keeps its queue full): the
+batches are made on the host (:class:`~curll.train.batch.Batch`) and the loss stays on the
+device until a step is logged.
 
 Every ``checkpoint_every`` steps (and at the end) model, optimizer, step, token count and
 loss log are saved to ``ckpt`` atomically; a run started again with the same ``ckpt``
@@ -28,13 +31,13 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F  # noqa: N812
 from tqdm.auto import tqdm
 
 from curll.artifacts import atomic_path
 from curll.config.train import OptimParams
 from curll.train import distributed
-from curll.train.data import IGNORE, Packed
+from curll.train.batch import Batch, loss_sum
+from curll.train.data import Packed
 from curll.train.model import CausalLM
 
 
@@ -156,31 +159,32 @@ def train(
         lr = lr_at(step, steps, s.optim)
         for group in opt.param_groups:
             group["lr"] = lr
-        total, tokens, n_trained = 0.0, 0.0, 0.0
+        step_loss = torch.zeros((), dtype=torch.float64, device=s.device)  # read back when logged only
+        tokens, n_trained = 0.0, 0.0
         for i, part in enumerate(micro):
-            batch = {k: torch.from_numpy(v).to(s.device) for k, v in data.batch(part).items()}
+            host = Batch.of(data.batch(part))
+            batch = host.to(s.device)
             sync = i == len(micro) - 1 or world == 1
             ctx = net.no_sync() if not sync and world > 1 else torch.enable_grad()  # type: ignore[operator]
             amp = torch.autocast(device_type, dtype=s.dtype, enabled=s.dtype != torch.float32)
             with ctx, amp:
-                trained = batch["labels"] != IGNORE  # (b, T): logits only where the loss is
-                logits = net(batch["input_ids"], batch["position_ids"], batch["doc_ids"], trained)
-                loss = F.cross_entropy(logits.float(), batch["labels"][trained], reduction="sum")
-                loss = loss * (weight * world / n_loss)  # DDP averages over ranks: scale back to a sum
+                loss = loss_sum(net, batch) * (weight * world / n_loss)  # DDP averages: scale back to a sum
                 loss.backward()  # type: ignore[no-untyped-call]
-            total += float(loss.detach()) / world
-            tokens += weight * int((batch["doc_ids"] >= 0).sum())
-            n_trained += weight * int(trained.sum())
+            step_loss += loss.detach()
+            tokens += weight * host.tokens
+            n_trained += weight * host.trained
         if s.optim.clip:
             torch.nn.utils.clip_grad_norm_(model.parameters(), s.optim.clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        total, tokens, n_trained = distributed.all_sum([total, tokens, n_trained])
+        tokens, n_trained = distributed.all_sum([tokens, n_trained])
         out.tokens += int(tokens)
         out.trained += int(n_trained)
-        out.seconds += time.perf_counter() - t0
         done = step + 1
-        if done % s.log_every == 0 or done == steps:
+        logged = done % s.log_every == 0 or done == steps
+        total = distributed.all_sum([float(step_loss) / world])[0] if logged else 0.0
+        out.seconds += time.perf_counter() - t0
+        if logged:
             out.log.append(
                 {"step": done, "loss": round(total, 5), "lr": lr, "tokens_per_s": round(out.tokens_per_s, 1)}
             )
@@ -200,13 +204,10 @@ def eval_loss(model: CausalLM, data: Packed, *, device: str, micro_batch: int) -
     if n == 0:
         return None
     model.to(device).eval()
-    total = 0.0
+    total = torch.zeros((), dtype=torch.float64, device=device)
     with torch.no_grad():
         for start in range(0, data.rows, micro_batch):
             part = range(start, min(start + micro_batch, data.rows))
-            batch = {k: torch.from_numpy(v).to(device) for k, v in data.batch(part).items()}
-            trained = batch["labels"] != IGNORE
-            logits = model(batch["input_ids"], batch["position_ids"], batch["doc_ids"], trained)
-            total += float(F.cross_entropy(logits.float(), batch["labels"][trained], reduction="sum"))
+            total += loss_sum(model, Batch.of(data.batch(part)).to(device))
     model.train()
-    return round(total / n, 5)
+    return round(float(total) / n, 5)
