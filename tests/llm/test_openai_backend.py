@@ -167,7 +167,12 @@ def test_a_server_nobody_answers_fails_fast_with_a_clear_error(monkeypatch):
         port = s.getsockname()[1]
     tries: list[int] = []
     real = ob._retry_after
-    monkeypatch.setattr(ob, "_retry_after", lambda exc, retry: tries.append(retry) or real(exc, retry))
+
+    def counted(exc: Exception, retry: int) -> float | None:
+        tries.append(retry)
+        return real(exc, retry)
+
+    monkeypatch.setattr(ob, "_retry_after", counted)
     monkeypatch.setattr(ob, "BACKOFF_S", 0.001)
     dead = OpenAIBackend("tiny", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2)
     with pytest.raises(CurllError, match=f"cannot reach the server at http://127.0.0.1:{port}/v1") as err:
