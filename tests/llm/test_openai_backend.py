@@ -154,3 +154,45 @@ def test_the_server_is_part_of_the_model_and_so_of_every_cache_key(server):
     other = OpenAIBackend("tiny", base_url="http://user:pw@127.0.0.1:1/v1")
     assert other.model == "tiny@http://127.0.0.1:1/v1"  # credentials never reach outputs
     assert req("a").key(b.model) != req("a").key(other.model)
+
+
+def test_a_server_nobody_answers_fails_fast_with_a_clear_error(monkeypatch):
+    import socket
+
+    import curll.llm.openai_backend as ob
+    from curll.errors import CurllError
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tries: list[int] = []
+    real = ob._retry_after
+
+    def counted(exc: Exception, retry: int) -> float | None:
+        tries.append(retry)
+        return real(exc, retry)
+
+    monkeypatch.setattr(ob, "_retry_after", counted)
+    monkeypatch.setattr(ob, "BACKOFF_S", 0.001)
+    dead = OpenAIBackend("tiny", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2)
+    with pytest.raises(CurllError, match=f"cannot reach the server at http://127.0.0.1:{port}/v1") as err:
+        dead.complete([req(f"q{i}") for i in range(20)])
+    assert err.value.field == "llm.base_url"
+    assert tries == [0, 1, 2]  # one request's retries, not 20 requests' (60)
+
+
+def test_a_server_lost_mid_batch_stops_the_batch_and_the_next_one_raises(server):
+    from curll.errors import CurllError
+
+    b = backend(server, concurrency=1, max_retries=0)
+    assert b.complete([req("warm")])[0].error is None  # the server has answered
+    server.script.extend(["timeout"] * 3)  # from now on nothing comes back in time
+    answers = b.complete([req(f"q{i}") for i in range(6)])
+    assert "Timeout" in (answers[0].error or "")
+    assert all((a.error or "").startswith("not sent: the server did not answer") for a in answers[1:])
+    assert len(server.requests) == 2  # the five after the lost one were never sent
+    with pytest.raises(CurllError, match="cannot reach the server"):
+        b.complete([req("again")])  # first request alone, and it times out too
+    assert len(server.requests) == 3
+    server.script.clear()
+    assert [a.error for a in b.complete([req("back"), req("up")])] == [None, None]  # answered again

@@ -23,7 +23,13 @@
   the server being ``base_url`` without credentials: the same model name on another server
   is another model, and its cached answers are not reused.
 - A request that still fails (or returns a body that is not a valid completion) yields
-  ``Completion(error=...)``; it never raises.
+  ``Completion(error=...)``; it never raises. A server that cannot be reached at all is
+  another matter: until the server has answered once (and again after a request lost its
+  connection for good), a batch sends its first request alone, and when that one cannot
+  connect after all its retries :meth:`OpenAIBackend.complete` raises a :class:`CurllError`
+  naming the server and ``llm.base_url``. Requests still queued when one lost its
+  connection for good are not sent (``error`` says so; errors are never cached, so a rerun
+  asks them). A dead server costs one request's retries (about 30 s), not every request's.
 """
 
 from __future__ import annotations
@@ -75,6 +81,8 @@ class OpenAIBackend:
         self.max_retries = max_retries
         self.json_mode = json_mode
         self._api_key = key
+        self._lost: str | None = None  # why a request could not connect, until one gets through
+        self._answered = False  # the server has answered at least once (any HTTP status)
 
     def __repr__(self) -> str:  # never show the key
         return (
@@ -96,7 +104,18 @@ class OpenAIBackend:
         )
         gate = asyncio.Semaphore(self.concurrency)
         try:
-            return list(await asyncio.gather(*(self._one(client, gate, r) for r in requests)))
+            first: list[Completion] = []
+            if requests and (self._lost is not None or not self._answered):
+                self._lost = None
+                first = [await self._one(client, gate, requests[0])]  # alone: is anyone there?
+                if self._lost is not None:
+                    raise CurllError(
+                        f"cannot reach the server at {server_of(self.base_url)} "
+                        f"({self.max_retries} retries): {self._lost}; is it running?",
+                        field="llm.base_url",
+                    )
+            rest = requests[len(first) :]
+            return first + list(await asyncio.gather(*(self._one(client, gate, r) for r in rest)))
         finally:
             await client.close()
 
@@ -133,18 +152,28 @@ class OpenAIBackend:
 
     async def _one(self, client: Any, gate: asyncio.Semaphore, req: ChatRequest) -> Completion:
         kwargs = self.request_kwargs(req)
+        import openai
+
         async with gate:
             start = time.perf_counter()
+            if self._lost is not None:  # another request lost the server for good
+                return Completion(text="", error=f"not sent: the server did not answer ({self._lost})")
             for retry in range(self.max_retries + 1):
                 try:
                     resp = await client.chat.completions.create(**kwargs)
+                    self._answered, self._lost = True, None
                     choice = resp.choices[0]
                     text = choice.message.content or ""
                     break
                 except Exception as exc:
+                    connected = not isinstance(exc, openai.APIConnectionError)  # (timeouts included)
+                    if connected:
+                        self._answered, self._lost = True, None
                     wait = _retry_after(exc, retry)
                     if wait is None or retry == self.max_retries:
                         error = redact(_describe(exc), self._api_key)
+                        if not connected:
+                            self._lost = error
                         return Completion(text="", latency_s=time.perf_counter() - start, error=error)
                     await asyncio.sleep(wait)
             usage = resp.usage
