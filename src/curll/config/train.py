@@ -86,6 +86,9 @@ class TrainParams(Section):
     dtype: Literal["auto", "bf16", "fp32"]
     checkpoint_every: Positive
     compile: StrictBool = Field(default=False, description="torch.compile the decoder layers (for GPUs)")
+    loss_chunk: Count = Field(
+        default=0, description="positions per chunk of the output layer and loss (0: all at once)"
+    )
     log_every: Positive
     optim: OptimParams
     continual: ContinualParams

@@ -13,7 +13,6 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
-import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
 
 from curll.train.attention import cu_seqlens_host
 from curll.train.data import IGNORE
@@ -66,8 +65,12 @@ class Batch:
         return out
 
 
-def loss_sum(net: torch.nn.Module, t: dict[str, torch.Tensor]) -> torch.Tensor:
+def loss_sum(net: torch.nn.Module, t: dict[str, torch.Tensor], *, chunk: int = 0) -> torch.Tensor:
     """Summed cross-entropy (nats, float32, a 0-dim tensor left on the device) of ``net`` on a
-    :meth:`Batch.to` batch: logits only at the positions with a loss."""
-    logits = net(t["input_ids"], t["position_ids"], t["doc_ids"], t["select"], cu_seqlens=t["cu_seqlens"])
-    return F.cross_entropy(logits.float(), t["targets"], reduction="sum")
+    :meth:`Batch.to` batch: logits only at the positions with a loss, ``chunk`` of them at a
+    time when > 0 (:func:`curll.train.loss.output_loss`)."""
+    loss: torch.Tensor = net(
+        t["input_ids"], t["position_ids"], t["doc_ids"], t["select"],
+        cu_seqlens=t["cu_seqlens"], targets=t["targets"], loss_chunk=chunk,
+    )  # fmt: skip
+    return loss

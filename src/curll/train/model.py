@@ -22,6 +22,7 @@ import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
 from torch import nn
 
 from curll.train.attention import Documents, attend, cu_seqlens
+from curll.train.loss import output_loss
 
 __all__ = ["PRESETS", "CausalLM", "Documents", "ModelConfig", "cu_seqlens", "preset", "rope"]
 
@@ -165,7 +166,10 @@ class CausalLM(nn.Module):
     """``forward(input_ids, position_ids=None, doc_ids=None, select=None, cu_seqlens=None)
     -> logits (B, T, V)``, or (N, V) at N positions: where the bool ``select`` (B, T) is true,
     or at the flat indices into B * T of an int64 ``select`` (N,) (no GPU sync, unlike a mask).
-    ``cu_seqlens``: the runs of ``doc_ids`` made on the host, for the varlen kernel."""
+    ``cu_seqlens``: the runs of ``doc_ids`` made on the host, for the varlen kernel.
+    With ``targets`` (N,) for the selected positions, the summed cross-entropy (float32,
+    0-dim) instead of logits, computed ``loss_chunk`` positions at a time when > 0
+    (:func:`~curll.train.loss.output_loss`: the (N, V) logits never whole in memory)."""
 
     def __init__(self, cfg: ModelConfig, init: Init = "kaiming") -> None:
         super().__init__()
@@ -205,6 +209,8 @@ class CausalLM(nn.Module):
         doc_ids: torch.Tensor | None = None,
         select: torch.Tensor | None = None,
         cu_seqlens: torch.Tensor | None = None,
+        targets: torch.Tensor | None = None,
+        loss_chunk: int = 0,
     ) -> torch.Tensor:
         b, t = input_ids.shape
         if position_ids is None:
@@ -225,5 +231,7 @@ class CausalLM(nn.Module):
             # layer is D x V (V = 49,152 for the 135M preset: 28.3M of its 134.5M weights,
             # 21% of the weight FLOPs of a position where it is applied)
             x = x[select] if select.dtype == torch.bool else x.flatten(0, 1)[select]  # (N, D)
+        if targets is not None:
+            return output_loss(x, self.lm_head.weight, targets, loss_chunk)
         logits: torch.Tensor = self.lm_head(x)  # (B, T, V) or (N, V)
         return logits

@@ -41,6 +41,7 @@ def settings(p: TrainParams) -> Settings:
         batch=p.batch, micro_batch=p.micro_batch, epochs=p.epochs, seed=p.seed,
         checkpoint_every=p.checkpoint_every, log_every=p.log_every, optim=p.optim,
         device=device, dtype=torch.bfloat16 if bf16 else torch.float32, compile=p.compile,
+        loss_chunk=p.loss_chunk,
     )  # fmt: skip
 
 
@@ -190,8 +191,12 @@ def run_order(
             torch.manual_seed(p.seed)
             untrained = CausalLM(preset(p.preset, vocab_size=len(tok)), p.init)
             held = {
-                "val_loss": eval_loss(model, val, device=s.device, micro_batch=s.micro_batch),
-                "val_loss_untrained": eval_loss(untrained, val, device=s.device, micro_batch=s.micro_batch),
+                "val_loss": eval_loss(
+                    model, val, device=s.device, micro_batch=s.micro_batch, loss_chunk=s.loss_chunk
+                ),
+                "val_loss_untrained": eval_loss(
+                    untrained, val, device=s.device, micro_batch=s.micro_batch, loss_chunk=s.loss_chunk
+                ),
                 "val_rows": val.rows,
                 "val_scope": scope,
             }

@@ -53,6 +53,7 @@ class Settings:
     device: str = "cpu"
     dtype: torch.dtype = torch.float32
     compile: bool = False  # torch.compile the decoder layers (GPU: fewer, fused kernels)
+    loss_chunk: int = 0  # > 0: output layer and loss this many positions at a time (curll.train.loss)
 
 
 @dataclass
@@ -168,7 +169,9 @@ def train(
             ctx = net.no_sync() if not sync and world > 1 else torch.enable_grad()  # type: ignore[operator]
             amp = torch.autocast(device_type, dtype=s.dtype, enabled=s.dtype != torch.float32)
             with ctx, amp:
-                loss = loss_sum(net, batch) * (weight * world / n_loss)  # DDP averages: scale back to a sum
+                loss = loss_sum(net, batch, chunk=s.loss_chunk) * (
+                    weight * world / n_loss
+                )  # DDP averages: scale back to a sum
                 loss.backward()  # type: ignore[no-untyped-call]
             step_loss += loss.detach()
             tokens += weight * host.tokens
@@ -197,7 +200,9 @@ def train(
     return out
 
 
-def eval_loss(model: CausalLM, data: Packed, *, device: str, micro_batch: int) -> float | None:
+def eval_loss(
+    model: CausalLM, data: Packed, *, device: str, micro_batch: int, loss_chunk: int = 0
+) -> float | None:
     """Mean cross-entropy (nats per trained token) of ``model`` on ``data``, no gradients;
     None when ``data`` has no trained token. The model is left in training mode."""
     n = data.loss_tokens(range(data.rows))
@@ -208,6 +213,6 @@ def eval_loss(model: CausalLM, data: Packed, *, device: str, micro_batch: int) -
     with torch.no_grad():
         for start in range(0, data.rows, micro_batch):
             part = range(start, min(start + micro_batch, data.rows))
-            total += loss_sum(model, Batch.of(data.batch(part)).to(device))
+            total += loss_sum(model, Batch.of(data.batch(part)).to(device), chunk=loss_chunk)
     model.train()
     return round(float(total) / n, 5)
