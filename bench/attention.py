@@ -8,6 +8,8 @@ CUDA GPU in bf16 (the mask elsewhere, so on a CPU both rows measure the same ker
 Prints tokens/s, MFU (known GPUs, bf16), peak GPU memory, and documents / mask.
 
     python -m bench.attention --device cuda --preset smollm2-135m --context 1024 --micro-batch 16
+    python -m bench.attention --device cuda --preset smollm2-135m --context 1024 --micro-batch 64 \
+        --compile --loss-chunk 8192
     python -m bench.attention            # CPU, tiny preset: a smoke run
 """
 
@@ -46,7 +48,8 @@ def measure(a: argparse.Namespace, data: Packed, varlen: bool) -> dict[str, floa
     model = CausalLM(preset(a.preset, vocab_size=a.vocab))
     model.varlen = varlen
     s = Settings(batch=a.micro_batch, micro_batch=a.micro_batch, epochs=1, seed=0, checkpoint_every=10**9,
-                 log_every=10**9, optim=OPTIM, device=a.device, dtype=dtype, compile=a.compile)  # fmt: skip
+                 log_every=10**9, optim=OPTIM, device=a.device, dtype=dtype, compile=a.compile,
+                 loss_chunk=a.loss_chunk)  # fmt: skip
     warm = data.head(a.warmup * a.micro_batch)
     with TemporaryDirectory() as tmp:
         train(model, warm, s, ckpt=Path(tmp) / "warm.pt", desc="warm-up")
@@ -78,6 +81,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--compile", action="store_true", help="torch.compile every decoder layer")
+    ap.add_argument("--loss-chunk", type=int, default=0, help="train.loss_chunk (0: the whole output layer)")
     a = ap.parse_args()
     data = rows(a.micro_batch * a.steps, a.context, a.vocab)
     name = torch.cuda.get_device_name() if a.device == "cuda" else f"CPU, {torch.get_num_threads()} threads"
