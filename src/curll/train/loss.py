@@ -3,7 +3,8 @@
 Whole, the N trained positions' logits (N, V) exist at once, and more than once: the matmul's
 result in the compute dtype, its float32 copy and the float32 log-softmax kept for backward.
 For the 135M preset (V = 49,152) and a micro-batch of 64 rows of 1,024 with a third of the
-positions trained, that is some 8 GB in memory, all of it read and written several times.
+positions trained, that is over 10 GB (2 + 4 + 4 bytes for each of 1.07G logits under bf16
+autocast), all of it read and written several times.
 
 In chunks (:func:`output_loss` with ``chunk`` > 0), a chunk of positions at a time goes
 through the layer, the loss and, when a gradient is wanted, its backward at once: softmax

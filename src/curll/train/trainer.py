@@ -169,9 +169,8 @@ def train(
             ctx = net.no_sync() if not sync and world > 1 else torch.enable_grad()  # type: ignore[operator]
             amp = torch.autocast(device_type, dtype=s.dtype, enabled=s.dtype != torch.float32)
             with ctx, amp:
-                loss = loss_sum(net, batch, chunk=s.loss_chunk) * (
-                    weight * world / n_loss
-                )  # DDP averages: scale back to a sum
+                scale = weight * world / n_loss  # DDP averages over ranks: scale back to a sum
+                loss = loss_sum(net, batch, chunk=s.loss_chunk) * scale
                 loss.backward()  # type: ignore[no-untyped-call]
             step_loss += loss.detach()
             tokens += weight * host.tokens
