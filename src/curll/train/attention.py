@@ -80,21 +80,15 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, docs: Documents | 
 
 
 def cu_seqlens(doc_ids: torch.Tensor) -> tuple[torch.Tensor, int]:
-    """(cu_seqlens (S + 1,) int32, longest run): the runs of equal doc id over the flattened
-    (B, T) positions, a new run at every row start (a row's padding is one run of its own).
-    Reads the result back to the host (a GPU sync): training uses :func:`cu_seqlens_host`."""
-    b, t = doc_ids.shape
-    flat = doc_ids.reshape(-1)
-    starts = torch.ones_like(flat, dtype=torch.bool)
-    starts[1:] = flat[1:] != flat[:-1]
-    starts[::t] = True
-    begin = torch.nonzero(starts).flatten()
-    cu = torch.cat([begin, begin.new_tensor([b * t])]).to(torch.int32)
-    return cu, int((cu[1:] - cu[:-1]).max())
+    """(cu_seqlens (S + 1,) int32 on ``doc_ids``' device, longest run): :func:`cu_seqlens_host`
+    of a tensor. Copies ``doc_ids`` to the host (a GPU sync): training passes host-made runs."""
+    cu = cu_seqlens_host(doc_ids.cpu().numpy())
+    return torch.from_numpy(cu).to(doc_ids.device), int(np.diff(cu).max())
 
 
 def cu_seqlens_host(doc_ids: np.ndarray) -> np.ndarray:
-    """:func:`cu_seqlens` of a (B, T) array on the host: (S + 1,) int32."""
+    """(S + 1,) int32: the runs of equal doc id over the flattened (B, T) positions of
+    ``doc_ids``, a new run at every row start (a row's padding is one run of its own)."""
     b, t = doc_ids.shape
     flat = doc_ids.reshape(-1)
     starts = np.ones(flat.shape, dtype=bool)

@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -188,8 +187,10 @@ class Screen:
                 self.verdict.update({d.id: f"near_duplicate: dup of {d.of} ({d.score:.3f})" for d in dups})
                 self.dropped[stage] += len(dups)
         pairs: dict[str, float] = {}
-        for si, sj in combinations(stages, 2):
-            a, b = self._vectors.stage(si)[1], self._vectors.stage(sj)[1]
+        for n, si in enumerate(stages):
+            a = self._vectors.stage(si)[1]  # read once for all the later stages
             index = choose_index(p.index, len(a), p.auto_above)  # built on stage si's rows
-            pairs[f"{si}-{sj}"] = round(cross_rate(a, b, threshold=p.threshold, index=index), 6)
+            for sj in stages[n + 1 :]:
+                b = self._vectors.stage(sj)[1]
+                pairs[f"{si}-{sj}"] = round(cross_rate(a, b, threshold=p.threshold, index=index), 6)
         return rates, pairs
