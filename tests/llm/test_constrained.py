@@ -1,5 +1,5 @@
 """Per-row sampling: Gumbel-max draws from softmax(logits / T) in the top-p nucleus; grammar
-bitmasks, stop detection, the repetition penalty and the loop detector."""
+bitmasks, stop detection and the repetition penalty."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from curll.llm.constrained import (
     RowSpec,
     RowState,
     apply_bitmask,
-    find_loop,
     gumbel_scores,
     sample_rows,
     stop_bitmask,
@@ -91,16 +90,6 @@ def test_penalties_lower_tokens_the_answer_used_not_the_prompt():
         frequency.accept(token)
     assert frequency.sample(logits) == 1  # two uses: 2.0 - 0.6 = 1.4 < 1.9
     assert logits[0] == 2.0  # the caller's logits are left alone
-
-
-def test_find_loop_catches_long_repeats_only():
-    assert find_loop(list(range(100))) == 0
-    phrase = [5, 6, 7, 8, 9, 10, 11, 12]  # 8 tokens: 6 repeats are needed to span 48 tokens
-    assert find_loop([1, 2, 3, *phrase * 6]) == 8
-    assert find_loop([1, 2, 3, *phrase * 5]) == 0
-    assert find_loop([4] * 47) == 0 and find_loop([4] * 48) == 1
-    sentence = list(range(20, 40))  # a 20-token sentence three times over
-    assert find_loop(sentence * 3) == 20
 
 
 def test_batched_sampling_draws_what_each_row_would_alone():

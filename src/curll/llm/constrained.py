@@ -169,17 +169,3 @@ def stop_bitmask(stop_ids: Sequence[int], words: int) -> torch.Tensor:
         if w < words:
             out[w] |= -(1 << 31) if b == 31 else 1 << b
     return out
-
-
-def find_loop(tokens: Sequence[int], *, min_span: int = 48, repeats: int = 3, max_period: int = 96) -> int:
-    """The period p of a loop at the end of ``tokens`` (the last p tokens repeated back to back,
-    at least ``repeats`` times and over at least ``min_span`` tokens), or 0 when there is none."""
-    n = len(tokens)
-    for p in range(1, max_period + 1):
-        r = max(repeats, -(-min_span // p))
-        if p * r > n:
-            break
-        tail = list(tokens[n - p :])
-        if list(tokens[n - p * r :]) == tail * r:
-            return p
-    return 0

@@ -17,7 +17,7 @@ every row pays for the shared system prompt again. Here:
   position ids, so padding never shifts a row's positions. Columns that no row uses any
   more are cropped.
 - **Loops.** A schema-constrained row whose last tokens repeat one span back to back
-  (:func:`~curll.llm.constrained.find_loop`) stops with ``finish_reason="loop"``: its
+  (:func:`~curll.llm.loops.find_loop`) stops with ``finish_reason="loop"``: its
   JSON could only end at ``max_tokens`` unterminated.
 
 Per-row sampling is independent of the batch (see :mod:`curll.llm.constrained`), so a
@@ -35,9 +35,9 @@ from typing import Any
 
 import torch
 
-from curll.llm.constrained import RowSpec, RowState, apply_bitmask, find_loop, sample_rows, stop_bitmask
+from curll.llm.constrained import RowSpec, RowState, apply_bitmask, sample_rows, stop_bitmask
+from curll.llm.loops import LOOP_CHECK_EVERY, find_loop
 
-LOOP_CHECK_EVERY = 8  # tokens between loop checks of a row (a check costs ~1 us per period tried)
 MIN_PREFIX = 16  # a shared prefix shorter than this is not worth a separate forward pass
 CROP_AT = 32  # crop the cache when at least this many leading columns are unused
 
