@@ -10,6 +10,10 @@ matches no task schema), ``"400"`` (an invalid request), ``"503"``, ``"500-inval
 (llama.cpp's way of refusing an unsupported ``response_format``), ``"401"`` (a key is
 required) and ``"401-echo"`` (the key echoed back, as OpenAI does). With the script empty,
 ``pick(body)`` (when set) chooses each request's action. ``latency_s`` delays every answer.
+
+A request with ``"stream": true`` is answered as server-sent events, one word per event
+(``"loop"``: the same sentence over and over, up to ``loop_events`` events; ``streamed``
+counts the events each such request got out before the client hung up).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ class FakeChatServer:
         self.headers: list[dict[str, str]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.loop_events = 2000
+        self.streamed: list[int] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())  # 0: any free port
         self._httpd.daemon_threads = True
@@ -119,6 +125,8 @@ class FakeChatServer:
                     time.sleep(server.timeout_sleep_s)
                 if action == "malformed":
                     return self._send(200, b'{"id": "x", "choices": [{"message": ')
+                if body.get("stream"):
+                    return self._stream(action, body)
                 content = {"not-json": "this is not JSON", "schema-invalid": '{"unexpected": true}'}.get(
                     action
                 ) or server.answer(body)
@@ -137,5 +145,43 @@ class FakeChatServer:
                     "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12},
                 }
                 return self._send(200, json.dumps(reply).encode())
+
+            def _stream(self, action: str, body: dict[str, Any]) -> None:
+                if action == "loop":
+                    words = ['{"echo": "'] + [" so cute and adorable."] * server.loop_events + ['"}']
+                else:
+                    words = [w + " " for w in server.answer(body).split(" ")]
+                    words[-1] = words[-1].rstrip()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                sent = 0
+                try:
+                    for w in words:
+                        chunk = {
+                            "id": "c",
+                            "object": "chat.completion.chunk",
+                            "created": 0,
+                            "model": "m",
+                            "choices": [{"index": 0, "delta": {"content": w}, "finish_reason": None}],
+                        }
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                        sent += 1
+                        time.sleep(0.0005)
+                    last = {
+                        "id": "c",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": "m",
+                        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 7, "completion_tokens": sent, "total_tokens": 7 + sent},
+                    }
+                    self.wfile.write(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client hung up: what stop_loops does to a loop
+                with server._lock:
+                    server.streamed.append(sent)
 
         return Handler

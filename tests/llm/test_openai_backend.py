@@ -138,6 +138,41 @@ def test_concurrency_is_bounded():
     assert srv.max_in_flight == 3
 
 
+def test_replicas_share_the_requests_with_concurrency_slots_each():
+    with FakeChatServer(latency_s=0.05) as a, FakeChatServer(latency_s=0.05) as b:
+        both = OpenAIBackend("tiny", base_url=[a.base_url, b.base_url], concurrency=2, timeout_s=5)
+        answers = both.complete([req(f"q{i}") for i in range(16)])
+    assert [x.text for x in answers] == [f'{{"echo": "q{i}"}}' for i in range(16)]
+    assert len(a.requests) + len(b.requests) == 16 and min(len(a.requests), len(b.requests)) >= 4
+    assert a.max_in_flight == b.max_in_flight == 2
+    assert both.model == f"tiny@{a.base_url}"  # named after the first: replicas serve one model
+
+
+def test_extra_body_fields_reach_the_server(server):
+    backend(server, extra_body={"cache_prompt": False, "top_k": 0}).complete([req("a")])
+    assert server.requests[0]["cache_prompt"] is False and server.requests[0]["top_k"] == 0
+
+
+def test_stop_loops_streams_and_hangs_up_on_a_loop(server):
+    server.script.extend(["loop", "ok"])
+    engine = Engine(backend(server, stop_loops=True, timeout_s=5), attempts=2, progress=False)
+    [result] = engine.run([req("hello")])
+    assert result.status == "ok" and result.parsed == {"echo": "hello"}  # the loop was asked again
+    assert result.attempts == 2 and all(r["stream"] for r in server.requests)
+    looped, answered = server.streamed
+    assert looped < 200 < server.loop_events  # cut off early: 48 pieces make a loop, not 2,000
+    assert answered == 2  # {"echo": "hello"} streams as two words
+
+
+def test_a_loop_is_kept_as_a_degenerate_reject_with_its_text(server):
+    server.script.extend(["loop"])
+    [done] = backend(server, stop_loops=True, timeout_s=5).complete([req("hi")])
+    assert done.finish_reason == "loop" and done.text.startswith('{"echo": " so cute and adorable.')
+    assert done.completion_tokens == len(done.text.split(" so cute")) and done.error is None
+    [result] = Engine(backend(server, stop_loops=True), attempts=1, progress=False).run([req("x")])
+    assert result.status == "ok"  # a stream that ends well is one answer, usage from its last event
+
+
 def test_a_key_the_server_echoes_is_redacted_from_the_error(server, monkeypatch):
     monkeypatch.setenv("CURLL_TEST_KEY", "sk-live-0123456789abcdef")
     server.script.append("401-echo")

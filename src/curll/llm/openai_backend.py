@@ -12,13 +12,22 @@
   (``{"type": "json_object", "schema": ...}``), ``vllm`` (``structured_outputs``), or
   ``none``. The schema keeps its task's key order. The engine validates the answer in
   every mode.
-- ``presence_penalty`` and ``frequency_penalty`` are sent when set (standard fields).
+- ``presence_penalty`` and ``frequency_penalty`` are sent when set (standard fields);
+  ``extra_body`` is merged into every request (server-specific fields, such as llama.cpp's
+  ``cache_prompt``).
+- ``base_url`` may name several servers of one model (replicas): each has ``concurrency``
+  slots, and a request takes whichever slot is free first, keeping it through its retries.
+- ``stop_loops``: answers are streamed and one caught in a loop (the same run of pieces
+  back to back, :func:`curll.llm.loops.find_loop`; a server streams one piece per token)
+  is cut off by closing the stream, which stops the server's work on it: the completion
+  has ``finish_reason="loop"``, which the engine rejects and asks again like the
+  transformers backend's loops.
 - The API key is read from the environment variable ``api_key_env`` at construction and
   kept only in memory: never logged, never written. With the variable unset, requests go
   without a key (local servers need none); a server that wants one answers 401, a final
   error. Servers echo keys in their errors ("Incorrect API key provided: sk-..."): every
   stored error has the key, any ``Authorization``/``Bearer`` value and any ``sk-`` token
-  replaced by ``***`` (:func:`redact`).
+  replaced by ``***`` (:func:`curll.llm.redact.redact`).
 - ``model`` (the name on every output row and in every cache key) is ``<model>@<server>``,
   the server being ``base_url`` without credentials: the same model name on another server
   is another model, and its cached answers are not reused.
@@ -39,10 +48,12 @@ import os
 import random
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from curll.errors import CurllError
+from curll.llm.loops import LOOP_CHECK_EVERY, find_loop
+from curll.llm.redact import redact, server_of
 from curll.llm.types import ChatRequest, Completion
 
 JsonMode = Literal["json_schema", "json_object", "llamacpp", "vllm", "none"]
@@ -62,33 +73,44 @@ class OpenAIBackend:
         self,
         model: str,
         *,
-        base_url: str,
+        base_url: str | Sequence[str],
         api_key_env: str | None = None,
         concurrency: int = 8,
         timeout_s: float = 120.0,
         max_retries: int = 6,
         json_mode: JsonMode = "json_schema",
+        extra_body: Mapping[str, Any] | None = None,
+        stop_loops: bool = False,
     ) -> None:
         if concurrency < 1:
             raise CurllError("must be >= 1", field="concurrency")
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        if not urls:
+            raise CurllError("needs at least one server", field="base_url")
         # local servers accept any key; the variable unset means "send none"
         key = (os.environ.get(api_key_env) if api_key_env else None) or "EMPTY"
         self.served = model  # the name the server knows
-        self.model = f"{model}@{server_of(base_url)}"
-        self.base_url = base_url
-        self.concurrency = concurrency
+        self.model = f"{model}@{server_of(urls[0])}"
+        self.base_urls = urls
+        self.base_url = urls[0]
+        self.concurrency = concurrency  # per server
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.json_mode = json_mode
+        self.extra_body = dict(extra_body or {})
+        self.stop_loops = stop_loops
         self._api_key = key
         self._lost: str | None = None  # why a request could not connect, until one gets through
         self._answered = False  # the server has answered at least once (any HTTP status)
 
     def __repr__(self) -> str:  # never show the key
         return (
-            f"OpenAIBackend(model={self.served!r}, base_url={server_of(self.base_url)!r}, "
+            f"OpenAIBackend(model={self.served!r}, base_url={self._where()!r}, "
             f"concurrency={self.concurrency})"
         )
+
+    def _where(self) -> str:
+        return ", ".join(server_of(u) for u in self.base_urls)
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         return asyncio.run(self._complete_all(requests))
@@ -96,28 +118,35 @@ class OpenAIBackend:
     async def _complete_all(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         from openai import AsyncOpenAI
 
-        client = AsyncOpenAI(
-            base_url=self.base_url,
-            api_key=self._api_key,
-            timeout=self.timeout_s,
-            max_retries=0,  # retries are ours: see the module docstring
-        )
-        gate = asyncio.Semaphore(self.concurrency)
+        clients = [
+            AsyncOpenAI(
+                base_url=url,
+                api_key=self._api_key,
+                timeout=self.timeout_s,
+                max_retries=0,  # retries are ours: see the module docstring
+            )
+            for url in self.base_urls
+        ]
+        slots: asyncio.Queue[Any] = asyncio.Queue()  # a free slot = the client of its server
+        for _ in range(self.concurrency):
+            for client in clients:
+                slots.put_nowait(client)
         try:
             first: list[Completion] = []
             if requests and (self._lost is not None or not self._answered):
                 self._lost = None
-                first = [await self._one(client, gate, requests[0])]  # alone: is anyone there?
+                first = [await self._one(slots, requests[0])]  # alone: is anyone there?
                 if self._lost is not None:
                     raise CurllError(
-                        f"cannot reach the server at {server_of(self.base_url)} "
+                        f"cannot reach the server at {self._where()} "
                         f"({self.max_retries} retries): {self._lost}; is it running?",
                         field="llm.base_url",
                     )
             rest = requests[len(first) :]
-            return first + list(await asyncio.gather(*(self._one(client, gate, r) for r in rest)))
+            return first + list(await asyncio.gather(*(self._one(slots, r) for r in rest)))
         finally:
-            await client.close()
+            for client in clients:
+                await client.close()
 
     def _schema_kwargs(self, req: ChatRequest) -> dict[str, Any]:
         """The request fields that carry the schema in this ``json_mode``."""
@@ -148,23 +177,26 @@ class OpenAIBackend:
         for name in ("presence_penalty", "frequency_penalty"):
             if getattr(req.sampling, name):
                 kwargs[name] = getattr(req.sampling, name)
+        if self.extra_body:
+            kwargs["extra_body"] = {**kwargs.get("extra_body", {}), **self.extra_body}
         return kwargs
 
-    async def _one(self, client: Any, gate: asyncio.Semaphore, req: ChatRequest) -> Completion:
+    async def _one(self, slots: asyncio.Queue[Any], req: ChatRequest) -> Completion:
         kwargs = self.request_kwargs(req)
         import openai
 
-        async with gate:
+        client = await slots.get()
+        try:
             start = time.perf_counter()
             if self._lost is not None:  # another request lost the server for good
                 return Completion(text="", error=f"not sent: the server did not answer ({self._lost})")
             for retry in range(self.max_retries + 1):
                 try:
-                    resp = await client.chat.completions.create(**kwargs)
+                    done = await (
+                        self._stream(client, kwargs) if self.stop_loops else self._ask(client, kwargs)
+                    )
                     self._answered, self._lost = True, None
-                    choice = resp.choices[0]
-                    text = choice.message.content or ""
-                    break
+                    return Completion(**done, latency_s=time.perf_counter() - start)
                 except Exception as exc:
                     connected = not isinstance(exc, openai.APIConnectionError)  # (timeouts included)
                     if connected:
@@ -176,39 +208,50 @@ class OpenAIBackend:
                             self._lost = error
                         return Completion(text="", latency_s=time.perf_counter() - start, error=error)
                     await asyncio.sleep(wait)
-            usage = resp.usage
-            return Completion(
-                text=text,
-                prompt_tokens=usage.prompt_tokens if usage else 0,
-                completion_tokens=usage.completion_tokens if usage else 0,
-                latency_s=time.perf_counter() - start,
-                finish_reason=choice.finish_reason or "",
-            )
+            raise AssertionError("unreachable: the last retry returns")
+        finally:
+            slots.put_nowait(client)
 
+    @staticmethod
+    async def _ask(client: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """One completion, whole: text, token counts and finish reason."""
+        resp = await client.chat.completions.create(**kwargs)
+        choice, usage = resp.choices[0], resp.usage
+        return {
+            "text": choice.message.content or "",
+            "prompt_tokens": usage.prompt_tokens if usage else 0,
+            "completion_tokens": usage.completion_tokens if usage else 0,
+            "finish_reason": choice.finish_reason or "",
+        }
 
-#: secrets a server may echo in an error: bearer tokens, Authorization values, OpenAI-style keys
-_SECRETS = re.compile(
-    r"(?i)((?:authorization[\"']?\s*[:=]\s*[\"']?)?(?:bearer|basic|token)\s+|authorization[\"']?\s*[:=]\s*[\"']?)"
-    r"[^\s\"',}]+|\bsk-[A-Za-z0-9_\-*]{6,}"
-)
-
-
-def redact(text: str, key: str | None = None) -> str:
-    """``text`` with ``key`` (when it is a real one) and any token that looks like a secret
-    replaced by ``***``."""
-    if key and key != "EMPTY" and len(key) >= 4:
-        text = text.replace(key, "***")
-    return _SECRETS.sub(lambda m: (m.group(1) or "") + "***", text)
-
-
-def server_of(base_url: str) -> str:
-    """``base_url`` without user and password (``http://u:p@host:8000/v1`` -> ``http://host:8000/v1``)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(base_url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+    @staticmethod
+    async def _stream(client: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """One completion, streamed, cut off (``finish_reason="loop"``) when it falls into a loop."""
+        stream = await client.chat.completions.create(
+            **kwargs, stream=True, stream_options={"include_usage": True}
+        )
+        pieces: list[str] = []
+        finish, usage = "", None
+        try:
+            async for chunk in stream:
+                usage = chunk.usage or usage
+                if not chunk.choices:
+                    continue
+                finish = chunk.choices[0].finish_reason or finish
+                piece = chunk.choices[0].delta.content
+                if piece:
+                    pieces.append(piece)
+                    if len(pieces) % LOOP_CHECK_EVERY == 0 and find_loop(pieces):
+                        finish = "loop"
+                        break
+        finally:
+            await stream.close()  # on a loop: the server stops generating when the stream closes
+        return {
+            "text": "".join(pieces),
+            "prompt_tokens": usage.prompt_tokens if usage and finish != "loop" else 0,
+            "completion_tokens": usage.completion_tokens if usage and finish != "loop" else len(pieces),
+            "finish_reason": finish,
+        }
 
 
 def _describe(exc: Exception) -> str:
