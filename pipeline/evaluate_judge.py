@@ -9,6 +9,8 @@ criterion scores per answer) and ``evaluate.out.judges`` (parse-failure rates, a
 
 from __future__ import annotations
 
+from contextlib import ExitStack
+
 import pandas as pd
 
 from curll.artifacts import empty_table, read_table, write_json, write_tables
@@ -27,28 +29,39 @@ def run(params: Params) -> None:
     p = params.evaluate
     items = read_table(p.out.items, ItemSchema)
     answers = read_table(p.out.answers, AnswerSchema)
-    panel: dict[str, tuple[Engine, dict[str, Task]]] = {}
-    for name in p.judges:
-        llm = params.llm.model_copy(update={"use": name})
-        engine = engine_from_params(llm, models=params.llm_models, desc=f"judge {name}")
-        schema = rating_schema(llm.profile.max_chars)
-        panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema) for t in p.types})
-    ratings = judge(answers, items, panel)
+    with ExitStack() as engines:  # every judge's engine is closed (its servers stopped) at the end
+        ratings, rubric_rows = _rate(params, items, answers, engines)
     stage_of = dict(zip(items["item_id"], items["stage"], strict=True))
     units = pd.DataFrame({"stage": [stage_of[i] for i in ratings["item_id"]], "type": ratings["judge"],
                           "kept": ratings["rating"].notna(), "reason": ratings["reason"]})  # fmt: skip
     yields = measure(units)
     check_yields("evaluate_judge", yields, p.min_yield, key="evaluate.min_yield")
     stats = {**panel_stats(ratings), "yields": public(yields)}
-    rubric_rows = empty_table(RubricSchema)
-    if p.rubric.enabled:
-        tasks = {n: (engine, make_task(params.llm.model_copy(update={"use": n}), p.rubric.prompt,
-                                       rubric_schema(params.llm.profiles[n].max_chars)))
-                 for n, (engine, _) in panel.items()}  # fmt: skip
-        rubric_rows = rubric(answers, items, tasks)
     write_tables([(ratings, p.out.ratings, JudgeRatingSchema), (rubric_rows, p.out.rubric, RubricSchema)])
     write_json(p.out.judges, stats)
     say(
         "evaluate_judge: "
         + ", ".join(f"{k} failures {v['parse_failure_rate']:.1%}" for k, v in stats["judges"].items())
     )
+
+
+def _rate(
+    params: Params, items: pd.DataFrame, answers: pd.DataFrame, engines: ExitStack
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every judge's ratings, and with ``evaluate.rubric.enabled`` its rubric scores (else empty)."""
+    p = params.evaluate
+    panel: dict[str, tuple[Engine, dict[str, Task]]] = {}
+    for name in p.judges:
+        llm = params.llm.model_copy(update={"use": name})
+        engine = engines.enter_context(
+            engine_from_params(llm, models=params.llm_models, desc=f"judge {name}")
+        )
+        schema = rating_schema(llm.profile.max_chars)
+        panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema) for t in p.types})
+    ratings = judge(answers, items, panel)
+    if not p.rubric.enabled:
+        return ratings, empty_table(RubricSchema)
+    tasks = {n: (engine, make_task(params.llm.model_copy(update={"use": n}), p.rubric.prompt,
+                                   rubric_schema(params.llm.profiles[n].max_chars)))
+             for n, (engine, _) in panel.items()}  # fmt: skip
+    return ratings, rubric(answers, items, tasks)

@@ -84,13 +84,12 @@ def shard(params: Params, index: int) -> str:
         )
         for name in ("context", "ir", "cqa", "csqa")
     }
-    engine = engine_from_params(
-        llm, models=params.llm_models, desc="generate", cache=shard_cache(params, index)
-    )
     # verify's checks that a new attempt can fix are asked again here (same thresholds)
     content = params.verify.content.for_profile(llm.use)
-    df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs,
-                        min_prompt_words=content.min_prompt_words, english=content.english)  # fmt: skip
+    cache = shard_cache(params, index)
+    with engine_from_params(llm, models=params.llm_models, desc="generate", cache=cache) as engine:
+        df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs,
+                            min_prompt_words=content.min_prompt_words, english=content.english)  # fmt: skip
     expected = {(int(s), t) for s, kind in zip(seeds["stage"], seeds["type"], strict=True)
                 for t in (("context", "cqa", "csqa") if kind == "context" else ("ir",))}  # fmt: skip
     units = pd.DataFrame({"stage": df["stage"], "type": df["task"], "kept": df["status"] == "ok",

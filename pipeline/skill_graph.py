@@ -25,11 +25,11 @@ def run(params: Params) -> None:
     ind = read_table(params.taxonomy.out.indicators, IndicatorSchema)
     pairs = candidate_pairs(ind, p.candidates, neighbours=p.neighbours, max_stage_gap=p.max_stage_gap)
     say(f"skill_graph: {len(pairs)} candidate pairs ({p.candidates})")
-    engine = engine_from_params(llm, models=params.llm_models, desc="edges")
     caps = llm.profile.max_chars
     edge_task = make_task(llm, p.prompts.edge, {})  # per-pair schemas are set in predict_edges
     weight_task = make_task(llm, p.prompts.weight, weight_schema(caps))
-    edges = predict_edges(ind, pairs, engine, edge_task, weight_task, caps)
+    with engine_from_params(llm, models=params.llm_models, desc="edges") as engine:
+        edges = predict_edges(ind, pairs, engine, edge_task, weight_task, caps)
     stage_of = dict(zip(ind["indicator_id"], ind["stage"], strict=True))
     units = pd.DataFrame({"stage": [stage_of[a] for a in edges["a_id"]], "type": "edge",
                           "kept": edges["status"] == "ok", "reason": edges["reason"]})  # fmt: skip

@@ -60,9 +60,9 @@ def run(params: Params) -> None:
         sample = sample.assign(
             content=[ws.content(u, t) for u, t in zip(sample["unit_id"], sample["type"], strict=True)]
         )
-        engine = engine_from_params(params.llm, models=params.llm_models, desc="split: rate")
         task = make_task(params.llm, p.prompt, rating_schema(params.llm.profile.max_chars))
-        ratings = rate(sample, indicators, engine, task)
+        with engine_from_params(params.llm, models=params.llm_models, desc="split: rate") as engine:
+            ratings = rate(sample, indicators, engine, task)
         placed, rejects = select(units, ratings, p, content=ws.content)
         kept = placed[~placed["contaminated"]]
         split_of = dict(zip(kept["unit_id"], kept["split"], strict=True))

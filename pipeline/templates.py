@@ -18,10 +18,10 @@ from pipeline.report import say
 def run(params: Params) -> None:
     p = params.templates
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
-    engine = engine_from_params(params.llm, models=params.llm_models, desc="templates")
     task = make_task(params.llm, p.prompt, templates_schema(p))
     dictionary = p.dictionary.for_profile(params.llm.use)
-    accepted, rejects, stats = make_templates(indicators, engine, task, p, dictionary=dictionary)
+    with engine_from_params(params.llm, models=params.llm_models, desc="templates") as engine:
+        accepted, rejects, stats = make_templates(indicators, engine, task, p, dictionary=dictionary)
     check_yields("templates", stats["yields"], p.min_yield, key="templates.min_yield")
     stats["yields"] = public(stats["yields"])
     write_tables([(accepted, p.out.templates, TemplateSchema), (rejects, p.out.rejects, TemplateSchema)])

@@ -18,14 +18,20 @@ failed leaves no entry; when a later attempt of a request is stored, the attempt
 it that left nothing are skipped, never asked again (else a server that failed once would
 change an answer that was already accepted).
 Nothing raises for a bad answer: a parse failure is a recorded reject, never a crash.
+
+:meth:`Engine.close` (or leaving ``with engine:``) closes the backend when it has a
+``close`` (the llamacpp backend stops its servers) and the cache.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
 
 import jsonschema
 from tqdm.auto import tqdm
@@ -33,6 +39,7 @@ from tqdm.auto import tqdm
 from curll.llm.cache import RequestCache
 from curll.llm.protocol import Backend
 from curll.llm.types import ChatRequest, Completion, Result
+from curll.llm.usage import Usage, append
 
 #: a task's own test of a parsed answer: a reject reason, or None when the answer is usable
 Check = Callable[[ChatRequest, Any], str | None]
@@ -72,6 +79,7 @@ class Engine:
         batch_size: int = 64,
         progress: bool = True,
         desc: str = "llm",
+        usage_log: str | Path | None = None,
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be >= 1")
@@ -83,11 +91,37 @@ class Engine:
         self.desc = desc
         self.backend_calls = 0  # requests actually sent to the backend (cache misses, retries included)
         self.new_requests = 0  # first attempts sent to the backend (not cached; identical ones once)
+        self.usage: list[Usage] = []  # one per run (see curll.llm.usage)
+        self.usage_log = None if usage_log is None else Path(usage_log)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release what the backend holds (servers, worker processes) and the cache."""
+        close = getattr(self.backend, "close", None)
+        if callable(close):
+            close()
+        if self.cache is not None:
+            self.cache.close()
 
     def run(
-        self, requests: Sequence[ChatRequest], check: Check | None = None, attempts: int | None = None
+        self,
+        requests: Sequence[ChatRequest],
+        check: Check | None = None,
+        attempts: int | None = None,
+        label: str = "",
     ) -> list[Result]:
-        """One result per request (see the module docstring); ``attempts`` overrides the engine's."""
+        """One result per request (see the module docstring); ``attempts`` overrides the engine's.
+        ``label`` names the task in the run's :class:`Usage` (default: the engine's desc)."""
+        start = time.perf_counter()
+        usage = Usage(label or self.desc, self.desc, self.backend.model, self.backend.name, len(requests))
+        self.usage.append(usage)
         tries = attempts or self.attempts
         model = self.backend.model
         results: list[Result | None] = [None] * len(requests)
@@ -109,6 +143,12 @@ class Engine:
             answers, cached, sent = self._answer(asked, bar if attempt == 0 else None)
             if attempt == 0:
                 self.new_requests += sent
+                usage.cached = sum(cached)
+            usage.sent += sent
+            for ans, hit in zip(answers, cached, strict=True):
+                if not hit:
+                    usage.prompt_tokens += ans.prompt_tokens
+                    usage.completion_tokens += ans.completion_tokens
             still = skipped
             for i, req, ans, hit in zip(now, asked, answers, cached, strict=True):
                 parsed, reason = _parsed(ans, req)
@@ -135,7 +175,15 @@ class Engine:
             if not pending:
                 break
         bar.close()
-        return [r for r in results if r is not None]
+        done = [r for r in results if r is not None]
+        usage.ok = sum(r.status == "ok" for r in done)
+        usage.rejected = len(done) - usage.ok
+        usage.seconds = time.perf_counter() - start
+        if self.progress and requests:
+            tqdm.write(usage.line())
+        if self.usage_log is not None and requests:
+            append(self.usage_log, usage)
+        return done
 
     def _stored_attempts(self, requests: Sequence[ChatRequest], tries: int) -> list[set[int]]:
         """Per request, the attempts (below ``tries``) whose answer the cache holds."""

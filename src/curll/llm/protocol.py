@@ -4,7 +4,9 @@ A backend is a plain class with ``name``, ``model`` and :meth:`Backend.complete`
 must return one :class:`Completion` per request, in order, and must not raise for a
 failure of a single request: it returns ``Completion(text="", error=...)`` instead, so
 one bad request never loses a batch. Caching, JSON parsing, schema validation and
-retry attempts live in :class:`curll.llm.engine.Engine`, not in backends.
+retry attempts live in :class:`curll.llm.engine.Engine`, not in backends. A backend that
+holds something to release (the llamacpp backend's servers) also has ``close()``, which
+the engine calls when it is closed.
 """
 
 from __future__ import annotations

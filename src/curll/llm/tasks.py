@@ -51,9 +51,8 @@ class Answer:
 def ask(engine: Engine, task: Task, rows: Sequence[Mapping[str, Any]]) -> list[Answer]:
     """One answer per row, in order (rejects included; nothing raises for a bad answer)."""
     requests = [task.request(r) for r in rows]
-    return [
-        Answer(q, a) for q, a in zip(requests, engine.run(requests, task.check, task.attempts), strict=True)
-    ]
+    results = engine.run(requests, task.check, task.attempts, label=task.prompt.path.stem)
+    return [Answer(q, a) for q, a in zip(requests, results, strict=True)]
 
 
 def prompt_hash(request: ChatRequest) -> str:

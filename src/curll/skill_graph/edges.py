@@ -63,7 +63,8 @@ def predict_edges(
         for a, b in pairs
     ]
     engine.desc = "edges"
-    answers = [Answer(q, r) for q, r in zip(requests, engine.run(requests), strict=True)]
+    results = engine.run(requests, label=edge.prompt.path.stem)
+    answers = [Answer(q, r) for q, r in zip(requests, results, strict=True)]
     rows = [_edge_row(pair, ans) for pair, ans in zip(pairs, answers, strict=True)]
     todo = [i for i, r in enumerate(rows) if r["status"] == "ok" and r["edge"]]
     fields = [
