@@ -3,9 +3,12 @@
 Reads ``params.llm_models`` and the profiles of ``llm.use`` and ``evaluate.judges``. Every
 ``transformers`` profile whose ``model`` is an ``llm_models.builtin`` name gets that model
 built into ``out.dir/<name>`` (a random tiny Llama, or a GGUF file converted with its own
-tokenizer); nothing else is built, so a run on a server or a hub model builds nothing.
-``out.dir/profiles.json`` and ``out.stats`` record, for every profile in use, its backend,
-model and what it loads; the stats add each built model's summary and fingerprint.
+tokenizer); nothing else is built, so a run on llama.cpp, a server or a hub model builds
+nothing. ``out.dir/profiles.json`` and ``out.stats`` record, for every profile in use, its
+backend, model and what it loads; a ``llamacpp`` profile's GGUF file is checked (GGUF, and
+the sha256 params expect) and its hash recorded, so the LLM stages, which depend on this
+folder, rerun when the file changes. The stats add each built model's summary and
+fingerprint.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from typing import Any
 
 from curll.artifacts import write_json
 from curll.config import Params
+from curll.config.llm import LlamaCppProfile
+from curll.config.models import GGUFModel
+from curll.llm.gguf import check_gguf, checked_sha256
 from curll.llm.identity import fingerprint
-from curll.llm.local import build_local_model
+from curll.llm.local import build_local_model, gguf_source
 from pipeline.report import say
 
 
@@ -44,6 +50,15 @@ def run(params: Params) -> None:
             "model": prof.model,
             "loads": str(out / prof.model) if local else prof.model,
         }
+        if isinstance(
+            prof, LlamaCppProfile
+        ):  # served as it is: its hash, so a new file reruns the LLM stages
+            path, expected = gguf_source(prof.model, p)
+            check_gguf(path)
+            spec = p.builtin.get(prof.model)
+            if isinstance(spec, GGUFModel) and spec.package:  # never the absolute path: it differs by machine
+                profiles[name]["loads"] = f"{spec.package}/{spec.file}"
+            profiles[name]["sha256"] = checked_sha256(path, expected, prof.model)
     write_json(out / "profiles.json", profiles)  # the folder is never empty, even with nothing to build
     write_json(p.out.stats, {"profiles": profiles, "built": built})
     say(f"llm_models: {len(built)} local model(s) built: {', '.join(built) or 'none needed'}")

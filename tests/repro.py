@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,13 @@ class Reproduced:
 
 def reproduce(dest: Path) -> Reproduced:
     """Lay the shrunk pipeline out in ``dest`` (a new git repo) and run ``dvc repro`` once."""
+    lay_out(dest, shrink)
+    return Reproduced(dest, dvc("repro", cwd=dest))
+
+
+def lay_out(dest: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> Path:
+    """The project's pipeline (dvc.yaml, code, prompts) in ``dest``, a new git repo, with its
+    params.yaml changed by ``edit``."""
     for name in COPY:
         src = ROOT / name
         if src.is_dir():
@@ -63,10 +71,10 @@ def reproduce(dest: Path) -> Reproduced:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / name)
     params = yaml.safe_load((dest / "params.yaml").read_text())
-    (dest / "params.yaml").write_text(yaml.safe_dump(shrink(params), sort_keys=False))
+    (dest / "params.yaml").write_text(yaml.safe_dump(edit(params), sort_keys=False))
     (dest / ".dvc" / ".gitignore").write_text("/config.local\n/tmp\n/cache\n")
     (dest / ".gitignore").write_text(".curll/\n")
     run(["git", "init", "-q"], cwd=dest)
     run(["git", "add", "-A"], cwd=dest)
     run(["git", "commit", "-qm", "pipeline"], cwd=dest)
-    return Reproduced(dest, dvc("repro", cwd=dest))
+    return dest

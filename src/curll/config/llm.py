@@ -1,8 +1,8 @@
 """The ``llm`` section: which model every LLM stage asks, and how.
 
 ``llm.profiles`` names backend settings; ``llm.use`` picks the one the generation stages
-(skill_graph, templates, generate) use, so switching from the embedded tiny model to a
-real one is one change: ``dvc exp run -S llm.use=vllm``. Each profile is validated
+(skill_graph, templates, generate, split) use, so switching from the embedded tiny model
+to a real one is one change: ``dvc exp run -S llm.use=vllm``. Each profile is validated
 against its backend's own model (a ``transformers`` profile rejects ``base_url``).
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, StrictStr, model_validator
+from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from curll.config.base import Count, Number, PathStr, Positive, Section
 from curll.llm.types import Sampling
@@ -99,6 +99,25 @@ class OpenAIProfile(_Profile):
     json_mode: JsonMode = "json_schema"
 
 
+class LlamaCppProfile(_Profile):
+    """A local GGUF model served by llama.cpp (the ``xllamacpp`` wheel) on loopback: the CPU engine.
+
+    ``model``: an ``llm_models.builtin`` name of ``kind: gguf``, or a path to a ``.gguf`` file.
+    The backend starts ``servers`` llama.cpp servers for the stage, each with ``threads``
+    threads and ``parallel`` slots of ``context`` tokens (prompt and answer), and stops them
+    when the stage ends. One slot per server keeps every answer independent of the others
+    (byte for byte: see the README); ``parallel`` > 1 decodes a server's requests together,
+    and llama.cpp's answers then depend on which requests shared a step."""
+
+    backend: Literal["llamacpp"]
+    threads: Positive = 1
+    servers: Positive = 1
+    parallel: Positive = 1
+    context: Annotated[StrictInt, Field(ge=256)] = 2048
+    timeout_s: Annotated[Number, Field(gt=0)] = 600
+    stop_loops: StrictBool = True
+
+
 class VLLMProfile(_Profile):
     """In-process vLLM (GPU): tensor parallel inside one engine, data parallel across engines."""
 
@@ -110,7 +129,8 @@ class VLLMProfile(_Profile):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
 
 
-Profile = Annotated[TransformersProfile | OpenAIProfile | VLLMProfile, Field(discriminator="backend")]
+AnyProfile = TransformersProfile | OpenAIProfile | LlamaCppProfile | VLLMProfile
+Profile = Annotated[AnyProfile, Field(discriminator="backend")]
 
 
 class LLMParams(Section):
@@ -128,5 +148,5 @@ class LLMParams(Section):
         return self
 
     @property
-    def profile(self) -> TransformersProfile | OpenAIProfile | VLLMProfile:
+    def profile(self) -> AnyProfile:
         return self.profiles[self.use]

@@ -10,12 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from curll.config.llm import LLMParams, OpenAIProfile, TransformersProfile, VLLMProfile
+from curll.config.llm import LlamaCppProfile, LLMParams, OpenAIProfile, TransformersProfile, VLLMProfile
 from curll.config.models import LLMModelsParams
 from curll.errors import CurllError
 from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
-from curll.llm.local import model_source
+from curll.llm.local import gguf_source, model_source
 from curll.llm.protocol import Backend
 from curll.llm.tasks import Task
 from curll.prompts import load_prompt
@@ -48,6 +48,21 @@ def make_backend(llm: LLMParams, *, models: LLMModelsParams) -> Backend:
             max_retries=p.max_retries,
             json_mode=p.json_mode,
         )
+    if isinstance(p, LlamaCppProfile):
+        from curll.llm.llamacpp_backend import LlamaCppBackend
+
+        path, sha256 = gguf_source(p.model, models)
+        return LlamaCppBackend(
+            path,
+            name=p.model if sha256 else path.name,
+            sha256=sha256,
+            threads=p.threads,
+            servers=p.servers,
+            parallel=p.parallel,
+            context=p.context,
+            timeout_s=float(p.timeout_s),
+            stop_loops=p.stop_loops,
+        )
     if isinstance(p, VLLMProfile):
         try:
             from curll.llm.vllm_backend import VLLMBackend
@@ -73,7 +88,8 @@ def engine_from_params(
 ) -> Engine:
     """The engine every LLM stage uses: the profile's backend, the shared cache, the attempts.
     With ``cache`` (a generate shard's own file) answers are written there and the shared
-    ``llm.cache`` is only read."""
+    ``llm.cache`` is only read. Use it as a context manager (``with engine_from_params(...) as
+    engine:``), so a backend that runs servers stops them when the stage ends."""
     p = llm.profile
     return Engine(
         make_backend(llm, models=models),
@@ -81,6 +97,7 @@ def engine_from_params(
         attempts=llm.attempts,
         batch_size=p.batch_size,
         desc=desc,
+        usage_log=Path(llm.cache).with_name("usage.jsonl"),
     )
 
 

@@ -30,6 +30,7 @@ from typing import Any
 from curll.artifacts import atomic_dir
 from curll.errors import CurllError
 
+GGUF_MAGIC = b"GGUF"  # the first four bytes of every GGUF file
 CONTROL = 3  # llama.cpp's token type for control (special) tokens
 #: tokenizer.ggml.pre -> split digits one by one before the GPT-2 split?
 PRE_TOKENIZERS = {"smollm": True, "gpt-2": False, "default": False}
@@ -53,6 +54,29 @@ def sha256_file(path: Path) -> str:
         while chunk := f.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()
+
+
+def check_gguf(path: Path) -> None:
+    """A clear error for a model file that is missing or not GGUF (before llama.cpp reads it)."""
+    if not path.is_file():
+        raise CurllError("GGUF model file not found", file=path)
+    with path.open("rb") as f:
+        if f.read(4) != GGUF_MAGIC:
+            raise CurllError("not a GGUF model file (it does not start with 'GGUF')", file=path)
+
+
+def checked_sha256(path: Path, expected: str | None, name: str) -> str:
+    """``path``'s sha256; a :class:`CurllError` naming ``llm_models.builtin.<name>.sha256`` when
+    params expect another (a new release of the package that ships the file)."""
+    digest = sha256_file(path)
+    if expected is not None and digest != expected:
+        raise CurllError(
+            f"the file's sha256 is {digest}, params expect {expected} (another release of the "
+            f"package?): update llm_models.builtin.{name}.sha256 to use it",
+            file=path,
+            field=f"llm_models.builtin.{name}.sha256",
+        )
+    return digest
 
 
 def _fields(path: Path) -> dict[str, Any]:

@@ -4,7 +4,8 @@
 (:mod:`curll.llm.embedded`) or a converted GGUF file (:mod:`curll.llm.gguf`, after its
 sha256 is checked). :func:`model_source` maps a profile's ``model`` to what the backend
 loads: the built folder for a built-in name, the value itself otherwise (a folder or a
-hub id).
+hub id). :func:`gguf_source` does the same for a llamacpp profile, which needs no
+conversion: the GGUF file itself.
 """
 
 from __future__ import annotations
@@ -35,18 +36,23 @@ def build_local_model(name: str, spec: RandomModel | GGUFModel, out_dir: str | P
             spec.vocab_size, spec.hidden, spec.layers, spec.heads, spec.kv_heads, spec.ffn, spec.max_positions
         )
         return {"kind": "random", **build_embedded_model(spec.corpus, out_dir, shape, spec.seed)}
-    from curll.llm.gguf import convert_gguf, sha256_file
+    from curll.llm.gguf import checked_sha256, convert_gguf
 
     path = gguf_path(spec)
-    digest = sha256_file(path)
-    if digest != spec.sha256:
-        raise CurllError(
-            f"the file's sha256 is {digest}, params expect {spec.sha256} (another release of the "
-            f"package?): update llm_models.builtin.{name}.sha256 to use it",
-            file=path,
-            field=f"llm_models.builtin.{name}.sha256",
-        )
+    checked_sha256(path, spec.sha256, name)
     return {"kind": "gguf", "package": spec.package or "", **convert_gguf(path, out_dir)}
+
+
+def gguf_source(model: str, models: LLMModelsParams) -> tuple[Path, str | None]:
+    """The GGUF file a llamacpp profile's ``model`` names, and the sha256 params expect of it:
+    an ``llm_models.builtin`` name of ``kind: gguf`` (checked), else a path (no hash)."""
+    spec = models.builtin.get(model)
+    if spec is None:
+        return Path(model), None
+    if not isinstance(spec, GGUFModel):
+        raise CurllError(f"llm_models.builtin.{model} is a {spec.kind} model: the llamacpp backend "
+                         "needs a GGUF file (kind: gguf)", field=f"llm_models.builtin.{model}")  # fmt: skip
+    return gguf_path(spec), spec.sha256
 
 
 def model_source(model: str, models: LLMModelsParams) -> str:

@@ -25,7 +25,7 @@ class Provenance(pa.DataFrameModel):
 
     request_key: Series[str] = pa.Field(str_matches=r"^[0-9a-f]{64}$")
     model: Series[str] = pa.Field(str_length={"min_value": 1})
-    backend: Series[str] = pa.Field(isin=["transformers", "openai", "vllm"])
+    backend: Series[str] = pa.Field(isin=["transformers", "openai", "llamacpp", "vllm"])
     sampling: Series[str] = pa.Field(str_startswith="{")
     prompt_version: Series[str] = pa.Field(str_matches=HEX16)
     prompt_hash: Series[str] = pa.Field(str_matches=HEX16)
