@@ -1,7 +1,8 @@
 """The ``curll`` command: every DVC stage, plus the public importers.
 
 ``curll STAGE run`` runs one DVC stage from ``params.yaml`` (this is each stage's
-``cmd`` in dvc.yaml). Other sub-commands are tools a user calls directly, such as
+``cmd`` in dvc.yaml) and ends with ``STAGE: done in N s`` (its wall time, imports
+included). Other sub-commands are tools a user calls directly, such as
 ``curll taxonomy import``. A :class:`CurllError` (bad input, bad params) is printed
 as one clear line and exits with status 2; nothing is written in that case.
 """
@@ -9,6 +10,7 @@ as one clear line and exits with status 2; nothing is written in that case.
 from __future__ import annotations
 
 import importlib
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -65,8 +67,10 @@ def _stage_app(name: str, help_text: str) -> typer.Typer:
 
     @sub.command("run", help=f"Run the '{name}' DVC stage with the params file's '{name}' section.")
     def run(params: ParamsOpt = DEFAULT_PARAMS) -> None:
+        start = time.perf_counter()
         module = importlib.import_module(f"pipeline.{name}")
         module.run(load_checked(params))
+        say(f"{name}: done in {time.perf_counter() - start:.1f} s")
 
     app.add_typer(sub, name=name)
     return sub
