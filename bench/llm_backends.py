@@ -15,7 +15,8 @@ Two steps, so every backend answers the very same requests (same prompts, schema
 Configurations (``--configs``, comma-separated; all by default):
 ``torch-t{1,2}-b{1,16}``: curll's PyTorch decode loop (transformers backend, the GGUF
 converted to float32) with 1 or 2 threads, 1 or 16 rows decoded together;
-``llamacpp-s{S}-t{T}-p{P}``: S llama.cpp servers of T threads and P slots each.
+``llamacpp-s{S}-t{T}-p{P}``: S llama.cpp servers of T threads and P slots each, serving the
+default GGUF file (``llamacpp-...@FILE``: another file).
 
     python -m bench.llm_backends capture --out /tmp/requests.jsonl
     python -m bench.llm_backends replay --requests /tmp/requests.jsonl --per-task 12
@@ -107,10 +108,12 @@ def make_backend(config: str, torch_model: Path) -> Any:
 
         return TransformersBackend(str(torch_model), name="smollm2-135m-instruct", device="cpu",
                                    dtype="float32", threads=int(m[1]), max_batch=int(m[2]))  # fmt: skip
-    if m := re.fullmatch(r"llamacpp-s(\d+)-t(\d+)-p(\d+)", config):
+    if m := re.fullmatch(r"llamacpp-s(\d+)-t(\d+)-p(\d+)(?:@(.+))?", config):
         from curll.llm.llamacpp_backend import LlamaCppBackend
 
         path, sha256 = gguf_source("smollm2-135m-instruct", load_params(ROOT / "params.yaml").llm_models)
+        if m[4]:  # another GGUF file of the model (another quantisation)
+            path, sha256 = Path(m[4]), None
         return LlamaCppBackend(path, name="smollm2-135m-instruct", sha256=sha256, servers=int(m[1]),
                                threads=int(m[2]), parallel=int(m[3]))  # fmt: skip
     raise SystemExit(f"unknown configuration {config!r}")

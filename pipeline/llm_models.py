@@ -56,8 +56,8 @@ def run(params: Params) -> None:
             path, expected = gguf_source(prof.model, p)
             check_gguf(path)
             spec = p.builtin.get(prof.model)
-            if isinstance(spec, GGUFModel) and spec.package:  # never the absolute path: it differs by machine
-                profiles[name]["loads"] = f"{spec.package}/{spec.file}"
+            if isinstance(spec, GGUFModel):  # a package's file by name: its path differs by machine
+                profiles[name]["loads"] = f"{spec.package}/{spec.file}" if spec.package else spec.file
             profiles[name]["sha256"] = checked_sha256(path, expected, prof.model)
     write_json(out / "profiles.json", profiles)  # the folder is never empty, even with nothing to build
     write_json(p.out.stats, {"profiles": profiles, "built": built})

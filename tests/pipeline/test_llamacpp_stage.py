@@ -1,6 +1,6 @@
 """An LLM stage through real DVC on the default profile: SmolLM2 served by llama.cpp.
 
-``dvc repro skill_graph`` on four indicators runs taxonomy, llm_models (which only checks
+``dvc repro skill_graph`` on two indicators runs taxonomy, llm_models (which only checks
 the GGUF file and records its hash: nothing is converted) and skill_graph, whose requests go
 to real llama.cpp servers. A second ``dvc repro`` reruns nothing; a forced rerun with the
 request cache deleted asks the model again and writes byte-identical outputs."""
@@ -24,7 +24,7 @@ OUTS = ["data/skill_graph/edges.parquet", "data/skill_graph/graph.json", "data/s
 
 
 def small_slice(params: dict[str, Any]) -> dict[str, Any]:
-    params["taxonomy"].update(stages=[0, 1], per_stage=2)
+    params["taxonomy"].update(stages=[0, 1], per_stage=1)
     params["skill_graph"]["neighbours"] = 1
     smollm2 = params["llm"]["profiles"]["smollm2"]
     assert smollm2["backend"] == "llamacpp"  # the default profile is what is tested
