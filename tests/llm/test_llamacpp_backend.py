@@ -98,6 +98,9 @@ def test_the_model_name_has_the_file_hash_and_engine_version_but_no_port(gguf):
 
     b = backend(gguf)
     assert b.model == f"smollm2@{sha256_file(gguf)[:12]}+llama.cpp-{version('xllamacpp')}"
+    assert backend(gguf, threads=2, servers=2).model == b.model  # they do not change answers
+    assert backend(gguf, parallel=4).model == f"{b.model}+parallel-4"  # batching does
+    assert backend(gguf, stop_loops=False).model == f"{b.model}+no-stop-loops"
     with b:
         urls = b.start()
         assert all(url.split(":")[-1].split("/")[0] not in b.model for url in urls)
@@ -118,6 +121,16 @@ def test_closing_the_engine_stops_the_servers_also_on_an_error(gguf):
         assert not refused(urls[0])
         raise RuntimeError("a stage failed")
     assert refused(urls[0])
+
+
+def test_a_server_stopped_as_soon_as_it_started_stops(gguf):
+    # xllamacpp.Server() returns before its task loop runs; a stop in between used to be lost,
+    # and the stop then waited forever (2 runs of 6 hung before start() waited for the loop)
+    for _ in range(4):
+        b = backend(gguf)
+        [url] = b.start()
+        b.close()
+        assert refused(url)
 
 
 WORKER = """

@@ -24,13 +24,16 @@ turns into a grammar, so every answer is schema-valid JSON up to ``max_tokens``)
 - Sampling: temperature and top-p as asked; llama.cpp's own top-k (40) and min-p (0.05)
   are switched off, so the profile's sampling means what it means on other backends.
 - ``model`` (the name on every row and in every cache key) is ``<name>@<sha256 of the
-  file, 12 hex>+llama.cpp-<xllamacpp version>``: another file or another engine release
-  never reuses cached answers; the ports, which change every run, are not part of it.
+  file, 12 hex>+llama.cpp-<xllamacpp version>``, plus ``+parallel-<n>`` with several slots
+  and ``+no-stop-loops`` without loop stopping, the settings that change answers: another
+  file, engine release or such setting never reuses cached answers. Threads and servers do
+  not change answers and are not part of it, nor are the ports, which change every run.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -77,6 +80,10 @@ class LlamaCppBackend:
         check_gguf(self.path)
         digest = checked_sha256(self.path, sha256, name)
         self.model = f"{name}@{digest[:12]}+llama.cpp-{engine_version()}"
+        if parallel > 1:  # answers then depend on which requests shared a step: never mix them
+            self.model += f"+parallel-{parallel}"
+        if not stop_loops:  # a loop runs to max_tokens instead of being cut off: another answer
+            self.model += "+no-stop-loops"
         self.threads, self.servers, self.parallel, self.context = threads, servers, parallel, context
         self.timeout_s = timeout_s
         self.stop_loops = stop_loops
@@ -112,11 +119,13 @@ class LlamaCppBackend:
         p.flash_attn_type = xllamacpp.llama_flash_attn_type.LLAMA_FLASH_ATTN_TYPE_DISABLED
         p.verbosity = 1  # errors only
         try:
-            return xllamacpp.Server(p)
+            server = xllamacpp.Server(p)
         except RuntimeError as exc:
             self.close()
             raise CurllError(f"llama.cpp could not start a server for this model ({exc}; its log above "
                              "says why)", file=self.path) from None  # fmt: skip
+        _wait_for_loop(server.listening_address)
+        return server
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         self.start()
@@ -144,3 +153,24 @@ class LlamaCppBackend:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _wait_for_loop(address: str, timeout_s: float = 120.0) -> None:
+    """Return once the server's task loop answers (``GET /slots`` is a task it serves).
+
+    ``xllamacpp.Server()`` returns just before that loop starts, and a server stopped in
+    between never stops: the stop is lost and its destructor waits forever (seen here, about
+    one start in three when a server was stopped at once). So a server counts as started only
+    when its loop has answered."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            if httpx.get(address.rstrip("/") + "/slots", timeout=10).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise CurllError(f"the llama.cpp server at {address} did not answer in {timeout_s:.0f} s")
+        time.sleep(0.01)
