@@ -1,7 +1,8 @@
 """DVC stage ``evaluate``: scores -> stage x stage matrices, CL metrics, figures and the report.
 
-Reads ``evaluate.out.items``, ``answers``, ``ratings`` and ``rubric``, the skill-graph edges
-and the indicators. Writes ``out.scores`` (one row per item and model: the mean judge score),
+Reads ``evaluate.out.items`` (the items asked; those dropped before answering are counted in
+``metrics.items.dropped``), ``answers``, ``ratings`` and ``rubric``, the skill-graph edges and
+the indicators. Writes ``out.scores`` (one row per item and model: the mean judge score),
 ``out.metrics`` (per order and type: AP, FGT, BWT, FWT, zero-shot FWT at the last stage and
 per stage; forgetting vs out-degree; answer readability; rubric means of the last models),
 ``out.matrices`` (CSV per order and type, the layout of ``curll metrics cl``), ``out.plots``
@@ -13,7 +14,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from curll.artifacts import read_table, write_json, write_table
+import pandas as pd
+
+from curll.artifacts import read_table, records, write_json, write_table
 from curll.config import Params
 from curll.evaluate.analysis import out_degree, scores_table
 from curll.evaluate.judge import item_scores
@@ -25,7 +28,8 @@ from pipeline.report import say
 
 def run(params: Params) -> None:
     p = params.evaluate
-    items = read_table(p.out.items, ItemSchema)
+    listed = read_table(p.out.items, ItemSchema)
+    items = listed[listed["dropped"] == ""]  # the items the models were asked
     answers = read_table(p.out.answers, AnswerSchema)
     ratings = read_table(p.out.ratings, JudgeRatingSchema)
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
@@ -34,6 +38,7 @@ def run(params: Params) -> None:
     rubric = read_table(p.out.rubric, RubricSchema)
     rep = build(scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices),
                 Path(p.out.plots), answers=answers, rubric=rubric)  # fmt: skip
+    rep.metrics["items"] = {"asked": len(items), "dropped": _dropped(listed)}
     judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
     write_table(scores, p.out.scores, ScoreSchema)
     write_json(p.out.metrics, rep.metrics)
@@ -43,3 +48,12 @@ def run(params: Params) -> None:
         f"{o} " + " ".join(f"{k} {v[k]}" for k in ("AP", "FGT", "BWT") if k in v) for o, v in finals.items()
     )
     say("evaluate (sum of types): " + "; ".join(parts))
+
+
+def _dropped(items: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """reason -> ``stage/type`` -> items dropped before answering."""
+    out: dict[str, dict[str, int]] = {}
+    for r in records(items[items["dropped"] != ""]):
+        per = out.setdefault(str(r["dropped"]), {})
+        per[f"{r['stage']}/{r['type']}"] = per.get(f"{r['stage']}/{r['type']}", 0) + 1
+    return out

@@ -2,7 +2,9 @@
 
 Reads the test split of ``split.out.records``, the indicators, every model folder
 ``train.out.models/<order>/<stages>`` and the tokenizer; writes
-``evaluate.out.items`` (the sampled test questions) and ``evaluate.out.answers``.
+``evaluate.out.items`` (the sampled test questions; one whose prompt is over
+``evaluate.infer.prompt_tokens`` even with its passage cut is kept there with its ``dropped``
+reason, counted, and asked of no model) and ``evaluate.out.answers``.
 With ``evaluate.untrained`` an untrained model of ``train.preset`` (seed ``train.seed``)
 answers too: the baseline of zero-shot forward transfer.
 """
@@ -10,28 +12,36 @@ answers too: the baseline of zero-shot forward transfer.
 from __future__ import annotations
 
 import tempfile
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from curll.artifacts import read_table, write_tables
+from curll.artifacts import records as records_of
 from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate.infer import UNTRAINED, answer
-from curll.evaluate.items import build_items
+from curll.evaluate.items import build_items, drop_unfit
 from curll.schemas import IndicatorSchema, RecordSchema
 from curll.schemas.evaluate import AnswerSchema, ItemSchema
 from pipeline.report import say
 
 
+def _tokenizer(params: Params) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
+
+
 def _untrained(params: Params, folder: Path) -> None:
     import torch
-    from transformers import AutoTokenizer
 
     from curll.train.hf import save_hf
     from curll.train.model import CausalLM, preset
 
-    tok = AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
+    tok = _tokenizer(params)
     torch.manual_seed(params.train.seed)
     save_hf(CausalLM(preset(params.train.preset, vocab_size=len(tok)), params.train.init), tok, folder)
 
@@ -43,6 +53,15 @@ def run(params: Params) -> None:
     items = build_items(records, indicators, p.types, max_per_type=p.max_per_type, seed=p.seed)
     if items.empty:
         raise CurllError("no test items of the evaluated types", file=params.split.out.records, field="split")
+    items = drop_unfit(items, _tokenizer(params), p.infer.prompt_tokens)
+    asked = items[items["dropped"] == ""]
+    if len(asked) < len(items):
+        by = Counter(f"stage {r['stage']} {r['type']}" for r in records_of(items[items["dropped"] != ""]))
+        say(f"evaluate_infer: {len(items) - len(asked)} items dropped, their prompt over "
+            f"evaluate.infer.prompt_tokens={p.infer.prompt_tokens} even with the passage cut: "
+            + ", ".join(f"{k}: {n}" for k, n in sorted(by.items())))  # fmt: skip
+    if asked.empty:
+        raise CurllError("every test item's prompt is too long", field="evaluate.infer.prompt_tokens")
     models = Path(params.train.out.models)
     runs = sorted(models.glob("*/*/config.json"), key=lambda c: (c.parent.parent.name, c.parent.name))
     if not runs:
@@ -51,12 +70,12 @@ def run(params: Params) -> None:
     for config in runs:  # <order>/<stages, e.g. 0-1-2>: trained up to the last stage named
         folder = config.parent
         name, trained_to = f"{folder.parent.name}/{folder.name}", int(folder.name.split("-")[-1])
-        parts.append(answer(folder, name, trained_to, items, p.infer, params.llm.cache))
+        parts.append(answer(folder, name, trained_to, asked, p.infer, params.llm.cache))
     if p.untrained:
         with tempfile.TemporaryDirectory() as tmp:
             _untrained(params, Path(tmp) / UNTRAINED)
-            parts.append(answer(Path(tmp) / UNTRAINED, UNTRAINED, -1, items, p.infer, params.llm.cache))
+            parts.append(answer(Path(tmp) / UNTRAINED, UNTRAINED, -1, asked, p.infer, params.llm.cache))
     answers = pd.concat(parts, ignore_index=True)
     write_tables([(items, p.out.items, ItemSchema), (answers, p.out.answers, AnswerSchema)])
     rejected = int((answers["status"] != "ok").sum())
-    say(f"evaluate_infer: {len(items)} items x {len(parts)} models ({rejected} answers rejected)")
+    say(f"evaluate_infer: {len(asked)} items x {len(parts)} models ({rejected} answers rejected)")

@@ -64,3 +64,22 @@ def test_records_out_of_stage_and_split_order_are_refused(tmp_path):
 
 def test_params_hash_is_order_independent():
     assert params_hash({"a": 1, "b": [1, 2]}) == params_hash({"b": [1, 2], "a": 1}) != params_hash({"a": 2})
+
+
+def test_every_stage_loads_as_the_readme_shows_when_a_split_is_empty(tmp_path):
+    """An empty split used to be written as a zero-row parquet file, which `datasets` cannot read
+    ("BatchSize must be greater than 0"): stage 0 of the default run has no validation records."""
+    recs = records()
+    recs = recs[~((recs["stage"] == 0) & (recs["split"] == "validation"))]
+    recs = recs.sort_values(["stage", "split", "type", "record_id"])
+
+    def card(counts):
+        return dataset_card("demo", counts, models=["m@1"], params_digest="0" * 16, params_json="{}")
+
+    counts = write_release([recs], tmp_path / "rel", card=card)
+    assert "stage_0/validation" not in counts and counts["stage_1/validation"] == {"cqa": 1}
+    for stage in (0, 1):
+        by_dir = load_dataset("parquet", data_dir=str(tmp_path / "rel" / f"stage_{stage}"))
+        by_card = load_dataset(str(tmp_path / "rel"), f"stage_{stage}")
+        want = {"train": 2, "test": 1} | ({"validation": 1} if stage else {})
+        assert {k: len(v) for k, v in by_dir.items()} == want == {k: len(v) for k, v in by_card.items()}

@@ -6,10 +6,11 @@
     <dir>/stage_<k>/{train,validation,test}.parquet
 
 ``datasets.load_dataset("parquet", data_dir="<dir>/stage_<k>")`` loads a stage with its
-three splits (split names come from the file names); ``load_dataset("<dir>", "stage_<k>")``
+splits (split names come from the file names); ``load_dataset("<dir>", "stage_<k>")``
 reads the card's configs. Columns: record_id, stage, type, skill, subskill, indicator_id,
-indicator, messages (a list of {role, content}). An empty split is written with the schema
-and no rows, so every stage has all three files.
+indicator, messages (a list of {role, content}). A split with no records is left out of the
+folder and of the card (``datasets`` cannot read a parquet file of zero rows: "BatchSize
+must be greater than 0"), so a stage may have fewer than three files.
 """
 
 from __future__ import annotations
@@ -93,17 +94,12 @@ def write_release(
         finally:
             if writer is not None:
                 writer.close()
-        for stage in sorted({s for s, _ in done}):  # every stage has all three files
-            for split in SPLITS:
-                if (stage, split) not in done:
-                    pq.write_table(RELEASE_SCHEMA.empty_table(), tmp / f"stage_{stage}" / f"{split}.parquet")
         (tmp / "README.md").write_text(card(counts), encoding="utf-8")
     return {
         f"stage_{stage}/{split}": {
             t: n for (s, sp, t), n in sorted(counts.items()) if (s, sp) == (stage, split)
         }
-        for stage in sorted({s for s, _ in done})
-        for split in SPLITS
+        for stage, split in sorted(done, key=lambda k: (k[0], SPLITS.index(k[1])))
     }
 
 
@@ -112,9 +108,14 @@ def dataset_card(
 ) -> str:
     """Markdown card with a Hugging Face YAML header; figures come from ``counts``."""
     stages = sorted({s for s, _, _ in counts})
+    present = {(s, sp) for s, sp, _ in counts}  # a split with no records has no file
     configs = "".join(
         f"  - config_name: stage_{s}\n    data_files:\n"
-        + "".join(f"      - split: {sp}\n        path: stage_{s}/{sp}.parquet\n" for sp in SPLITS)
+        + "".join(
+            f"      - split: {sp}\n        path: stage_{s}/{sp}.parquet\n"
+            for sp in SPLITS
+            if (s, sp) in present
+        )
         for s in stages
     )
     types = sorted({t for _, _, t in counts})

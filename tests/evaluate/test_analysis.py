@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -26,14 +28,15 @@ def scores() -> pd.DataFrame:
                     for k in range(2):  # two items per stage and type (one per indicator)
                         rows.append({"item_id": f"{i}{kind}{k}", "run": f"{order}/{t}", "order": order,
                                      "trained_to": t, "answer": "The cat sat on the mat today.",
-                                     "score": m[t][i] + bump, "stage": i, "type": kind,
+                                     "no_answer": False, "score": m[t][i] + bump, "stage": i, "type": kind,
                                      "indicator_id": inst.hx(f"ind{i}{k}"), "skill": f"skill{k}",
                                      "subskill": "s", "indicator": f"ind{i}{k}"})  # fmt: skip
     for i in (0, 1):
         for kind in ("ir", "cqa"):
             for k in range(2):
                 rows.append({"item_id": f"{i}{kind}{k}", "run": "untrained", "order": "untrained",
-                             "trained_to": -1, "answer": "", "score": 1.0, "stage": i, "type": kind,
+                             "trained_to": -1, "answer": "", "no_answer": True, "score": 1.0, "stage": i,
+                             "type": kind,
                              "indicator_id": inst.hx(f"ind{i}{k}"), "skill": f"skill{k}", "subskill": "s",
                              "indicator": f"ind{i}{k}"})  # fmt: skip
     return pd.DataFrame(rows)
@@ -44,6 +47,36 @@ def test_matrices_per_type_and_summed():
     assert matrix(s, "continual", "ir").to_numpy().tolist() == J["continual"]
     summed = matrix(s, "continual", "sum").to_numpy().tolist()
     assert summed == [[9.0, 3.0], [7.0, 11.0]]  # ir + (ir + 1)
+
+
+def test_a_model_without_any_score_keeps_its_row_and_its_stage():
+    """The issue's case: today's pivot dropped the all-missing row and the metrics took the
+    trained stages from the rows left, so stage 1 looked untrained (AP 4.0, zero-shot FWT 0.0)."""
+    rows = []
+    for t, cells in enumerate([[4.0, 2.0, 1.0], [math.nan] * 3, [3.0, 1.0, 5.0]]):
+        for i, v in enumerate(cells):
+            rows.append({"item_id": f"i{i}", "run": f"continual/{t}", "order": "continual", "trained_to": t,
+                         "score": v, "stage": i, "type": "ir"})  # fmt: skip
+    rows += [{"item_id": f"i{i}", "run": "untrained", "order": "untrained", "trained_to": -1, "score": 1.0,
+              "stage": i, "type": "ir"} for i in range(3)]  # fmt: skip
+    s = pd.DataFrame(rows)
+    j = matrix(s, "continual", "ir")
+    assert list(j.index) == [0, 1, 2] and j.loc[1].isna().all()
+    assert list(matrix(s, "continual", "ir", value="n").loc[1]) == [0, 0, 0]
+    m = order_metrics(s, ["ir"])["continual"]["ir"]
+    assert m["AP"] == pytest.approx(3.0) and m["FWT_zero_shot"] == pytest.approx(1.0)
+    assert m["unmeasured_stages"] == []  # stage 1 still has its test column (scores of models 0 and 2)
+
+
+def test_a_summed_cell_needs_every_type_and_the_gap_is_named():
+    s = scores()
+    s = s[~((s["type"] == "cqa") & (s["stage"] == 1))]  # no cqa test item of stage 1
+    summed = matrix(s, "continual", "sum")
+    assert summed[1].isna().all() and summed[0].tolist() == [9.0, 7.0]
+    assert matrix(s, "continual", "sum", value="n")[1].tolist() == [0, 0]
+    m = order_metrics(s, ["ir", "cqa", "sum"])["continual"]
+    assert m["sum"]["unmeasured_stages"] == [1] and m["cqa"]["unmeasured_stages"] == [1]
+    assert m["ir"]["unmeasured_stages"] == []
 
 
 def test_order_metrics_use_independent_and_untrained_baselines():
@@ -94,8 +127,11 @@ def test_report_writes_matrices_figures_and_metrics(tmp_path):
         "joint_minus_continual.png",
     }
     assert rep.metrics["orders"]["continual"]["sum"]["T"] == 1 and "unanswered" not in rep.metrics
+    assert rep.metrics["no_answer"]["total"] == 8 and rep.metrics["no_answer"]["by_run"] == {"untrained": 8}
+    assert (tmp_path / "m" / "continual_sum_n.csv").read_text().splitlines()[1:] == ["0,2,2", "1,2,2"]
     answers = s[["item_id", "run", "answer", "trained_to", "order"]].assign(status="ok", truncated=False)
-    answers.loc[answers.index[0], "status"] = "reject"
+    answers["reason"] = ""
+    answers.loc[answers.index[0], ["status", "reason"]] = ["reject", "backend error: connection reset"]
     rep = build(s, items, degree, ["ir", "cqa"], tmp_path / "m", tmp_path / "p", answers=answers)
     run = str(answers["run"].iloc[0])
     assert rep.metrics["unanswered"] == {"total": 1, "answers": len(answers), "by_run": {run: 1}}

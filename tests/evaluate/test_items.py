@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
-from curll.evaluate.items import CUT, build_items, fit_prompt
+from curll.artifacts import records as records_of
+from curll.evaluate.items import CUT, TOO_LONG, build_items, drop_unfit, fit_prompt, user_turn
 from curll.llm.embedded import train_bpe
 from curll.schemas.evaluate import ItemSchema
 from curll.split.records import build_records
@@ -23,7 +26,14 @@ def records() -> pd.DataFrame:
         ),
         "cqa": inst.qa("cqa", ctx, {"c0": [("Where did the cat sit?", "By the door."), ("Why?", "Rain.")]}),
         "csqa": inst.qa(
-            "csqa", ctx, {"c0": [("Retell it in one line.\n\nUse your words.", "A cat waited.")]}
+            "csqa",
+            ctx,
+            {
+                "c0": [
+                    ("Retell it in one line.\n\nUse your words.", "A cat waited."),
+                    ("Question: which word rhymes with 'cat'?", "Mat."),
+                ]
+            },
         ),
     }
     ids = [*ctx["instance_id"], *tables["ir"]["instance_id"]]
@@ -36,16 +46,28 @@ def test_items_recover_passage_question_and_reference():
         records(), inst.indicators(["i0", "i1"]), ("ir", "cqa", "csqa"), max_per_type=0, seed=1
     )
     ItemSchema.validate(items)
-    assert sorted(items["type"]) == ["cqa", "cqa", "csqa", "ir", "ir"]  # passages are not test items
+    assert sorted(items["type"]) == ["cqa", "cqa", "csqa", "csqa", "ir", "ir"]  # passages are not test items
     cqa = items[items["type"] == "cqa"].sort_values("q_index")
     assert set(cqa["question"]) == {"Where did the cat sit?", "Why?"} and cqa["q_index"].tolist() == [1, 2]
     assert (cqa["context"] == PASSAGE).all() and set(cqa["reference"]) == {"By the door.", "Rain."}
-    csqa = items[items["type"] == "csqa"].iloc[0]
+    csqa = items[items["type"] == "csqa"].sort_values("question").iloc[1]
     assert (
         csqa["question"] == "Retell it in one line.\n\nUse your words."
     )  # blank lines in a question survive
     assert set(items[items["type"] == "ir"]["context"]) == {""} and (items["system"] == "Be kind.").all()
     assert items["goal"].eq("Understand stories").all() and items["age_group"].eq("5-6").all()
+
+
+def test_every_item_asks_exactly_its_training_user_turn():
+    """A CSQA question that itself begins "Question: " lost the label (removed for every type,
+    put back only for CQA), so the test prompt differed from the trained one."""
+    recs = records()
+    items = build_items(recs, inst.indicators(["i0", "i1"]), ("ir", "cqa", "csqa"), max_per_type=0, seed=1)
+    trained = {r: next(m for m in json.loads(msgs) if m["role"] == "user")["content"]
+               for r, msgs in zip(recs["record_id"], recs["messages"], strict=True)}  # fmt: skip
+    for item in records_of(items):
+        assert user_turn(item, item["context"]) == trained[item["item_id"]], item["type"]
+    assert "Question: which word rhymes with 'cat'?" in set(items["question"])
 
 
 def test_max_per_type_is_a_seeded_sample_per_stage_and_type():
@@ -70,12 +92,39 @@ def length(tok, msgs) -> int:
 def test_a_long_prompt_loses_the_end_of_its_passage_never_the_question(tok):
     item = {"type": "cqa", "system": "Be kind.", "question": "Where did the cat sit?",
             "context": " ".join(f"word{i}" for i in range(400))}  # fmt: skip
-    full = length(tok, fit_prompt(item, tok, 10_000)[0])
-    msgs, cut = fit_prompt(item, tok, full - 50)
+    fitted = fit_prompt(item, tok, 10_000)
+    assert fitted is not None
+    full = length(tok, fitted[0])
+    cut_to = fit_prompt(item, tok, full - 50)
+    assert cut_to is not None
+    msgs, cut = cut_to
     chat = [{"role": r, "content": c} for r, c in msgs]
     rendered = tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
     assert cut and rendered.rstrip().endswith("<|im_start|>assistant")  # the assistant marker stays
     user = msgs[-1][1]
     assert user.endswith(f"{CUT}\n\nQuestion: Where did the cat sit?") and user.startswith("word0 word1")
     assert full - 60 <= length(tok, msgs) <= full - 50  # as much passage as fits
-    assert fit_prompt(item, tok, full) == (fit_prompt(item, tok, 10_000)[0], False)  # fits: untouched
+    assert fit_prompt(item, tok, full) == (fitted[0], False)  # fits: untouched
+
+
+def test_an_item_that_cannot_fit_is_dropped_before_anyone_answers(tok):
+    """It used to be sent anyway (the shortest version, past the positions the model was trained on)."""
+    long_ir = {
+        "item_id": "a",
+        "type": "ir",
+        "system": "",
+        "question": " ".join(["word"] * 300),
+        "context": "",
+    }
+    long_qa = {"item_id": "b", "type": "cqa", "system": "", "question": "Where did the cat sit?",
+               "context": " ".join(f"word{i}" for i in range(400))}  # fmt: skip
+    short = {"item_id": "c", "type": "ir", "system": "", "question": "Name a colour.", "context": ""}
+    whole = fit_prompt(short, tok, 10_000)
+    assert whole is not None
+    limit = length(tok, whole[0]) + 40
+    assert fit_prompt(long_ir, tok, limit) is None
+    assert fit_prompt({**long_qa, "question": long_ir["question"]}, tok, limit) is None  # even cut to nothing
+    fitted = fit_prompt(long_qa, tok, limit)
+    assert fitted is not None and fitted[1] and length(tok, fitted[0]) <= limit
+    items = pd.DataFrame([long_ir, long_qa, short]).assign(dropped="")
+    assert drop_unfit(items, tok, limit)["dropped"].tolist() == [TOO_LONG, "", ""]

@@ -122,27 +122,30 @@ def test_rubric_scores_five_criteria_and_keeps_failures(items):
     )
 
 
-def test_a_rejected_generation_is_a_missing_score_not_a_judged_empty_answer(items):
-    """It used to be judged as the empty string (and rated 1 by a strict judge)."""
+def test_no_answer_scores_lowest_unjudged_and_a_backend_error_is_a_missing_score(items):
+    """A blank or looping answer used to be left out of the cell mean (so giving up scored higher);
+    it now counts as the rubric's lowest rating, without asking a judge. A backend error is not
+    the model's answer: missing, and counted."""
     from curll.evaluate.analysis import scores_table
-    from curll.evaluate.judge import unanswered
+    from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 
-    ans = answers(items)
-    ans.loc[0, ["answer", "status"]] = ["", "reject"]
+    ans = answers(items).assign(reason="")
+    ans.loc[0, ["answer", "status", "reason"]] = ["", "reject", "empty output"]
+    ans.loc[1, ["answer", "status", "reason"]] = ["", "reject", "degenerate: the answer fell into a loop"]
+    ans.loc[2, ["answer", "status", "reason"]] = ["", "reject", "backend error: out of memory"]
     seen: list[str] = []
 
     def rater(req):
         seen.append(req.messages[-1].content)
-        return {"rating": 1 if "ANS-" not in req.messages[-1].content else 4, "explanation": "ok"}
+        return {"rating": 4, "explanation": "ok"}
 
     ratings = judge(ans, items, {"a": (engine(rater)[0], tasks())})
-    assert len(ratings) == len(ans) - 1 and seen and all("ANS-" in s for s in seen)  # no empty answer asked
-    first = (ratings["item_id"] == ans.loc[0, "item_id"]) & (ratings["run"] == ans.loc[0, "run"])
-    assert not first.any()
-    assert unanswered(ans) == {ans.loc[0, "run"]: 1}
-    scores = item_scores(ratings)
+    assert len(ratings) == len(ans) - 3 and seen and all("ANS-" in s for s in seen)  # no judge asked
+    assert unanswered(ans) == {ans.loc[2, "run"]: 1}
     ans["order"], ans["trained_to"], ans["truncated"] = "continual", 0, False
-    table = scores_table(ans, items, scores)
-    missing = table[(table["item_id"] == ans.loc[0, "item_id"]) & (table["run"] == ans.loc[0, "run"])]
-    assert len(missing) == 1 and missing["score"].isna().all() and (missing["judged"] == 0).all()
-    assert (table["score"].dropna() == 4).all()
+    table = scores_table(ans, items, item_scores(ratings)).set_index(["item_id", "run"])
+    key = [tuple(ans.loc[k, ["item_id", "run"]]) for k in range(3)]
+    assert table.loc[key[0], "score"] == table.loc[key[1], "score"] == NO_ANSWER_SCORE == 1.0
+    assert table.loc[key[0], "no_answer"] and table.loc[key[1], "no_answer"] and table["no_answer"].sum() == 2
+    assert pd.isna(table.loc[key[2], "score"]) and table.loc[key[2], "judged"] == 0
+    assert (table.drop(index=key)["score"] == 4).all()

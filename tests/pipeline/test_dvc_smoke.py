@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
+from datasets import load_dataset
 
 from tests.helpers import dvc, run
 from tests.repro import Reproduced
@@ -66,12 +67,14 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     units = pd.read_parquet(data / "split" / "units.parquet").set_index("unit_id")
     assert (records["split"] == units.loc[records["unit_id"], "split"].to_numpy()).all()
     assert {"train", "test"} <= set(records["split"])
-    for stage in (0, 1):
-        assert {p.name for p in (data / "release" / "dataset" / f"stage_{stage}").iterdir()} == {
-            "train.parquet",
-            "validation.parquet",
-            "test.parquet",
-        }
+    for stage in (0, 1):  # a file per split with records; each loads as the README shows
+        folder = data / "release" / "dataset" / f"stage_{stage}"
+        splits = set(records.loc[records["stage"] == stage, "split"])
+        assert {p.name for p in folder.iterdir()} == {f"{s}.parquet" for s in splits}
+        loaded = load_dataset("parquet", data_dir=str(folder))
+        assert {k: len(v) for k, v in loaded.items()} == records[records["stage"] == stage][
+            "split"
+        ].value_counts().to_dict()
     assert (data / "verify" / "plots" / "readability.csv").is_file()
     models = repo / "data" / "train" / "models"
     assert {p.name for p in models.iterdir()} == {"independent", "joint", "continual"}

@@ -83,6 +83,10 @@ def test_documents_are_never_split_and_every_answer_sees_its_whole_prompt(tok):
     assert p.stats()["tokens"] == total and p.stats()["packing_efficiency"] == round(
         total / p.doc_ids.size, 4
     )
+    for packed in (p, pack(docs, context=4 * context, pad_id=0)):  # documents counted from the rows
+        per_row = [len(set(row[row >= 0].tolist())) for row in packed.doc_ids]
+        assert packed.stats()["documents_per_row"] == round(sum(per_row) / len(per_row), 3)
+    assert p.stats()["documents_per_row"] == 1.0 and max(per_row) > 1
 
 
 def test_best_fit_decreasing_fills_rows_tightly():

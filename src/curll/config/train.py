@@ -28,7 +28,9 @@ class TokenizerParams(Section):
 
 
 class OptimParams(Section):
-    """AdamW and the learning-rate schedule (paper Appendix C defaults).
+    """AdamW and the learning-rate schedule. The paper's Appendix C: lr 5e-3, betas (0.9, 0.98),
+    eps 1e-8, weight decay 0.01, clip 1.0; the default params differ where the small slice
+    trains better otherwise (see ``params.yaml``).
 
     schedule: ``constant`` (after warmup), ``cosine`` (to ``min_lr_ratio * lr``), or ``wsd``
     (warmup-stable-decay: linear decay over the last ``decay`` fraction of steps).
@@ -64,8 +66,11 @@ class TrainParams(Section):
     order: ``independent`` (M_k from scratch on stage k), ``joint`` (M_0..k from scratch on the
     shuffled union of stages 0..k), ``continual`` (M_0-..-k continues from M_0-..-(k-1)), or a
     list of them (all trained, one after the other).
-    batch: sequences per optimizer step (paper: 1536), reached with ``micro_batch`` sequences
-    per forward pass and gradient accumulation (split over ``processes`` under DDP).
+    batch: packed rows of ``context`` tokens per optimizer step, reached with ``micro_batch``
+    rows per forward pass and gradient accumulation (split over ``processes`` under DDP). A row
+    holds several records, so this is not the paper's batch of 1,536, which counts records
+    (instances): the paper's equals ``1536 / documents_per_row`` rows, and every run's
+    ``records_per_step`` (``batch x documents_per_row``) is in the train metrics.
     """
 
     order: Order | Annotated[tuple[Order, ...], Field(min_length=1, strict=False)]

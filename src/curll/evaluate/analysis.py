@@ -1,11 +1,15 @@
 """From judged answers to stage x stage matrices and CL metrics, per order, type and group.
 
 Input: the ``scores`` table (:func:`scores_table`): one row per (item, model) with ``score``
-(mean judge rating, 1-5; NaN when no judge parsed), the model's ``order`` and
-``trained_to``, and the item's ``stage``, ``type``, ``skill``, ``subskill``, ``indicator_id``.
+(mean judge rating, 1-5; :data:`curll.evaluate.judge.NO_ANSWER_SCORE` for a model that gave
+no usable answer; NaN when no judge parsed), the model's ``order`` and ``trained_to``, and
+the item's ``stage``, ``type``, ``skill``, ``subskill``, ``indicator_id``.
 
 - :func:`matrix`: J[trained_to][stage] = mean score of an order's models, for one type or
   ``sum`` (the per-type matrices added up, 3-15 with three types, as in the paper's tables).
+  Rows are every trained stage of the order and columns every test stage of the kind, whether
+  or not a cell has a score (a model whose every answer lacks a score stays, as a row of NaN);
+  a ``sum`` cell is NaN unless every type has a score there (:func:`coverage` names the gaps).
 - :func:`order_metrics`: :func:`curll.evaluate.cl.cl_metrics` of every order and type; FWT
   against the independent models when they were trained, zero-shot FWT against the
   untrained model when it was scored.
@@ -21,28 +25,60 @@ from typing import Any
 import pandas as pd
 
 from curll.evaluate.cl import CLMetrics, cl_metrics
+from curll.evaluate.judge import NO_ANSWER_SCORE, no_answer
 
 ORDERS = ("independent", "joint", "continual")
 ITEM_KEYS = ["item_id", "stage", "type", "indicator_id", "skill", "subskill", "indicator"]
 
 
 def scores_table(answers: pd.DataFrame, items: pd.DataFrame, item_scores: pd.DataFrame) -> pd.DataFrame:
-    base = answers[["item_id", "run", "order", "trained_to", "answer"]]
+    """One row per answer: ``score`` is the judges' mean, :data:`NO_ANSWER_SCORE` where the model
+    gave no usable answer (``no_answer``, never judged), NaN where no judge parsed."""
+    base = answers[["item_id", "run", "order", "trained_to", "answer"]].assign(no_answer=no_answer(answers))
     out = base.merge(item_scores, on=["item_id", "run"], how="left", validate="1:1")
-    out["judged"] = out["judged"].fillna(0).astype("int64")  # a rejected answer: no judge, score NaN
+    out["judged"] = out["judged"].fillna(0).astype("int64")
+    out.loc[out["no_answer"], "score"] = NO_ANSWER_SCORE
     return out.merge(items[ITEM_KEYS], on="item_id", how="left", validate="m:1")
 
 
-def matrix(scores: pd.DataFrame, order: str, kind: str = "sum") -> pd.DataFrame:
-    """trained_to x test stage; ``kind``: a type, ``sum`` over types, or ``mean`` of all items."""
+def _tested(scores: pd.DataFrame, kind: str) -> list[int]:
+    """The test stages of ``kind`` (a type, or every type for ``sum`` and ``mean``), from every row."""
+    rows = scores if kind in ("sum", "mean") else scores[scores["type"] == kind]
+    return sorted(int(s) for s in rows["stage"].unique())
+
+
+def matrix(scores: pd.DataFrame, order: str, kind: str = "sum", *, value: str = "mean") -> pd.DataFrame:
+    """trained_to x test stage; ``kind``: a type, ``sum`` over types, or ``mean`` of all items.
+    ``value``: ``mean`` score, or ``n``, the number of scores in the cell (for ``sum``: the
+    fewest of any type). Rows: every ``trained_to`` of the order's models; columns: every test
+    stage of ``kind`` in ``scores`` (all orders), so a cell with no score is NaN (n 0), not gone."""
     own = scores[scores["order"] == order]
-    if kind == "mean":
-        return own.pivot_table(index="trained_to", columns="stage", values="score", aggfunc="mean")
-    if kind != "sum":
-        own = own[own["type"] == kind]
-        return own.pivot_table(index="trained_to", columns="stage", values="score", aggfunc="mean")
-    parts = [matrix(own, order, str(t)) for t in sorted(own["type"].unique())]
-    return sum(parts[1:], parts[0]) if parts else pd.DataFrame()
+    trained = sorted(int(t) for t in own["trained_to"].unique())
+    if kind == "sum":
+        parts = [matrix(scores, order, str(t), value=value).reindex(columns=_tested(scores, kind))
+                 for t in sorted(scores["type"].unique())]  # fmt: skip
+        if not parts:
+            return pd.DataFrame(index=pd.Index(trained, name="trained_to"))
+        if value == "n":
+            return pd.concat(parts).fillna(0).astype(int).groupby(level=0).min().rename_axis("trained_to")
+        return sum(parts[1:], parts[0])
+    rows = own if kind == "mean" else own[own["type"] == kind]
+    g = rows.groupby(["trained_to", "stage"])["score"]
+    cells = (g.mean() if value == "mean" else g.count()).unstack("stage")
+    out = cells.reindex(index=trained, columns=_tested(scores, kind))
+    out.index.name, out.columns.name = "trained_to", "stage"
+    return out.fillna(0).astype(int) if value == "n" else out
+
+
+def coverage(scores: pd.DataFrame, order: str, kinds: list[str]) -> dict[str, list[int]]:
+    """kind -> the trained stages of ``order`` with no score at all of that kind as a test
+    stage (a column of its matrix that is empty); for ``sum``: a stage where any type is missing."""
+    out = {}
+    for kind in kinds:
+        n = matrix(scores, order, kind, value="n")
+        trained = [int(s) for s in n.index]
+        out[kind] = [s for s in trained if s not in n.columns or int(n[s].sum()) == 0]
+    return out
 
 
 def untrained(scores: pd.DataFrame, kind: str) -> pd.Series | None:
@@ -64,6 +100,8 @@ def order_metrics(scores: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str,
             )
             m = cl_metrics(matrix(scores, order, kind), independent=ind, untrained=untrained(scores, kind))
             out[order][kind] = _for_order(m, order).to_json()
+        for kind, gaps in coverage(scores, order, kinds).items():  # stages the metrics could not see
+            out[order][kind]["unmeasured_stages"] = gaps
     return out
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 
 from curll.artifacts import records
 from curll.config.evaluate import InferParams
+from curll.errors import CurllError
 from curll.evaluate.items import fit_prompt
 from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
@@ -49,11 +50,18 @@ def backend(folder: str | Path, name: str, p: InferParams) -> Backend:
 def answer(
     folder: str | Path, name: str, trained_to: int, items: pd.DataFrame, p: InferParams, cache: str | Path
 ) -> pd.DataFrame:
-    """One row per item: model ``name`` (at ``folder``) answering it."""
+    """One row per item: model ``name`` (at ``folder``) answering it. Every item's prompt must fit
+    ``p.prompt_tokens`` (:func:`curll.evaluate.items.drop_unfit` removes the others first)."""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(folder))
-    fitted = [fit_prompt(item, tok, p.prompt_tokens) for item in records(items)]
+    fitted = []
+    for item in records(items):
+        fit = fit_prompt(item, tok, p.prompt_tokens)
+        if fit is None:
+            why = f"item {item['item_id']}: prompt over {p.prompt_tokens} tokens even with its passage cut"
+            raise CurllError(why, file=folder, field="evaluate.infer.prompt_tokens")
+        fitted.append(fit)
     sampling = p.sampling.to_sampling()
     requests = [ChatRequest.build(msgs, sampling=sampling, prompt_version=PROMPT_VERSION)  # type: ignore[arg-type]
                 for msgs, _ in fitted]  # fmt: skip

@@ -3,14 +3,18 @@
 :func:`build_items` turns the test split of the chat records (RecordSchema) into one row per
 question: ``item_id`` (the record id), ``stage``, ``indicator_id``, ``skill``, ``subskill``,
 ``goal``, ``indicator``, ``age_group``, ``type`` (ir | cqa | csqa), ``system``, ``context``
-(the passage; empty for IR), ``question`` (instruction or question), ``reference`` (the
-generated answer) and ``q_index`` (1-based among its passage's questions of its type, in
-record-id order: the released records do not keep the generation order). A passage's text comes from
-the passage record of the same unit, so the released records alone are enough.
+(the passage; empty for IR), ``question`` (instruction or question, as it follows the
+passage in the training user turn, less the ``Question: `` label that CQA turns add),
+``reference`` (the generated answer), ``q_index`` (1-based among its passage's questions of
+its type, in record-id order: the released records do not keep the generation order) and
+``dropped`` (empty for an item that is asked; else why not, see :func:`drop_unfit`). A
+passage's text comes from the passage record of the same unit, so the released records alone
+are enough; :func:`user_turn` rebuilds the training user turn exactly.
 
 :func:`fit_prompt` renders the chat prompt and, when it is longer than the limit, cuts the
 end of the passage (token by token, marked with "..."), never the question or the
-assistant marker that the chat template appends.
+assistant marker that the chat template appends; a prompt that does not fit even so (a long
+instruction or question) is None: such an item is dropped before any model answers it.
 """
 
 from __future__ import annotations
@@ -25,9 +29,12 @@ from curll.artifacts import records as records_of
 
 ITEM_COLUMNS = [
     "item_id", "stage", "indicator_id", "skill", "subskill", "goal", "indicator", "age_group", "type",
-    "system", "context", "question", "reference", "q_index",
+    "system", "context", "question", "reference", "q_index", "dropped",
 ]  # fmt: skip
 CUT = " ..."
+CQA_LABEL = "Question: "
+#: the ``dropped`` reason of an item whose prompt is over the limit even with its passage cut
+TOO_LONG = "prompt_too_long"
 
 
 def _turns(raw: str) -> tuple[str, str, str]:
@@ -51,12 +58,13 @@ def build_items(
         if r["type"] in ("cqa", "csqa"):
             context = passages.get(r["unit_id"], "")
             if context and user.startswith(context + "\n\n"):
-                question = user[len(context) + 2 :].removeprefix("Question: ")
+                question = user[len(context) + 2 :]
+                question = question.removeprefix(CQA_LABEL) if r["type"] == "cqa" else question
             seen[key] = seen.get(key, 0) + 1
         meta = info.loc[r["indicator_id"]]
         rows.append([r["record_id"], r["stage"], r["indicator_id"], r["skill"], r["subskill"], meta["goal"],
                      r["indicator"], meta["age_group"], r["type"], system, context, question, reference,
-                     seen.get(key, 1)])  # fmt: skip
+                     seen.get(key, 1), ""])  # fmt: skip
     items = pd.DataFrame(rows, columns=ITEM_COLUMNS)
     if max_per_type:
         rng = np.random.default_rng(seed)
@@ -69,7 +77,7 @@ def build_items(
 def user_turn(item: dict[str, Any], context: str) -> str:
     """The user message, laid out as in training (see :mod:`curll.split.records`)."""
     if item["type"] == "cqa":
-        return f"{context}\n\nQuestion: {item['question']}"
+        return f"{context}\n\n{CQA_LABEL}{item['question']}"
     if item["type"] == "csqa":
         return f"{context}\n\n{item['question']}"
     return str(item["question"])
@@ -80,9 +88,9 @@ def _messages(item: dict[str, Any], context: str) -> list[tuple[str, str]]:
     return [*turns, ("user", user_turn(item, context))]
 
 
-def fit_prompt(item: dict[str, Any], tokenizer: Any, limit: int) -> tuple[list[tuple[str, str]], bool]:
-    """(messages, truncated): the item's chat within ``limit`` prompt tokens if cutting the
-    passage can get it there (else the shortest version, which the backend will refuse)."""
+def fit_prompt(item: dict[str, Any], tokenizer: Any, limit: int) -> tuple[list[tuple[str, str]], bool] | None:
+    """(messages, truncated): the item's chat within ``limit`` prompt tokens, its passage cut if
+    that is needed and enough; None when not even the question with no passage left fits."""
 
     def length(context: str) -> int:
         chat = [{"role": r, "content": c} for r, c in _messages(item, context)]
@@ -90,8 +98,10 @@ def fit_prompt(item: dict[str, Any], tokenizer: Any, limit: int) -> tuple[list[t
         return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
     full = str(item["context"])
-    if not full or length(full) <= limit:
+    if length(full) <= limit:
         return _messages(item, full), False
+    if not full or length(CUT) > limit:  # nothing to cut, or too long with the passage all cut
+        return None
     ids = tokenizer(full, add_special_tokens=False)["input_ids"]
     lo, hi = 0, len(ids)  # the longest kept prefix in [lo, hi) that fits: binary search
     while lo < hi:
@@ -101,3 +111,10 @@ def fit_prompt(item: dict[str, Any], tokenizer: Any, limit: int) -> tuple[list[t
         else:
             hi = mid - 1
     return _messages(item, tokenizer.decode(ids[:lo]) + CUT), True
+
+
+def drop_unfit(items: pd.DataFrame, tokenizer: Any, limit: int) -> pd.DataFrame:
+    """``items`` with ``dropped`` set to :data:`TOO_LONG` where :func:`fit_prompt` finds no
+    prompt within ``limit`` tokens (the model was never trained at such positions)."""
+    unfit = [fit_prompt(item, tokenizer, limit) is None for item in records_of(items)]
+    return items.assign(dropped=np.where(unfit, TOO_LONG, items["dropped"]))

@@ -5,8 +5,10 @@ of the item's type (``prompts/judge_<type>.j2``). A judge's output that does not
 breaks the schema is a recorded failure (``rating`` null, ``status`` reject, ``reason``), never
 a crash. Rows (:data:`RATING_COLUMNS` + provenance): one per (answer, judge). An answer whose
 generation was rejected (``status`` not ok: no text) is not judged at all: it has no rating
-row, so its score is missing (NaN), never the rating of an empty answer; :func:`unanswered`
-counts them.
+row. When the engine rejected the model's output as empty or as a loop (:func:`no_answer`), the
+model gave no answer: it scores :data:`NO_ANSWER_SCORE`, the rubric's lowest, without a judge.
+Any other reject (a backend error) is no answer of the model's: its score is missing (NaN), and
+:func:`unanswered` counts it.
 
 :func:`panel_stats` reports per judge the parse-failure rate and mean rating, and per pair of
 judges their agreement on the answers both rated: quadratic-weighted Cohen's kappa, Spearman's
@@ -48,9 +50,22 @@ def _fields(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+#: the score of an answer the model did not give (blank, or cut off in a loop): the judge
+#: rubric's lowest rating ("wrong, empty or nonsense"), so giving up never scores higher
+NO_ANSWER_SCORE = 1.0
+
+
+def no_answer(answers: pd.DataFrame) -> pd.Series:
+    """True where the model gave no usable answer: the engine rejected its output as empty or
+    as a loop. Other rejects (a backend error) are not the model's answer: their score is missing."""
+    reason = answers["reason"].fillna("").astype(str)
+    rejected = answers["status"] != "ok"
+    return rejected & (reason.str.startswith("empty output") | reason.str.startswith("degenerate"))
+
+
 def unanswered(answers: pd.DataFrame) -> dict[str, int]:
-    """Rejected generations per run (their scores are missing, not zero)."""
-    bad = answers[answers["status"] != "ok"]
+    """Rejects other than :func:`no_answer` per run (backend errors: their scores are missing)."""
+    bad = answers[(answers["status"] != "ok") & ~no_answer(answers)]
     return {str(k): int(v) for k, v in bad.groupby("run").size().items()}
 
 

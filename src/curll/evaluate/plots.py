@@ -23,8 +23,11 @@ def _figure() -> tuple[Any, Any, Any]:
     return plt, fig, ax
 
 
-def heatmap(j: pd.DataFrame, title: str, path: Path, *, diverging: bool = False) -> Path:
-    """Rows: models by trained_to; columns: test stages; cells annotated with their value."""
+def heatmap(
+    j: pd.DataFrame, title: str, path: Path, *, diverging: bool = False, n: pd.DataFrame | None = None
+) -> Path:
+    """Rows: models by trained_to; columns: test stages; cells annotated with their value and,
+    with ``n`` (same layout), the number of scores behind it (an empty cell shows ``n=0``)."""
     plt, fig, ax = _figure()
     values = j.to_numpy(dtype=float)
     if diverging:
@@ -37,16 +40,14 @@ def heatmap(j: pd.DataFrame, title: str, path: Path, *, diverging: bool = False)
     ax.set_xlabel("test stage")
     ax.set_ylabel("trained up to stage")
     ax.set_title(title)
-    for (r, c), v in pd.DataFrame(values).stack().items():  # type: ignore[misc]
-        ax.text(
-            c,
-            r,
-            f"{v:.2f}",
-            ha="center",
-            va="center",
-            color="white" if not diverging else "black",
-            fontsize=8,
-        )
+    counts = None if n is None else n.reindex(index=j.index, columns=j.columns).fillna(0).to_numpy(dtype=int)
+    for r in range(values.shape[0]):
+        for c in range(values.shape[1]):
+            label = "" if pd.isna(values[r, c]) else f"{values[r, c]:.2f}"
+            if counts is not None:
+                label = f"{label}\nn={counts[r, c]}".lstrip("\n")
+            color = "black" if diverging or pd.isna(values[r, c]) else "white"
+            ax.text(c, r, label, ha="center", va="center", color=color, fontsize=8)
     fig.colorbar(im, ax=ax)
     return _save(plt, fig, path)
 

@@ -23,7 +23,7 @@ import pandas as pd
 from curll.artifacts import atomic_path
 from curll.evaluate import analysis, plots
 from curll.evaluate.cl import write_matrix
-from curll.evaluate.judge import unanswered
+from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 
 
 @dataclass
@@ -67,20 +67,27 @@ def build(
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
               for o, by_kind in full.items()}  # fmt: skip
     rep = Report(metrics={"orders": finals})
-    if answers is not None:  # rejected generations: missing scores, counted (not rated as empty)
-        missed = unanswered(answers)
+    rep.metrics["no_answer"] = {  # blank or looping answers: scored NO_ANSWER_SCORE, counted
+        "score": NO_ANSWER_SCORE,
+        "total": int(scores["no_answer"].sum()),
+        "answers": len(scores),
+        "by_run": {str(k): int(v) for k, v in scores.groupby("run")["no_answer"].sum().items() if v},
+    }
+    if answers is not None:  # other rejects (backend errors): missing scores, counted
+        missed = {r: k for r, k in unanswered(answers).items() if k}
         rep.metrics["unanswered"] = {"total": sum(missed.values()), "answers": len(answers), "by_run": missed}
     rep.details["series"] = {
         o: {k: vals["series"] for k, vals in kinds_.items()} for o, kinds_ in full.items()
     }
     for order in orders:
         for kind in [*kinds, "sum"]:
-            j = analysis.matrix(scores, order, kind)
+            j, n = analysis.matrix(scores, order, kind), analysis.matrix(scores, order, kind, value="n")
             write_matrix(j, matrices / f"{order}_{kind}.csv")
+            write_matrix(n, matrices / f"{order}_{kind}_n.csv")
             if kind == "sum":
-                rep.tables[f"{order}: summed scores"] = j.round(3)
+                rep.tables[f"{order}: summed scores (n: scores per cell, fewest of any type)"] = _with_n(j, n)
                 rep.figures[f"{order}: summed scores"] = plots.heatmap(
-                    j, f"{order}: sum of {'+'.join(kinds)}", figs / f"heatmap_{order}.png"
+                    j, f"{order}: sum of {'+'.join(kinds)}", figs / f"heatmap_{order}.png", n=n
                 )
     if {"joint", "continual"} <= set(orders):
         diff = analysis.matrix(scores, "joint") - analysis.matrix(scores, "continual")
@@ -118,6 +125,12 @@ def build(
     with atomic_path(matrices / "details.json") as tmp:
         tmp.write_text(json.dumps(rep.details, indent=2, sort_keys=True), encoding="utf-8")
     return rep
+
+
+def _with_n(j: pd.DataFrame, n: pd.DataFrame) -> pd.DataFrame:
+    """Cells as ``3.250 (n=4)``; an empty cell as ``- (n=0)``."""
+    text = j.map(lambda v: "-" if pd.isna(v) else f"{v:.3f}")
+    return text + n.reindex_like(j).fillna(0).astype(int).map(lambda k: f" (n={k})")
 
 
 def _num(v: Any) -> float | None:

@@ -13,7 +13,8 @@ MODEL_ORDERS = ("independent", "joint", "continual", "untrained")
 
 
 class ItemSchema(pa.DataFrameModel):
-    """``items.parquet``: one test question (see :mod:`curll.evaluate.items`)."""
+    """``items.parquet``: one test question (see :mod:`curll.evaluate.items`); ``dropped``: empty
+    for an item the models answer, else why it is not asked."""
 
     item_id: Series[str] = pa.Field(unique=True, str_matches=HEX16)
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
@@ -29,6 +30,7 @@ class ItemSchema(pa.DataFrameModel):
     question: Series[str]
     reference: Series[str]
     q_index: Series[int] = pa.Field(ge=1)
+    dropped: Series[str] = pa.Field(isin=["", "prompt_too_long"])
 
     class Config:
         strict = True
@@ -88,13 +90,15 @@ class RubricSchema(Provenance):
 
 
 class ScoreSchema(pa.DataFrameModel):
-    """``scores.parquet``: (item, model) with the mean judge score (null: no judge parsed)."""
+    """``scores.parquet``: (item, model) with the mean judge score (null: no judge parsed);
+    no_answer: the model's output was empty or a loop, scored 1 without a judge."""
 
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     run: Series[str]
     order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
     trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
     answer: Series[str]
+    no_answer: Series[bool]
     score: Series[float] = pa.Field(ge=1, le=5, nullable=True)
     judged: Series[int] = pa.Field(ge=0)
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)

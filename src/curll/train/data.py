@@ -118,6 +118,9 @@ class Packed:
             "loss_tokens": int(self._loss.sum()),
             "packing_efficiency": round(used / max(1, self.rows * self.context), 4),
             "records": self.records,
+            # a row packs several records: the paper's batch of 1,536 counts records, so its
+            # equivalent here is 1536 / documents_per_row rows per step
+            "documents_per_row": round(sum(len(r) for r in self._rows) / max(1, self.rows), 3),
             "truncated": round(self.truncated / share, 4),
             "dropped": round(self.dropped / share, 4),
         }

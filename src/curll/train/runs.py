@@ -205,6 +205,7 @@ def run_order(
             "trained_to": run.trained_to, "steps": out.steps, "tokens": out.tokens,
             "tokens_per_s": round(out.tokens_per_s, 1), "final_loss": final, **held,
             "parameters": model.num_parameters(), **data.stats(),
+            "records_per_step": round(p.batch * data.stats()["documents_per_row"], 1),
             "mfu": mfu(flops / max(out.seconds, 1e-9) / distributed.current().size, s.device, s.dtype),
         }  # fmt: skip
         log += [{"run": run.name, **row} for row in out.log]
