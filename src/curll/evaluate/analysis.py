@@ -105,9 +105,14 @@ def order_metrics(scores: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str,
     return out
 
 
+#: orders whose models are each trained from scratch (joint: on the union of stages 0..k), not
+#: one on top of another: forgetting and backward transfer describe a sequence, so they get none
+FROM_SCRATCH = ("independent", "joint")
+
+
 def _for_order(m: CLMetrics, order: str) -> CLMetrics:
-    """The independent models are trained from scratch, not one on top of another: no FGT/BWT."""
-    return m.without_sequence() if order == "independent" else m
+    """No FGT/BWT for the orders of :data:`FROM_SCRATCH`."""
+    return m.without_sequence() if order in FROM_SCRATCH else m
 
 
 def group_metrics(scores: pd.DataFrame, order: str, level: str) -> pd.DataFrame:
