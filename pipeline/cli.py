@@ -46,6 +46,7 @@ STAGES = {
     "tokenizer": "Train the byte-level BPE tokenizer on the train records (or load a hub tokenizer).",
     "train": "Train the models of train.order (independent / joint / continual) for train.stages.",
     "evaluate_infer": "Every trained model (and an untrained one) answers the sampled test items.",
+    "evaluate_loss": "Every model's loss on every stage's held-out answers (judge-free; no LLM).",
     "evaluate_judge": "The judge panel rates every answer 1-5; parse failures and agreement.",
     "evaluate": "Stage x stage matrices, CL metrics (AP, FGT, BWT, FWT), figures and the HTML report.",
 }

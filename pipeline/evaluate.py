@@ -22,7 +22,14 @@ from curll.evaluate.analysis import out_degree, scores_table
 from curll.evaluate.judge import item_scores
 from curll.evaluate.report import build, write_html
 from curll.schemas import EdgeSchema, IndicatorSchema
-from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, RubricSchema, ScoreSchema
+from curll.schemas.evaluate import (
+    AnswerSchema,
+    ItemSchema,
+    JudgeRatingSchema,
+    LossSchema,
+    RubricSchema,
+    ScoreSchema,
+)
 from pipeline.report import say
 
 
@@ -36,8 +43,9 @@ def run(params: Params) -> None:
     edges = read_table(params.skill_graph.out.edges, EdgeSchema)
     scores = scores_table(answers, items, item_scores(ratings))
     rubric = read_table(p.out.rubric, RubricSchema)
+    losses = read_table(p.out.losses, LossSchema)
     rep = build(scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices),
-                Path(p.out.plots), answers=answers, rubric=rubric)  # fmt: skip
+                Path(p.out.plots), answers=answers, rubric=rubric, losses=losses)  # fmt: skip
     rep.metrics["items"] = {"asked": len(items), "dropped": _dropped(listed)}
     judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
     write_table(scores, p.out.scores, ScoreSchema)

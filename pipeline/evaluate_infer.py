@@ -22,10 +22,10 @@ from curll.artifacts import read_table, write_tables
 from curll.artifacts import records as records_of
 from curll.config import Params
 from curll.errors import CurllError
-from curll.evaluate.infer import UNTRAINED, answer
+from curll.evaluate.infer import answer
 from curll.evaluate.items import build_items, drop_unfit
 from curll.schemas import IndicatorSchema, RecordSchema
-from curll.schemas.evaluate import AnswerSchema, ItemSchema
+from curll.schemas.evaluate import UNTRAINED, AnswerSchema, ItemSchema
 from pipeline.report import say
 
 
@@ -36,14 +36,12 @@ def _tokenizer(params: Params) -> Any:
 
 
 def _untrained(params: Params, folder: Path) -> None:
-    import torch
-
     from curll.train.hf import save_hf
-    from curll.train.model import CausalLM, preset
+    from curll.train.model import from_seed, preset
 
     tok = _tokenizer(params)
-    torch.manual_seed(params.train.seed)
-    save_hf(CausalLM(preset(params.train.preset, vocab_size=len(tok)), params.train.init), tok, folder)
+    cfg = preset(params.train.preset, vocab_size=len(tok))
+    save_hf(from_seed(cfg, params.train.init, params.train.seed), tok, folder)
 
 
 def run(params: Params) -> None:

@@ -14,7 +14,7 @@ from datasets import load_dataset
 from tests.helpers import dvc, run
 from tests.repro import Reproduced
 
-EVALUATE = {"evaluate_infer", "evaluate_judge", "evaluate"}
+EVALUATE = {"evaluate_infer", "evaluate_loss", "evaluate_judge", "evaluate"}
 GENERATED = {
     "generate",
     "generate_merge",
@@ -79,8 +79,20 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     models = repo / "data" / "train" / "models"
     assert {p.name for p in models.iterdir()} == {"independent", "joint", "continual"}
     assert {p.name for p in (models / "continual").iterdir()} == {"0", "0-1"}
-    evaluated = json.loads((data / "evaluate" / "metrics.json").read_text())["orders"]
+    metrics = json.loads((data / "evaluate" / "metrics.json").read_text())
+    evaluated = metrics["orders"]
     assert set(evaluated) == {"independent", "joint", "continual"} and "FWT" in evaluated["continual"]["sum"]
+    # the judge-free loss: every model on every held-out record of the evaluated types
+    losses = pd.read_parquet(data / "evaluate" / "losses.parquet")
+    held = records[
+        records["split"].isin(["test", "validation"]) & records["type"].isin(["ir", "cqa", "csqa"])
+    ]
+    assert len(losses) == len(held) * losses["run"].nunique() and "untrained" in set(losses["run"])
+    assert set(metrics["loss"]) == {"independent", "joint", "continual"}
+    assert (
+        metrics["loss"]["continual"]["all"]["mean_nll"] > 0
+        and "FGT_nll_rise" in metrics["loss"]["continual"]["all"]
+    )
     assert (data / "evaluate" / "matrices" / "joint_minus_continual_sum.csv").is_file()
     assert "<img" in (data / "evaluate" / "report.html").read_text()
 

@@ -27,6 +27,17 @@ class InferParams(Section):
     sampling: SamplingParams
 
 
+class LossParams(Section):
+    """The judge-free measure: each model's NLL of the reference answers (no LLM).
+
+    splits: which splits of every stage are scored (the matrices use ``test``; ``validation``
+    is kept beside it). micro_batch: rows of ``train.context`` per forward pass (memory).
+    """
+
+    splits: Annotated[tuple[Literal["test", "validation"], ...], Field(min_length=1, strict=False)]
+    micro_batch: Positive
+
+
 class RubricParams(Section):
     """Multi-criteria rating (vocabulary, concepts, correctness, clarity, completeness)."""
 
@@ -35,6 +46,7 @@ class RubricParams(Section):
 
 
 class EvaluateOutputs(Section):
+    losses: PathStr
     items: PathStr
     answers: PathStr
     ratings: PathStr
@@ -61,6 +73,7 @@ class EvaluateParams(Section):
     seed: int
     untrained: bool
     infer: InferParams
+    loss: LossParams
     judges: Annotated[tuple[StrictStr, ...], Field(min_length=1, strict=False)]
     min_yield: MinYield = Field(description="least share of a judge's ratings that parse (by judge name)")
     prompts: dict[TestType, PathStr]

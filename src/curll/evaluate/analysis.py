@@ -99,7 +99,7 @@ def order_metrics(scores: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str,
                 else None
             )
             m = cl_metrics(matrix(scores, order, kind), independent=ind, untrained=untrained(scores, kind))
-            out[order][kind] = _for_order(m, order).to_json()
+            out[order][kind] = for_order(m, order).to_json()
         for kind, gaps in coverage(scores, order, kinds).items():  # stages the metrics could not see
             out[order][kind]["unmeasured_stages"] = gaps
     return out
@@ -110,7 +110,7 @@ def order_metrics(scores: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str,
 FROM_SCRATCH = ("independent", "joint")
 
 
-def _for_order(m: CLMetrics, order: str) -> CLMetrics:
+def for_order(m: CLMetrics, order: str) -> CLMetrics:
     """No FGT/BWT for the orders of :data:`FROM_SCRATCH`."""
     return m.without_sequence() if order in FROM_SCRATCH else m
 
@@ -131,7 +131,7 @@ def group_metrics(scores: pd.DataFrame, order: str, level: str) -> pd.DataFrame:
     for group, g in own.groupby(level, sort=True):
         ind = ind_scores[ind_scores[level] == group]
         m = cl_metrics(grid(g), independent=grid(ind) if len(ind) else None)
-        final = {"FGT": None, "BWT": None, **_for_order(m, order).final()}
+        final = {"FGT": None, "BWT": None, **for_order(m, order).final()}
         tested = ",".join(map(str, sorted(g["stage"].unique())))
         rows.append({"level": level, "group": str(group), "stages": tested,
                      "items": int(g["item_id"].nunique()), "FWT": None, **final})  # fmt: skip

@@ -29,12 +29,12 @@ from curll.llm.engine import Engine
 from curll.llm.protocol import Backend
 from curll.llm.tasks import Answer, provenance
 from curll.llm.types import ChatRequest
+from curll.schemas.evaluate import UNTRAINED
 
 #: version of the test-prompt layout (:func:`curll.evaluate.items.user_turn`): change the tag
 #: when the layout changes, so cached answers to the old prompts are not reused
 PROMPT_VERSION = hashlib.sha256(b"curll.evaluate.items/test-prompt/1").hexdigest()[:16]
 ANSWER_COLUMNS = ["item_id", "run", "order", "trained_to", "answer", "truncated"]
-UNTRAINED = "untrained"
 
 
 def backend(folder: str | Path, name: str, p: InferParams) -> Backend:

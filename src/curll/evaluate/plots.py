@@ -24,17 +24,24 @@ def _figure() -> tuple[Any, Any, Any]:
 
 
 def heatmap(
-    j: pd.DataFrame, title: str, path: Path, *, diverging: bool = False, n: pd.DataFrame | None = None
+    j: pd.DataFrame,
+    title: str,
+    path: Path,
+    *,
+    diverging: bool = False,
+    n: pd.DataFrame | None = None,
+    reverse: bool = False,
 ) -> Path:
     """Rows: models by trained_to; columns: test stages; cells annotated with their value and,
-    with ``n`` (same layout), the number of scores behind it (an empty cell shows ``n=0``)."""
+    with ``n`` (same layout), the number of scores behind it (an empty cell shows ``n=0``);
+    ``reverse``: the colour scale reversed, for values where lower is better (losses)."""
     plt, fig, ax = _figure()
     values = j.to_numpy(dtype=float)
     if diverging:
         lim = max(1e-9, float(abs(pd.DataFrame(values)).max().max()))
         im = ax.imshow(values, cmap="RdBu", vmin=-lim, vmax=lim)
     else:
-        im = ax.imshow(values, cmap="viridis")
+        im = ax.imshow(values, cmap="viridis_r" if reverse else "viridis")
     ax.set_xticks(range(len(j.columns)), [str(c) for c in j.columns])
     ax.set_yticks(range(len(j.index)), [str(i) for i in j.index])
     ax.set_xlabel("test stage")

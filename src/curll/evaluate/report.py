@@ -24,6 +24,7 @@ from curll.artifacts import atomic_path
 from curll.evaluate import analysis, plots
 from curll.evaluate.cl import write_matrix
 from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
+from curll.evaluate.loss import loss_matrix, loss_metrics
 
 
 @dataclass
@@ -59,6 +60,7 @@ def build(
     *,
     answers: pd.DataFrame | None = None,
     rubric: pd.DataFrame | None = None,
+    losses: pd.DataFrame | None = None,
 ) -> Report:
     orders = [o for o in analysis.ORDERS if o in set(scores["order"])]
     full = analysis.order_metrics(scores, [*kinds, "sum"])
@@ -89,6 +91,8 @@ def build(
                 rep.figures[f"{order}: summed scores"] = plots.heatmap(
                     j, f"{order}: sum of {'+'.join(kinds)}", figs / f"heatmap_{order}.png", n=n
                 )
+    if losses is not None:
+        _loss_section(rep, losses, kinds, matrices, figs)
     if {"joint", "continual"} <= set(orders):
         diff = analysis.matrix(scores, "joint") - analysis.matrix(scores, "continual")
         write_matrix(diff, matrices / "joint_minus_continual_sum.csv")
@@ -125,6 +129,31 @@ def build(
     with atomic_path(matrices / "details.json") as tmp:
         tmp.write_text(json.dumps(rep.details, indent=2, sort_keys=True), encoding="utf-8")
     return rep
+
+
+def _loss_section(rep: Report, losses: pd.DataFrame, kinds: list[str], matrices: Path, figs: Path) -> None:
+    """Loss matrices of the test split (CSV with their n, heatmaps, a table per order) and their
+    CL metrics (``metrics.loss``: finals; ``details.loss_series``: per stage)."""
+    test = losses[losses["split"] == "test"]
+    full = loss_metrics(test, [*kinds, "all"])
+    rep.metrics["loss"] = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by.items()}
+                           for o, by in full.items()}  # fmt: skip
+    rep.details["loss_series"] = {o: {k: vals["series"] for k, vals in by.items()} for o, by in full.items()}
+    for order in full:
+        for kind in [*kinds, "all"]:
+            j, n = loss_matrix(test, order, kind), loss_matrix(test, order, kind, value="n")
+            write_matrix(j, matrices / f"loss_{order}_{kind}.csv")
+            write_matrix(n, matrices / f"loss_{order}_{kind}_n.csv")
+        j, n = loss_matrix(test, order, "all"), loss_matrix(test, order, "all", value="n")
+        name = f"{order}: loss (nats per answer token, lower is better; n: records)"
+        rep.tables[name] = _with_n(j, n)
+        rep.figures[f"{order}: loss"] = plots.heatmap(
+            j,
+            f"{order}: NLL per answer token (all types)",
+            figs / f"loss_heatmap_{order}.png",
+            n=n,
+            reverse=True,
+        )
 
 
 def _with_n(j: pd.DataFrame, n: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,9 @@ from curll.schemas.data import MAX_STAGE
 from curll.schemas.generation import HEX16, Provenance
 
 TEST_TYPES = ("ir", "cqa", "csqa")
-MODEL_ORDERS = ("independent", "joint", "continual", "untrained")
+#: the ``run`` and ``order`` of the untrained baseline model
+UNTRAINED = "untrained"
+MODEL_ORDERS = ("independent", "joint", "continual", UNTRAINED)
 
 
 class ItemSchema(pa.DataFrameModel):
@@ -34,6 +36,26 @@ class ItemSchema(pa.DataFrameModel):
 
     class Config:
         strict = True
+
+
+class LossSchema(pa.DataFrameModel):
+    """``losses.parquet``: one model's negative log-likelihood of one held-out record's answer
+    (see :mod:`curll.evaluate.loss`). nll: summed nats over the answer's ``tokens`` (null, with
+    tokens 0, when the record does not fit ``train.context`` even with its passage cut)."""
+
+    record_id: Series[str] = pa.Field(str_matches=HEX16)
+    split: Series[str] = pa.Field(isin=["test", "validation"])
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    run: Series[str] = pa.Field(str_length={"min_value": 1})
+    order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
+    trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
+    nll: Series[float] = pa.Field(ge=0, nullable=True)
+    tokens: Series[int] = pa.Field(ge=0)
+
+    class Config:
+        strict = True
+        unique = ["record_id", "run"]  # noqa: RUF012
 
 
 class AnswerSchema(Provenance):

@@ -235,3 +235,10 @@ class CausalLM(nn.Module):
             return output_loss(x, self.lm_head.weight, targets, loss_chunk)
         logits: torch.Tensor = self.lm_head(x)  # (B, T, V) or (N, V)
         return logits
+
+
+def from_seed(cfg: ModelConfig, init: Init, seed: int) -> CausalLM:
+    """An untrained model whose weights are drawn with torch's global generator seeded ``seed``
+    (the baseline of zero-shot transfer: the same weights for the same preset and seed)."""
+    torch.manual_seed(seed)
+    return CausalLM(cfg, init)

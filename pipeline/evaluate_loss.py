@@ -1,0 +1,88 @@
+"""DVC stage ``evaluate_loss``: every model's loss on every stage's held-out answers (no LLM).
+
+Reads the ``evaluate.loss.splits`` splits of ``split.out.records`` (the records of
+``evaluate.types``), the tokenizer, every model folder ``train.out.models/<order>/<stages>``
+and, with ``evaluate.untrained``, an untrained model of ``train.preset`` (seed
+``train.seed``, as ``evaluate_infer`` makes it). Writes ``evaluate.out.losses`` (LossSchema):
+per record and model, the summed NLL of the answer tokens given the prompt, as in training
+(:func:`curll.evaluate.loss.record_nll`), with ``train.context``. Deterministic: no sampling.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from curll.artifacts import write_table
+from curll.config import Params
+from curll.errors import CurllError
+from curll.evaluate.loss import record_nll
+from curll.schemas.evaluate import UNTRAINED, LossSchema
+from curll.train.records import RecordFile
+from pipeline.report import say
+
+
+def _held_out(params: Params) -> tuple[pd.DataFrame, list[str]]:
+    """The scored records (record_id, split, stage, type), sorted, and their messages."""
+    metas, texts = [], []
+    for split in params.evaluate.loss.splits:
+        rf = RecordFile(params.split.out.records, split)
+        meta = rf.meta[rf.meta["type"].isin(params.evaluate.types)].sort_values("position")
+        metas.append(meta)
+        texts += list(rf.messages(meta["position"].to_numpy()))
+    held = pd.concat(metas, ignore_index=True)[["record_id", "split", "stage", "type"]]
+    return held, texts
+
+
+def _models(params: Params, vocab: int) -> list[tuple[str, int, Any]]:
+    """(run name, trained_to, a loader of the model) for every trained model, and the untrained one."""
+    from curll.train.hf import load_hf
+    from curll.train.model import from_seed, preset
+
+    folders = sorted(Path(params.train.out.models).glob("*/*/config.json"),
+                     key=lambda c: (c.parent.parent.name, c.parent.name))  # fmt: skip
+    if not folders:
+        raise CurllError("no trained models: run the train stage", file=params.train.out.models)
+    out: list[tuple[str, int, Any]] = []
+    for c in folders:  # <order>/<stages, e.g. 0-1-2>: trained up to the last stage named
+        folder = c.parent
+        out.append(
+            (
+                f"{folder.parent.name}/{folder.name}",
+                int(folder.name.split("-")[-1]),
+                lambda f=folder: load_hf(f),
+            )
+        )
+    if params.evaluate.untrained:
+        t = params.train
+        out.append((UNTRAINED, -1, lambda: from_seed(preset(t.preset, vocab_size=vocab), t.init, t.seed)))
+    return out
+
+
+def run(params: Params) -> None:
+    import torch
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
+    held, texts = _held_out(params)
+    if held.empty:
+        raise CurllError(
+            "no held-out records of the evaluated types", file=params.split.out.records, field="split"
+        )
+    device = "cuda" if params.evaluate.infer.device != "cpu" and torch.cuda.is_available() else "cpu"
+    types = held["type"].tolist()
+    parts = []
+    for name, trained_to, load in tqdm(_models(params, len(tok)), desc="evaluate_loss: models", unit="model"):
+        nll, n = record_nll(load(), texts, types, tok, context=params.train.context,
+                            micro_batch=params.evaluate.loss.micro_batch, device=device)  # fmt: skip
+        order = UNTRAINED if name == UNTRAINED else name.split("/")[0]
+        parts.append(held.assign(run=name, order=order, trained_to=trained_to, nll=nll, tokens=n))
+    losses = pd.concat(parts, ignore_index=True)
+    write_table(losses, params.evaluate.out.losses, LossSchema)
+    unfit = int(np.isnan(parts[0]["nll"].to_numpy()).sum())
+    say(f"evaluate_loss: {len(held)} records ({', '.join(params.evaluate.loss.splits)}) x {len(parts)} models"
+        f" on {device}; {unfit} too long for train.context={params.train.context}")  # fmt: skip

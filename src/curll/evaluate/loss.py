@@ -1,0 +1,125 @@
+"""A judge-free score: each model's negative log-likelihood of the reference answers.
+
+:func:`record_nll` gives, per record (a chat ending in the assistant turn), the summed
+negative log-likelihood (nats) of its answer tokens, the assistant content and its closing
+``<|im_end|>``, each given everything before it, and how many such tokens there are. A record
+is scored on the very tokens the trainer would train it on: the same encoding
+(:func:`curll.train.data.encode`), the same passage cut for a record over ``context``
+(:func:`curll.train.data.fit`; one too long even so is not scored: NaN, 0 tokens, as the
+trainer drops it), and the same packing with document attention, so no record sees another.
+
+Rows of ``context`` positions are run ``micro_batch`` at a time, without gradients, in
+float32: memory is bounded by ``micro_batch`` rows (their activations, and the logits of their
+answer positions), not by the number of records. Answers are the same for the same model and
+records on the same machine (no sampling; no LLM call).
+
+:func:`loss_matrix` averages per cell: J[trained_to][stage] = the cell's summed NLL over its
+summed answer tokens (nats per answer token; lower is better), with the layout of
+:func:`curll.evaluate.analysis.matrix` (every trained stage a row, every test stage a column).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def record_nll(
+    model: Any, messages: Sequence[str], types: Sequence[str], tokenizer: Any, *, context: int,
+    micro_batch: int, device: str = "cpu",
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(nll, tokens): float64 (R,) summed nats of each record's answer tokens (NaN when it does
+    not fit ``context``) and int64 (R,) how many; ``messages``: RecordSchema ``messages`` JSON,
+    ``types``: the records' ``type`` (a CQA/CSQA passage is what a cut shortens)."""
+    import torch
+    import torch.nn.functional as F  # noqa: N812
+
+    from curll.train.batch import Batch  # lazy: the evaluate stage reads matrices without torch
+    from curll.train.data import CUT, encode, fit, pack
+
+    docs = encode(messages, tokenizer, loss="assistant", types=types)
+    cut = tokenizer(CUT, add_special_tokens=False)["input_ids"]
+    kept = np.array([i for i, d in enumerate(docs) if fit(d, context, cut) is not None], dtype=np.int64)
+    packed = pack(docs, context, pad_id=tokenizer.pad_token_id, cut_ids=cut)  # doc id j: kept[j]
+    nll, count = np.zeros(len(kept)), np.zeros(len(kept), dtype=np.int64)
+    was_training = model.training
+    model.to(device).eval()
+    with torch.no_grad():
+        for start in range(0, packed.rows, micro_batch):
+            b = Batch.of(packed.batch(range(start, min(start + micro_batch, packed.rows))))
+            t = b.to(device)
+            logits = model(t["input_ids"], t["position_ids"], t["doc_ids"], t["select"],
+                           cu_seqlens=t["cu_seqlens"])  # (N, V): the answer positions only  # fmt: skip
+            per = F.cross_entropy(logits.float(), t["targets"], reduction="none")  # (N,) nats
+            doc = b.doc_ids.reshape(-1)[b.select]  # (N,) the packed document of each position
+            np.add.at(nll, doc, per.double().cpu().numpy())
+            np.add.at(count, doc, 1)
+    model.train(was_training)
+    out_nll, out_n = np.full(len(docs), np.nan), np.zeros(len(docs), dtype=np.int64)
+    out_nll[kept], out_n[kept] = nll, count
+    return out_nll, out_n
+
+
+def loss_matrix(losses: pd.DataFrame, order: str, kind: str, *, value: str = "mean") -> pd.DataFrame:
+    """trained_to x test stage of ``order``'s models from a LossSchema table (one split);
+    ``kind``: a type or ``all``. ``value``: ``mean`` NLL per answer token (token-weighted), or
+    ``n``, the records scored in the cell. Empty cells: NaN (``n`` 0)."""
+    scored = losses[losses["tokens"] > 0]
+    typed = scored if kind == "all" else scored[scored["type"] == kind]
+    own = typed[typed["order"] == order]
+    trained = sorted(int(t) for t in losses.loc[losses["order"] == order, "trained_to"].unique())
+    stages = sorted(
+        int(s) for s in (losses if kind == "all" else losses[losses["type"] == kind])["stage"].unique()
+    )
+    g = own.groupby(["trained_to", "stage"])
+    cells = g["record_id"].count() if value == "n" else g["nll"].sum() / g["tokens"].sum()
+    out = cells.unstack("stage").reindex(index=trained, columns=stages) if len(own) else (
+        pd.DataFrame(np.nan, index=trained, columns=stages))  # fmt: skip
+    out.index.name, out.columns.name = "trained_to", "stage"
+    return out.fillna(0).astype(int) if value == "n" else out.astype(float)
+
+
+#: CL metric names on loss matrices: each is computed on -NLL (higher is better, as for judge
+#: scores), so its sign reads as for scores; AP is given back as a loss
+LOSS_NAMES = {"AP": "mean_nll", "FGT": "FGT_nll_rise", "BWT": "BWT_nll_fall", "FWT": "FWT_nll_fall",
+              "FWT_zero_shot": "FWT_zero_shot_nll_fall"}  # fmt: skip
+
+
+def loss_metrics(losses: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str, Any]]:
+    """order -> kind -> final values and series of the CL metrics of the loss matrices, named
+    with their sign (:data:`LOSS_NAMES`): ``mean_nll`` (AP as a loss: lower is better),
+    ``FGT_nll_rise`` (how far the loss on earlier stages rose above its best: forgetting,
+    positive is worse), ``BWT_nll_fall``, ``FWT_nll_fall`` (against the independent models) and
+    ``FWT_zero_shot_nll_fall`` (against the untrained model): positive is better. Orders
+    trained from scratch get no FGT/BWT."""
+    from curll.evaluate.analysis import ORDERS, for_order  # lazy: evaluate_loss needs no judge code
+    from curll.evaluate.cl import cl_metrics
+
+    present = set(losses["order"])
+    out: dict[str, dict[str, Any]] = {}
+    for order in [o for o in ORDERS if o in present]:
+        out[order] = {}
+        for kind in kinds:
+            ind = (
+                -loss_matrix(losses, "independent", kind)
+                if "independent" in present and order != "independent"
+                else None
+            )
+            base = loss_matrix(losses, "untrained", kind) if "untrained" in present else None
+            m = cl_metrics(-loss_matrix(losses, order, kind), independent=ind,
+                           untrained=-base.iloc[0] if base is not None and len(base) else None)  # fmt: skip
+            raw = for_order(m, order).to_json()
+            final = {LOSS_NAMES[k]: _as_loss(k, v) for k, v in raw.items() if k in LOSS_NAMES}
+            series = {
+                LOSS_NAMES[k]: {s: _as_loss(k, x) for s, x in v.items()} for k, v in raw["series"].items()
+            }
+            out[order][kind] = {"T": raw["T"], **final, "series": series}
+    return out
+
+
+def _as_loss(metric: str, v: float | None) -> float | None:
+    """AP of -NLL back to a mean NLL; the other metrics keep their sign."""
+    return -v if metric == "AP" and v is not None else v
