@@ -45,7 +45,8 @@ def run(params: Params) -> None:
     rubric = read_table(p.out.rubric, RubricSchema)
     losses = read_table(p.out.losses, LossSchema)
     rep = build(scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices),
-                Path(p.out.plots), answers=answers, rubric=rubric, losses=losses)  # fmt: skip
+                Path(p.out.plots), answers=answers, rubric=rubric, losses=losses,
+                samples=p.bootstrap.samples, seed=p.bootstrap.seed)  # fmt: skip
     rep.metrics["items"] = {"asked": len(items), "dropped": _dropped(listed)}
     judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
     write_table(scores, p.out.scores, ScoreSchema)

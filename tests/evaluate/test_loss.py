@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from curll.evaluate.loss import loss_matrix, loss_metrics, record_nll
+from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics, record_nll
 from curll.llm.embedded import train_bpe
 from curll.train.hf import save_hf
 from curll.train.model import from_seed, preset
@@ -109,7 +109,7 @@ def test_loss_matrices_and_metrics_with_their_signs():
         losses(), "continual", "all"
     ).equals(j)
     assert loss_matrix(losses(), "continual", "ir", value="n").to_numpy().tolist() == [[2, 2], [2, 2]]
-    m = loss_metrics(losses(), ["ir"])["continual"]["ir"]
+    m = loss_metrics(loss_matrices(losses(), ["ir"]), ["ir"])["continual"]["ir"]
     assert m["mean_nll"] == pytest.approx(2.75)  # (3 + 2.5) / 2: a loss, lower is better
     assert m["FGT_nll_rise"] == pytest.approx(1.0)  # stage 0 went from 2 to 3: forgetting is positive
     assert m["BWT_nll_fall"] == pytest.approx(-1.0)

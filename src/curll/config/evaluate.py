@@ -38,6 +38,14 @@ class LossParams(Section):
     micro_batch: Positive
 
 
+class BootstrapParams(Section):
+    """95% intervals of every matrix cell and CL metric: ``samples`` bootstrap replicates over
+    test items (0: none), drawn with ``seed``."""
+
+    samples: Count
+    seed: int
+
+
 class RubricParams(Section):
     """Multi-criteria rating (vocabulary, concepts, correctness, clarity, completeness)."""
 
@@ -74,6 +82,7 @@ class EvaluateParams(Section):
     untrained: bool
     infer: InferParams
     loss: LossParams
+    bootstrap: BootstrapParams
     judges: Annotated[tuple[StrictStr, ...], Field(min_length=1, strict=False)]
     min_yield: MinYield = Field(description="least share of a judge's ratings that parse (by judge name)")
     prompts: dict[TestType, PathStr]

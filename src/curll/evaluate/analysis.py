@@ -20,14 +20,16 @@ the item's ``stage``, ``type``, ``skill``, ``subskill``, ``indicator_id``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from curll.evaluate.cl import CLMetrics, cl_metrics
 from curll.evaluate.judge import NO_ANSWER_SCORE, no_answer
+from curll.schemas.evaluate import ORDERS, UNTRAINED
 
-ORDERS = ("independent", "joint", "continual")
 ITEM_KEYS = ["item_id", "stage", "type", "indicator_id", "skill", "subskill", "indicator"]
 
 
@@ -49,9 +51,10 @@ def _tested(scores: pd.DataFrame, kind: str) -> list[int]:
 
 def matrix(scores: pd.DataFrame, order: str, kind: str = "sum", *, value: str = "mean") -> pd.DataFrame:
     """trained_to x test stage; ``kind``: a type, ``sum`` over types, or ``mean`` of all items.
-    ``value``: ``mean`` score, or ``n``, the number of scores in the cell (for ``sum``: the
-    fewest of any type). Rows: every ``trained_to`` of the order's models; columns: every test
-    stage of ``kind`` in ``scores`` (all orders), so a cell with no score is NaN (n 0), not gone."""
+    ``value``: ``mean`` score (weighted by a column ``w`` if there is one), or ``n``, the number
+    of scores in the cell (for ``sum``: the fewest of any type). Rows: every ``trained_to`` of
+    the order's models; columns: every test stage of ``kind`` in ``scores`` (all orders), so a
+    cell with no score is NaN (n 0), not gone."""
     own = scores[scores["order"] == order]
     trained = sorted(int(t) for t in own["trained_to"].unique())
     if kind == "sum":
@@ -63,8 +66,13 @@ def matrix(scores: pd.DataFrame, order: str, kind: str = "sum", *, value: str = 
             return pd.concat(parts).fillna(0).astype(int).groupby(level=0).min().rename_axis("trained_to")
         return sum(parts[1:], parts[0])
     rows = own if kind == "mean" else own[own["type"] == kind]
-    g = rows.groupby(["trained_to", "stage"])["score"]
-    cells = (g.mean() if value == "mean" else g.count()).unstack("stage")
+    if value == "n":
+        cells = rows.groupby(["trained_to", "stage"])["score"].count().unstack("stage")
+    else:  # weighted by ``w`` when present (a bootstrap replicate: how often each item was drawn)
+        w = (rows["w"] if "w" in rows else pd.Series(1.0, index=rows.index)).where(rows["score"].notna(), 0.0)
+        keys = [rows["trained_to"], rows["stage"]]
+        num, den = (rows["score"].fillna(0.0) * w).groupby(keys).sum(), w.groupby(keys).sum()
+        cells = (num / den.where(den > 0)).unstack("stage")
     out = cells.reindex(index=trained, columns=_tested(scores, kind))
     out.index.name, out.columns.name = "trained_to", "stage"
     return out.fillna(0).astype(int) if value == "n" else out
@@ -81,27 +89,55 @@ def coverage(scores: pd.DataFrame, order: str, kinds: list[str]) -> dict[str, li
     return out
 
 
-def untrained(scores: pd.DataFrame, kind: str) -> pd.Series | None:
-    m = matrix(scores, "untrained", kind)
-    return m.iloc[0] if len(m) else None
+Matrices = Mapping[tuple[str, str], pd.DataFrame]
+
+
+def matrices(scores: pd.DataFrame, kinds: list[str]) -> dict[tuple[str, str], pd.DataFrame]:
+    """(order, kind) -> :func:`matrix`, for every order present, the untrained model included."""
+    present = [o for o in (*ORDERS, UNTRAINED) if o in set(scores["order"])]
+    return {(o, k): matrix(scores, o, k) for o in present for k in kinds}
+
+
+def metrics_of(mats: Matrices, kinds: list[str]) -> dict[str, dict[str, Any]]:
+    """order -> kind -> CLMetrics.to_json() of precomputed matrices (higher is better): FWT
+    against the independent order's matrix when there is one, zero-shot FWT against the
+    untrained model's single row when there is one."""
+    out: dict[str, dict[str, Any]] = {}
+    for order in [o for o in ORDERS if any(key[0] == o for key in mats)]:
+        out[order] = {}
+        for kind in kinds:
+            ind = mats.get(("independent", kind)) if order != "independent" else None
+            base = mats.get((UNTRAINED, kind))
+            zero = base.iloc[0] if base is not None and len(base) else None
+            m = cl_metrics(mats[(order, kind)], independent=ind, untrained=zero)
+            out[order][kind] = for_order(m, order).to_json()
+    return out
 
 
 def order_metrics(scores: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str, Any]]:
-    """order -> kind -> CLMetrics.to_json(); orders with models only."""
-    out: dict[str, dict[str, Any]] = {}
-    present = set(scores["order"])
-    for order in [o for o in ORDERS if o in present]:
-        out[order] = {}
-        for kind in kinds:
-            ind = (
-                matrix(scores, "independent", kind)
-                if "independent" in present and order != "independent"
-                else None
-            )
-            m = cl_metrics(matrix(scores, order, kind), independent=ind, untrained=untrained(scores, kind))
-            out[order][kind] = for_order(m, order).to_json()
+    """order -> kind -> CLMetrics.to_json() and ``unmeasured_stages``; orders with models only."""
+    out = metrics_of(matrices(scores, kinds), kinds)
+    for order in out:
         for kind, gaps in coverage(scores, order, kinds).items():  # stages the metrics could not see
             out[order][kind]["unmeasured_stages"] = gaps
+    return out
+
+
+def flat_values(mats: Matrices, metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, float | None]:
+    """Every final metric (``<order>/<kind>/<metric>``) and matrix cell
+    (``cell/<order>/<kind>/<trained_to>/<stage>``) as one flat mapping (the bootstrap's view)."""
+    out: dict[str, float | None] = {}
+    for order, by_kind in metrics.items():
+        for kind, vals in by_kind.items():
+            for name, v in vals.items():
+                if name not in ("T", "series", "unmeasured_stages"):
+                    out[f"{order}/{kind}/{name}"] = v
+    for (order, kind), j in mats.items():
+        values = j.to_numpy(dtype=float)
+        for r, t in enumerate(j.index):
+            for c, s in enumerate(j.columns):
+                v = float(values[r, c])
+                out[f"cell/{order}/{kind}/{t}/{s}"] = None if np.isnan(v) else v
     return out
 
 

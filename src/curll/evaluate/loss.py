@@ -20,11 +20,13 @@ summed answer tokens (nats per answer token; lower is better), with the layout o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from curll.schemas.evaluate import ORDERS, UNTRAINED
 
 
 def record_nll(
@@ -65,7 +67,8 @@ def record_nll(
 
 def loss_matrix(losses: pd.DataFrame, order: str, kind: str, *, value: str = "mean") -> pd.DataFrame:
     """trained_to x test stage of ``order``'s models from a LossSchema table (one split);
-    ``kind``: a type or ``all``. ``value``: ``mean`` NLL per answer token (token-weighted), or
+    ``kind``: a type or ``all``. ``value``: ``mean`` NLL per answer token (token-weighted; each
+    record also weighted by a column ``w`` if there is one), or
     ``n``, the records scored in the cell. Empty cells: NaN (``n`` 0)."""
     scored = losses[losses["tokens"] > 0]
     typed = scored if kind == "all" else scored[scored["type"] == kind]
@@ -75,7 +78,13 @@ def loss_matrix(losses: pd.DataFrame, order: str, kind: str, *, value: str = "me
         int(s) for s in (losses if kind == "all" else losses[losses["type"] == kind])["stage"].unique()
     )
     g = own.groupby(["trained_to", "stage"])
-    cells = g["record_id"].count() if value == "n" else g["nll"].sum() / g["tokens"].sum()
+    if value == "n":
+        cells = g["record_id"].count()
+    else:  # weighted by ``w`` when present (a bootstrap replicate: how often each record was drawn)
+        w = own["w"] if "w" in own else pd.Series(1.0, index=own.index)
+        keys = [own["trained_to"], own["stage"]]
+        num, den = (own["nll"] * w).groupby(keys).sum(), (own["tokens"] * w).groupby(keys).sum()
+        cells = num / den.where(den > 0)
     out = cells.unstack("stage").reindex(index=trained, columns=stages) if len(own) else (
         pd.DataFrame(np.nan, index=trained, columns=stages))  # fmt: skip
     out.index.name, out.columns.name = "trained_to", "stage"
@@ -88,30 +97,25 @@ LOSS_NAMES = {"AP": "mean_nll", "FGT": "FGT_nll_rise", "BWT": "BWT_nll_fall", "F
               "FWT_zero_shot": "FWT_zero_shot_nll_fall"}  # fmt: skip
 
 
-def loss_metrics(losses: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str, Any]]:
-    """order -> kind -> final values and series of the CL metrics of the loss matrices, named
-    with their sign (:data:`LOSS_NAMES`): ``mean_nll`` (AP as a loss: lower is better),
-    ``FGT_nll_rise`` (how far the loss on earlier stages rose above its best: forgetting,
-    positive is worse), ``BWT_nll_fall``, ``FWT_nll_fall`` (against the independent models) and
-    ``FWT_zero_shot_nll_fall`` (against the untrained model): positive is better. Orders
-    trained from scratch get no FGT/BWT."""
-    from curll.evaluate.analysis import ORDERS, for_order  # lazy: evaluate_loss needs no judge code
-    from curll.evaluate.cl import cl_metrics
+def loss_matrices(losses: pd.DataFrame, kinds: list[str]) -> dict[tuple[str, str], pd.DataFrame]:
+    """(order, kind) -> :func:`loss_matrix`, for every order present, the untrained model included."""
+    present = [o for o in (*ORDERS, UNTRAINED) if o in set(losses["order"])]
+    return {(o, k): loss_matrix(losses, o, k) for o in present for k in kinds}
 
-    present = set(losses["order"])
+
+def loss_metrics(mats: Mapping[tuple[str, str], pd.DataFrame], kinds: list[str]) -> dict[str, dict[str, Any]]:
+    """order -> kind -> final values and series of the CL metrics of loss matrices
+    (:func:`loss_matrices`), named with their sign (:data:`LOSS_NAMES`): ``mean_nll`` (AP as a
+    loss: lower is better), ``FGT_nll_rise`` (how far the loss on earlier stages rose above
+    its best: forgetting, positive is worse), ``BWT_nll_fall``, ``FWT_nll_fall`` (against the
+    independent models) and ``FWT_zero_shot_nll_fall`` (against the untrained model): positive
+    is better. Orders trained from scratch get no FGT/BWT."""
+    from curll.evaluate.analysis import metrics_of  # lazy: evaluate_loss needs no judge code
+
     out: dict[str, dict[str, Any]] = {}
-    for order in [o for o in ORDERS if o in present]:
+    for order, by_kind in metrics_of({k: -j for k, j in mats.items()}, kinds).items():
         out[order] = {}
-        for kind in kinds:
-            ind = (
-                -loss_matrix(losses, "independent", kind)
-                if "independent" in present and order != "independent"
-                else None
-            )
-            base = loss_matrix(losses, "untrained", kind) if "untrained" in present else None
-            m = cl_metrics(-loss_matrix(losses, order, kind), independent=ind,
-                           untrained=-base.iloc[0] if base is not None and len(base) else None)  # fmt: skip
-            raw = for_order(m, order).to_json()
+        for kind, raw in by_kind.items():
             final = {LOSS_NAMES[k]: _as_loss(k, v) for k, v in raw.items() if k in LOSS_NAMES}
             series = {
                 LOSS_NAMES[k]: {s: _as_loss(k, x) for s, x in v.items()} for k, v in raw["series"].items()

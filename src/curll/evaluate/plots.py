@@ -12,14 +12,14 @@ import pandas as pd
 from curll.artifacts import atomic_path
 
 
-def _figure() -> tuple[Any, Any, Any]:
-    """(pyplot, figure, axes) on the headless Agg backend."""
+def _figure(scale: float = 1.0) -> tuple[Any, Any, Any]:
+    """(pyplot, figure, axes) on the headless Agg backend; ``scale``: the size, relative."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.2, 4.2))
+    fig, ax = plt.subplots(figsize=(5.2 * scale, 4.2 * scale))
     return plt, fig, ax
 
 
@@ -30,12 +30,15 @@ def heatmap(
     *,
     diverging: bool = False,
     n: pd.DataFrame | None = None,
+    lo: pd.DataFrame | None = None,
+    hi: pd.DataFrame | None = None,
     reverse: bool = False,
 ) -> Path:
     """Rows: models by trained_to; columns: test stages; cells annotated with their value and,
     with ``n`` (same layout), the number of scores behind it (an empty cell shows ``n=0``);
-    ``reverse``: the colour scale reversed, for values where lower is better (losses)."""
-    plt, fig, ax = _figure()
+    with ``lo`` and ``hi``, its 95% interval; ``reverse``: the colour scale reversed, for values
+    where lower is better (losses)."""
+    plt, fig, ax = _figure(scale=1.5 if lo is not None else 1.0)
     values = j.to_numpy(dtype=float)
     if diverging:
         lim = max(1e-9, float(abs(pd.DataFrame(values)).max().max()))
@@ -48,13 +51,17 @@ def heatmap(
     ax.set_ylabel("trained up to stage")
     ax.set_title(title)
     counts = None if n is None else n.reindex(index=j.index, columns=j.columns).fillna(0).to_numpy(dtype=int)
+    low = None if lo is None else lo.reindex(index=j.index, columns=j.columns).to_numpy(dtype=float)
+    high = None if hi is None else hi.reindex(index=j.index, columns=j.columns).to_numpy(dtype=float)
     for r in range(values.shape[0]):
         for c in range(values.shape[1]):
             label = "" if pd.isna(values[r, c]) else f"{values[r, c]:.2f}"
+            if low is not None and high is not None and not pd.isna(low[r, c]):
+                label += f"\n[{low[r, c]:.2f}, {high[r, c]:.2f}]"
             if counts is not None:
                 label = f"{label}\nn={counts[r, c]}".lstrip("\n")
             color = "black" if diverging or pd.isna(values[r, c]) else "white"
-            ax.text(c, r, label, ha="center", va="center", color=color, fontsize=8)
+            ax.text(c, r, label, ha="center", va="center", color=color, fontsize=7 if low is not None else 8)
     fig.colorbar(im, ax=ax)
     return _save(plt, fig, path)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,10 @@ import pandas as pd
 from curll.artifacts import atomic_path
 from curll.evaluate import analysis, plots
 from curll.evaluate.cl import write_matrix
+from curll.evaluate.intervals import Interval, Values, bootstrap, item_weights
 from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
-from curll.evaluate.loss import loss_matrix, loss_metrics
+from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
+from curll.schemas.evaluate import ORDERS
 
 
 @dataclass
@@ -61,14 +64,22 @@ def build(
     answers: pd.DataFrame | None = None,
     rubric: pd.DataFrame | None = None,
     losses: pd.DataFrame | None = None,
+    samples: int = 0,
+    seed: int = 0,
 ) -> Report:
-    orders = [o for o in analysis.ORDERS if o in set(scores["order"])]
-    full = analysis.order_metrics(scores, [*kinds, "sum"])
+    """``samples`` > 0: 95% bootstrap intervals (seeded with ``seed``) of every cell and metric
+    (:mod:`curll.evaluate.intervals`), as ``<metric>_lo``/``_hi`` and ``<matrix>_lo|hi.csv``."""
+    orders = [o for o in ORDERS if o in set(scores["order"])]
+    all_kinds = [*kinds, "sum"]
+    full = analysis.order_metrics(scores, all_kinds)
     # metrics.json keeps the values at the last stage (columns of `dvc exp show`); the per-stage
     # series and the per-stage readability go to matrices/details.json
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
               for o, by_kind in full.items()}  # fmt: skip
+    bounds = _intervals(scores, "item_id", samples, seed, lambda rows: _judge_values(rows, all_kinds))
+    _add_bounds(finals, bounds)
     rep = Report(metrics={"orders": finals})
+    rep.metrics["bootstrap"] = {"samples": samples, "seed": seed, "unit": "test item, within stage and type"}
     rep.metrics["no_answer"] = {  # blank or looping answers: scored NO_ANSWER_SCORE, counted
         "score": NO_ANSWER_SCORE,
         "total": int(scores["no_answer"].sum()),
@@ -82,17 +93,17 @@ def build(
         o: {k: vals["series"] for k, vals in kinds_.items()} for o, kinds_ in full.items()
     }
     for order in orders:
-        for kind in [*kinds, "sum"]:
+        for kind in all_kinds:
             j, n = analysis.matrix(scores, order, kind), analysis.matrix(scores, order, kind, value="n")
-            write_matrix(j, matrices / f"{order}_{kind}.csv")
-            write_matrix(n, matrices / f"{order}_{kind}_n.csv")
+            lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"{order}_{kind}")
             if kind == "sum":
-                rep.tables[f"{order}: summed scores (n: scores per cell, fewest of any type)"] = _with_n(j, n)
+                name = f"{order}: summed scores [95% interval] (n: scores per cell, fewest of any type)"
+                rep.tables[name] = _with_n(j, n, lo, hi)
                 rep.figures[f"{order}: summed scores"] = plots.heatmap(
-                    j, f"{order}: sum of {'+'.join(kinds)}", figs / f"heatmap_{order}.png", n=n
+                    j, f"{order}: sum of {'+'.join(kinds)}", figs / f"heatmap_{order}.png", n=n, lo=lo, hi=hi
                 )
     if losses is not None:
-        _loss_section(rep, losses, kinds, matrices, figs)
+        _loss_section(rep, losses, kinds, matrices, figs, samples, seed)
     if {"joint", "continual"} <= set(orders):
         diff = analysis.matrix(scores, "joint") - analysis.matrix(scores, "continual")
         write_matrix(diff, matrices / "joint_minus_continual_sum.csv")
@@ -131,34 +142,88 @@ def build(
     return rep
 
 
-def _loss_section(rep: Report, losses: pd.DataFrame, kinds: list[str], matrices: Path, figs: Path) -> None:
-    """Loss matrices of the test split (CSV with their n, heatmaps, a table per order) and their
-    CL metrics (``metrics.loss``: finals; ``details.loss_series``: per stage)."""
-    test = losses[losses["split"] == "test"]
-    full = loss_metrics(test, [*kinds, "all"])
-    rep.metrics["loss"] = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by.items()}
-                           for o, by in full.items()}  # fmt: skip
+def _loss_section(
+    rep: Report, losses: pd.DataFrame, kinds: list[str], matrices: Path, figs: Path, samples: int, seed: int
+) -> None:
+    """Loss matrices of the test split (CSV with their n and bounds, heatmaps, a table per order)
+    and their CL metrics with intervals (``metrics.loss``: finals; ``details.loss_series``)."""
+    test, all_kinds = losses[losses["split"] == "test"], [*kinds, "all"]
+    full = loss_metrics(loss_matrices(test, all_kinds), all_kinds)
+    finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by.items()}
+              for o, by in full.items()}  # fmt: skip
+    bounds = _intervals(test, "record_id", samples, seed, lambda rows: _loss_values(rows, all_kinds))
+    _add_bounds(finals, bounds)
+    rep.metrics["loss"] = finals
     rep.details["loss_series"] = {o: {k: vals["series"] for k, vals in by.items()} for o, by in full.items()}
     for order in full:
-        for kind in [*kinds, "all"]:
+        for kind in all_kinds:
             j, n = loss_matrix(test, order, kind), loss_matrix(test, order, kind, value="n")
-            write_matrix(j, matrices / f"loss_{order}_{kind}.csv")
-            write_matrix(n, matrices / f"loss_{order}_{kind}_n.csv")
-        j, n = loss_matrix(test, order, "all"), loss_matrix(test, order, "all", value="n")
-        name = f"{order}: loss (nats per answer token, lower is better; n: records)"
-        rep.tables[name] = _with_n(j, n)
-        rep.figures[f"{order}: loss"] = plots.heatmap(
-            j,
-            f"{order}: NLL per answer token (all types)",
-            figs / f"loss_heatmap_{order}.png",
-            n=n,
-            reverse=True,
-        )
+            lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}")
+            if kind == "all":
+                name = f"{order}: loss, nats per answer token, lower is better [95% interval] (n: records)"
+                rep.tables[name] = _with_n(j, n, lo, hi)
+                rep.figures[f"{order}: loss"] = plots.heatmap(
+                    j, f"{order}: NLL per answer token (all types)", figs / f"loss_heatmap_{order}.png",
+                    n=n, lo=lo, hi=hi, reverse=True,
+                )  # fmt: skip
 
 
-def _with_n(j: pd.DataFrame, n: pd.DataFrame) -> pd.DataFrame:
-    """Cells as ``3.250 (n=4)``; an empty cell as ``- (n=0)``."""
+def _judge_values(rows: pd.DataFrame, kinds: list[str]) -> dict[str, float | None]:
+    mats = analysis.matrices(rows, kinds)
+    return analysis.flat_values(mats, analysis.metrics_of(mats, kinds))
+
+
+def _loss_values(rows: pd.DataFrame, kinds: list[str]) -> dict[str, float | None]:
+    mats = loss_matrices(rows, kinds)
+    return analysis.flat_values(mats, loss_metrics(mats, kinds))
+
+
+def _intervals(
+    rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Callable[[pd.DataFrame], Values]
+) -> dict[str, Interval]:
+    """Bootstrap intervals over ``item`` (strata: stage and type); none when ``samples`` is 0."""
+    if not samples:
+        return {}
+    keys = rows[[item, "stage", "type"]].drop_duplicates(item).rename(columns={item: "item_id"})
+    return bootstrap(rows, item, item_weights(keys, samples, seed), compute)
+
+
+def _add_bounds(finals: dict[str, dict[str, dict[str, Any]]], bounds: dict[str, Interval]) -> None:
+    """``<metric>_lo`` / ``_hi`` beside each final metric that has an interval."""
+    for name, iv in bounds.items():
+        order, kind, metric = name.split("/", 2)
+        if order != "cell" and order in finals and kind in finals[order]:
+            finals[order][kind].update({f"{metric}_lo": iv.lo, f"{metric}_hi": iv.hi})
+
+
+def _write(
+    j: pd.DataFrame, n: pd.DataFrame, bounds: dict[str, Interval], key: str, stem: Path
+) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """Write the matrix, its counts and (with bounds) its interval matrices as ``<stem>.csv``,
+    ``<stem>_n.csv``, ``<stem>_lo.csv``, ``<stem>_hi.csv``; return (lo, hi)."""
+    write_matrix(j, stem.with_name(stem.name + ".csv"))
+    write_matrix(n, stem.with_name(stem.name + "_n.csv"))
+    if not bounds:
+        return None, None
+    lo, hi = j.astype(float) * float("nan"), j.astype(float) * float("nan")
+    for t in j.index:
+        for s in j.columns:
+            iv = bounds.get(f"cell/{key}/{t}/{s}")
+            if iv is not None:
+                lo.at[t, s], hi.at[t, s] = iv.lo, iv.hi
+    write_matrix(lo, stem.with_name(stem.name + "_lo.csv"))
+    write_matrix(hi, stem.with_name(stem.name + "_hi.csv"))
+    return lo, hi
+
+
+def _with_n(
+    j: pd.DataFrame, n: pd.DataFrame, lo: pd.DataFrame | None = None, hi: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Cells as ``3.250 [2.900, 3.600] (n=4)``; an empty cell as ``- (n=0)``."""
     text = j.map(lambda v: "-" if pd.isna(v) else f"{v:.3f}")
+    if lo is not None and hi is not None:
+        text = text + lo.map(lambda v: "" if pd.isna(v) else f" [{v:.3f}, ")
+        text = text + hi.map(lambda v: "" if pd.isna(v) else f"{v:.3f}]")
     return text + n.reindex_like(j).fillna(0).astype(int).map(lambda k: f" (n={k})")
 
 

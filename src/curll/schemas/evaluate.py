@@ -11,7 +11,9 @@ from curll.schemas.generation import HEX16, Provenance
 TEST_TYPES = ("ir", "cqa", "csqa")
 #: the ``run`` and ``order`` of the untrained baseline model
 UNTRAINED = "untrained"
-MODEL_ORDERS = ("independent", "joint", "continual", UNTRAINED)
+#: the training orders, in the order reports list them
+ORDERS = ("independent", "joint", "continual")
+MODEL_ORDERS = (*ORDERS, UNTRAINED)
 
 
 class ItemSchema(pa.DataFrameModel):

@@ -1,0 +1,76 @@
+"""95% intervals of matrix cells and CL metrics: the bootstrap over test items, paired across models.
+
+A replicate draws, within each (stage, type) stratum of the test items, as many items as the
+stratum has, with replacement; an item's weight is how often it was drawn. Every model is
+scored on the same draw (all models answer the same items, so a difference between two models
+keeps its pairing), and everything is recomputed from the weighted rows: each cell is the
+weighted mean of its items (column ``w``, read by :func:`curll.evaluate.analysis.matrix` and
+:func:`curll.evaluate.loss.loss_matrix`), then every metric from those cells. The interval of a
+value is the 2.5th and 97.5th percentiles of its replicates (replicates where it is undefined
+left out). Seeded: the same rows, samples and seed give the same intervals.
+
+Items are the unit of resampling because they are the unit of sampling: another run of the
+pipeline would draw other test items for each indicator. With ``samples`` 0 no interval is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+#: a flat view of what is computed from the rows: name -> value (None where undefined)
+Values = Mapping[str, float | None]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A value from all rows, and the bounds of its 95% bootstrap interval (None when fewer than
+    two replicates define it)."""
+
+    value: float | None
+    lo: float | None
+    hi: float | None
+
+
+def item_weights(items: pd.DataFrame, samples: int, seed: int) -> pd.DataFrame:
+    """``items`` (``item_id``, ``stage``, ``type``; one row per item) -> a frame indexed by
+    item_id with one column per replicate: how often the item was drawn (int)."""
+    rng = np.random.default_rng(seed)
+    ids = items["item_id"].to_numpy()
+    counts = np.zeros((len(items), samples), dtype=np.int64)
+    for _, idx in sorted(items.groupby(["stage", "type"]).indices.items()):
+        draws = rng.integers(0, len(idx), size=(len(idx), samples))  # (k, B) positions in the stratum
+        for b in range(samples):
+            counts[idx, b] = np.bincount(draws[:, b], minlength=len(idx))
+    return pd.DataFrame(counts, index=pd.Index(ids, name="item_id"))
+
+
+def bootstrap(
+    rows: pd.DataFrame, item: str, weights: pd.DataFrame, compute: Callable[[pd.DataFrame], Values]
+) -> dict[str, Interval]:
+    """``compute`` on ``rows`` as they are, then on each replicate (``rows`` with a column ``w``:
+    the weight of the row's ``item``), and each value's interval over the replicates."""
+    point = compute(rows)
+    names = list(point)
+    reps = np.full((weights.shape[1], len(names)), np.nan)
+    at = weights.reindex(rows[item].to_numpy()).to_numpy(dtype=float)  # (rows, B); unknown items: NaN
+    for b in range(weights.shape[1]):
+        got = compute(rows.assign(w=np.nan_to_num(at[:, b])))
+        reps[b] = [np.nan if got.get(n) is None else float(got[n]) for n in names]  # type: ignore[arg-type]
+    out = {}
+    for k, name in enumerate(names):
+        col = reps[:, k][~np.isnan(reps[:, k])]
+        lo, hi = (
+            (None, None)
+            if len(col) < 2
+            else (float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5)))
+        )
+        out[name] = Interval(point[name], _r(lo), _r(hi))
+    return out
+
+
+def _r(v: float | None) -> float | None:
+    return None if v is None else round(v, 6)

@@ -1,0 +1,63 @@
+"""Bootstrap intervals: stratified, seeded draws; a planted effect is found and a null is not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from curll.evaluate.analysis import flat_values
+from curll.evaluate.intervals import bootstrap, item_weights
+from curll.evaluate.loss import loss_matrices, loss_metrics
+
+
+def test_each_replicate_draws_every_stratum_to_its_size_and_the_seed_fixes_it():
+    items = pd.DataFrame(
+        {"item_id": [f"i{k}" for k in range(7)], "stage": [0, 0, 0, 1, 1, 1, 1], "type": "ir"}
+    )
+    w = item_weights(items, 50, seed=3)
+    assert (
+        w.shape == (7, 50) and (w.loc[["i0", "i1", "i2"]].sum() == 3).all() and (w.iloc[3:].sum() == 4).all()
+    )
+    assert w.equals(item_weights(items, 50, seed=3)) and not w.equals(item_weights(items, 50, seed=4))
+    assert w.to_numpy().std() > 0  # not all ones
+
+
+def losses(rise: float, seed: int) -> pd.DataFrame:
+    """Continual models 0 and 0-1 on 30 test records per stage; each record has its own
+    difficulty, and model 0-1's loss on stage 0 is model 0's plus ``rise`` plus noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for stage in (0, 1):
+        for k in range(30):
+            base = 4.0 + rng.normal(0, 1.0)
+            after = {0: base + rise + rng.normal(0, 0.3), 1: base - 0.5 + rng.normal(0, 0.3)}[stage]
+            before = base if stage == 0 else base + 1.0
+            for run, t, v in (("continual/0", 0, before), ("continual/0-1", 1, after)):
+                rows.append({"record_id": f"{stage}-{k}", "split": "test", "stage": stage, "type": "ir",
+                             "run": run, "order": "continual", "trained_to": t, "nll": 10 * v,
+                             "tokens": 10})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def fgt(rows: pd.DataFrame) -> dict[str, float | None]:
+    mats = loss_matrices(rows, ["ir"])
+    return flat_values(mats, loss_metrics(mats, ["ir"]))
+
+
+@pytest.mark.parametrize(("rise", "found"), [(0.4, True), (0.0, False)])
+def test_a_planted_rise_in_loss_is_found_and_a_null_is_not(rise, found):
+    rows = losses(rise, seed=11)
+    keys = (
+        rows[["record_id", "stage", "type"]]
+        .drop_duplicates("record_id")
+        .rename(columns={"record_id": "item_id"})
+    )
+    iv = bootstrap(rows, "record_id", item_weights(keys, 300, seed=5), fgt)["continual/ir/FGT_nll_rise"]
+    assert iv.lo is not None and iv.hi is not None and iv.value is not None
+    assert iv.lo <= iv.value <= iv.hi and iv.hi - iv.lo < 0.4  # paired: record difficulty cancels out
+    assert (iv.lo > 0) is found and (iv.lo <= 0 <= iv.hi) is not found
+    cell = bootstrap(rows, "record_id", item_weights(keys, 300, seed=5), fgt)["cell/continual/ir/1/0"]
+    assert (
+        cell.lo is not None and cell.hi is not None and cell.hi - cell.lo > iv.hi - iv.lo
+    )  # a cell alone carries the spread of record difficulty
