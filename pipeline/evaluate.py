@@ -12,16 +12,20 @@ per stage; forgetting vs out-degree; answer readability; rubric means of the las
 from __future__ import annotations
 
 import json
+from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
 
 from curll.artifacts import read_table, records, write_json, write_table
 from curll.config import Params
+from curll.errors import CurllError
 from curll.evaluate.analysis import out_degree, scores_table
+from curll.evaluate.coverage import Gap, gaps
 from curll.evaluate.judge import item_scores
 from curll.evaluate.report import build, write_html
-from curll.schemas import EdgeSchema, IndicatorSchema
+from curll.schemas import EdgeSchema, IndicatorSchema, InstructionSchema, QAPairSchema
 from curll.schemas.evaluate import (
     AnswerSchema,
     ItemSchema,
@@ -44,10 +48,24 @@ def run(params: Params) -> None:
     scores = scores_table(answers, items, item_scores(ratings))
     rubric = read_table(p.out.rubric, RubricSchema)
     losses = read_table(p.out.losses, LossSchema)
+    found = _gaps(params, losses)
+    if found and not p.accept_gaps:
+        lines = "\n".join(f"  {g}" for g in found)
+        raise CurllError(
+            f"too few test items (fewer than evaluate.min_items={p.min_items}) for a trustworthy matrix:\n"
+            f"{lines}\nmake more (seeds, generation yield) or set evaluate.accept_gaps: true to report them",
+            file=params.split.out.records, field="evaluate.min_items",
+        )  # fmt: skip
     rep = build(scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices),
                 Path(p.out.plots), answers=answers, rubric=rubric, losses=losses,
                 samples=p.bootstrap.samples, seed=p.bootstrap.seed)  # fmt: skip
     rep.metrics["items"] = {"asked": len(items), "dropped": _dropped(listed)}
+    rep.metrics["coverage"] = {
+        "min_items": p.min_items,
+        "gaps": [{**asdict(g), "why": g.why()} for g in found],
+    }
+    for g in found:
+        say(f"evaluate: warning: {g} (accepted: evaluate.accept_gaps)")
     judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
     write_table(scores, p.out.scores, ScoreSchema)
     write_json(p.out.metrics, rep.metrics)
@@ -57,6 +75,26 @@ def run(params: Params) -> None:
         f"{o} " + " ".join(f"{k} {v[k]}" for k in ("AP", "FGT", "BWT") if k in v) for o, v in finals.items()
     )
     say("evaluate (sum of types): " + "; ".join(parts))
+
+
+def _gaps(params: Params, losses: pd.DataFrame) -> list[Gap]:
+    """The trained stages and evaluated types with too few scored test records, and the counts
+    (generated, kept by verify) that say why."""
+    test = losses[(losses["split"] == "test") & (losses["tokens"] > 0)].drop_duplicates("record_id")
+    by_type = {
+        "ir": (params.generate_merge.out.ir, params.verify.out.ir, InstructionSchema),
+        "cqa": (params.generate_merge.out.cqa, params.verify.out.cqa, QAPairSchema),
+        "csqa": (params.generate_merge.out.csqa, params.verify.out.csqa, QAPairSchema),
+    }
+    generated: Counter[tuple[int, str]] = Counter()
+    verified: Counter[tuple[int, str]] = Counter()
+    for kind in params.evaluate.types:
+        made, kept, schema = by_type[kind]
+        for counts, path in ((generated, made), (verified, kept)):
+            counts.update((int(s), kind) for s in read_table(path, schema, columns=["stage"])["stage"])
+    n_test = Counter((int(r["stage"]), str(r["type"])) for r in records(test))
+    return gaps(n_test, params.train.stages, params.evaluate.types, params.evaluate.min_items,
+                generated=generated, verified=verified)  # fmt: skip
 
 
 def _dropped(items: pd.DataFrame) -> dict[str, dict[str, int]]:

@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 
 import pandas as pd
+import yaml
 from datasets import load_dataset
 
-from tests.helpers import dvc, run
+from tests.helpers import curll, dvc, run
 from tests.repro import Reproduced
 
 EVALUATE = {"evaluate_infer", "evaluate_loss", "evaluate_judge", "evaluate"}
@@ -137,6 +138,26 @@ def tracked_files(root: Path) -> dict[str, str]:
         for p in sorted((root / "data").rglob("*"))
         if p.is_file()
     }
+
+
+def test_evaluate_stops_naming_each_stage_and_type_short_of_test_items(reproduced: Reproduced, tmp_path):
+    """Unless the params accept gaps, a matrix column without enough test items stops the stage,
+    naming the stage, the type and where the items were lost; nothing is written."""
+    repo = reproduced.path
+    strict = yaml.safe_load((repo / "params.yaml").read_text())
+    strict["evaluate"].update(accept_gaps=False, min_items=10_000)
+    (tmp_path / "strict.yaml").write_text(yaml.safe_dump(strict))
+    metrics = (repo / "data" / "evaluate" / "metrics.json").read_bytes()
+    proc = curll("evaluate", "run", "--params", str(tmp_path / "strict.yaml"), cwd=repo, check=False)
+    assert proc.returncode == 2 and "evaluate.min_items" in proc.stderr, proc.stderr
+    for stage in (0, 1):
+        for kind in ("ir", "cqa", "csqa"):
+            assert re.search(
+                rf"stage {stage} {kind}: \d+ scored test records \((\d+ generated|none)", proc.stderr
+            )
+    assert (repo / "data" / "evaluate" / "metrics.json").read_bytes() == metrics
+    gaps = json.loads(metrics)["coverage"]  # the accepted run lists what it accepted
+    assert gaps["min_items"] >= 5 and all(set(g) >= {"stage", "type", "test", "why"} for g in gaps["gaps"])
 
 
 def test_push_then_pull_in_a_fresh_clone_restores_every_artifact(reproduced: Reproduced, tmp_path):

@@ -83,6 +83,8 @@ class EvaluateParams(Section):
     infer: InferParams
     loss: LossParams
     bootstrap: BootstrapParams
+    min_items: Positive = Field(description="least scored test records per trained stage and type")
+    accept_gaps: bool = Field(description="report stages and types under min_items instead of stopping")
     judges: Annotated[tuple[StrictStr, ...], Field(min_length=1, strict=False)]
     min_yield: MinYield = Field(description="least share of a judge's ratings that parse (by judge name)")
     prompts: dict[TestType, PathStr]

@@ -1,0 +1,55 @@
+"""Enough test items per stage and type, or a gap that says where the items were lost.
+
+:func:`gaps` lists every (stage, type) of the trained stages and evaluated types whose scored
+test records are fewer than ``min_items``, each with how many instances of that stage and type
+were generated and how many verify kept, so the message names the step to fix: nothing
+generated (more seeds or a better yield), all dropped by verify (its reasons are in
+``data/verify/rejects.parquet``), or too few kept for the split to put some in test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+Counts = Mapping[tuple[int, str], int]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One stage and type with fewer than ``min_items`` scored test records."""
+
+    stage: int
+    type: str
+    test: int
+    generated: int
+    verified: int
+
+    def why(self) -> str:
+        if self.generated == 0:
+            return "none were generated"
+        if self.verified == 0:
+            return f"{self.generated} generated, verify dropped them all"
+        return f"{self.generated} generated, {self.verified} kept by verify, {self.test} went to test"
+
+    def __str__(self) -> str:
+        return f"stage {self.stage} {self.type}: {self.test} scored test records ({self.why()})"
+
+
+def gaps(
+    test: Counts,
+    stages: Iterable[int],
+    types: Iterable[str],
+    min_items: int,
+    *,
+    generated: Counts,
+    verified: Counts,
+) -> list[Gap]:
+    """The (stage, type) pairs, in order, with fewer than ``min_items`` test records; counts
+    are keyed by (stage, type), a missing key counting 0."""
+    return [
+        Gap(s, t, test.get((s, t), 0), generated.get((s, t), 0), verified.get((s, t), 0))
+        for s in sorted(stages)
+        for t in types
+        if test.get((s, t), 0) < min_items
+    ]
