@@ -24,7 +24,8 @@ from curll.errors import CurllError
 from curll.evaluate.analysis import out_degree, scores_table
 from curll.evaluate.coverage import Gap, gaps
 from curll.evaluate.judge import item_scores
-from curll.evaluate.report import build, write_html
+from curll.evaluate.page import write_html
+from curll.evaluate.report import build
 from curll.schemas import EdgeSchema, IndicatorSchema, InstructionSchema, QAPairSchema
 from curll.schemas.evaluate import (
     AnswerSchema,

@@ -5,14 +5,13 @@ and summed (CSV in the ``curll metrics cl`` layout), CL metrics per order and ty
 minus continual maps, AP/FGT/BWT/FWT per skill, sub-skill and indicator (CSV
 ``<order>_by_<level>.csv`` beside the matrices), forgetting against
 out-degree, and the readability (Flesch-Kincaid grade) of answers per test stage next to
-that of the reference answers. :func:`write_html` makes one self-contained HTML file
-(figures inlined as base64 PNG).
+that of the reference answers; with ``losses``, the same matrices and metrics of the judge-free
+loss (:mod:`curll.evaluate.loss`); with bootstrap ``samples``, 95% intervals of everything
+(:mod:`curll.evaluate.intervals`). :func:`curll.evaluate.page.write_html` makes the HTML page.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -229,37 +228,3 @@ def _with_n(
 
 def _num(v: Any) -> float | None:
     return None if v is None or pd.isna(v) else round(float(v), 4)
-
-
-def summary_table(metrics: dict[str, Any]) -> pd.DataFrame:
-    rows = [{"order": o, "type": k, **{m: v for m, v in vals.items() if m != "T"}}
-            for o, kinds in metrics["orders"].items() for k, vals in kinds.items()]  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def _f(v: float) -> str:
-    return f"{v:.3f}"
-
-
-def write_html(rep: Report, judges: dict[str, Any], path: Path, title: str) -> None:
-    parts = [f"<h1>{html.escape(title)}</h1>", "<h2>Continual-learning metrics (last stage)</h2>",
-             summary_table(rep.metrics).to_html(index=False, na_rep="", float_format=_f)]  # fmt: skip
-    parts.append("<h2>Figures</h2>")
-    for name, fig in rep.figures.items():
-        data = base64.b64encode(fig.read_bytes()).decode()
-        parts.append(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}">'
-                     f"<figcaption>{html.escape(name)}</figcaption></figure>")  # fmt: skip
-    parts.append("<h2>Tables</h2>")
-    for name, table in rep.tables.items():
-        parts += [f"<h3>{html.escape(name)}</h3>", table.to_html(na_rep="", float_format=_f)]
-    parts += ["<h2>Judges</h2>", pd.DataFrame(judges["judges"]).T.to_html(na_rep="")]
-    if judges["agreement"]:
-        parts.append(pd.DataFrame(judges["agreement"]).T.to_html(na_rep=""))
-    style = (
-        "body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse;"
-        "font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}figure{display:inline-block}"
-    )
-    head = f"<meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style>"
-    doc = f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>"
-    with atomic_path(path) as tmp:
-        tmp.write_text(doc, encoding="utf-8")
