@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from curll.evaluate.findings import findings
 
 
-def metrics(fgt_lo: float) -> dict:
+def metrics(fgt_lo: float) -> dict[str, Any]:
     return {
         "orders": {
             "continual": {"sum": {"AP": 9.0, "AP_lo": 8.5, "AP_hi": 9.5, "FGT": 0.5, "FGT_lo": fgt_lo,
