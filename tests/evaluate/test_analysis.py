@@ -131,7 +131,8 @@ def test_report_writes_matrices_figures_and_metrics(tmp_path):
     assert rep.metrics["orders"]["continual"]["sum"]["T"] == 1 and "unanswered" not in rep.metrics
     assert rep.metrics["no_answer"]["total"] == 8 and rep.metrics["no_answer"]["by_run"] == {"untrained": 8}
     assert (tmp_path / "m" / "continual_sum_n.csv").read_text().splitlines()[1:] == ["0,2,2", "1,2,2"]
-    rep = build(s, items, degree, ["ir", "cqa"], tmp_path / "m2", tmp_path / "p2", samples=30, seed=1)
+    varied = s.assign(score=s["score"] + s["item_id"].str[-1].astype(int) * 0.5)  # items differ: a spread
+    rep = build(varied, items, degree, ["ir", "cqa"], tmp_path / "m2", tmp_path / "p2", samples=30, seed=1)
     ap = rep.metrics["orders"]["continual"]["sum"]
     assert ap["AP_lo"] <= ap["AP"] <= ap["AP_hi"] and rep.metrics["bootstrap"]["samples"] == 30
     assert (tmp_path / "m2" / "continual_sum_lo.csv").is_file() and (

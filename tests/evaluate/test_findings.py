@@ -37,3 +37,6 @@ def test_sentences_follow_the_intervals():
     assert (
         findings({"orders": {"continual": {"sum": {"AP": 9.0, "FGT": 0.5}}}}) == []
     )  # no intervals, no claims
+    caveat = findings({**metrics(0.2), "bootstrap": {"single_item_strata": {"judge": ["2/cqa"], "loss": []}}})
+    assert caveat[0].startswith("judge: 1 stage/type groups hold one test item (2/cqa)")
+    assert len(caveat) == len(said) + 1

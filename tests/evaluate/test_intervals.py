@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from curll.evaluate.analysis import flat_values
-from curll.evaluate.intervals import bootstrap, item_weights
+from curll.evaluate.intervals import bootstrap, item_weights, single_item_strata
 from curll.evaluate.loss import loss_matrices, loss_metrics
 
 
@@ -61,3 +61,18 @@ def test_a_planted_rise_in_loss_is_found_and_a_null_is_not(rise, found):
     assert (
         cell.lo is not None and cell.hi is not None and cell.hi - cell.lo > iv.hi - iv.lo
     )  # a cell alone carries the spread of record difficulty
+
+
+def test_a_value_of_one_item_strata_gets_no_interval_not_a_width_of_zero():
+    """With one test item per stage and type every replicate redraws that item: the value never
+    moves, which says nothing about its uncertainty (the judge of the default slice had 1 item per cell)."""
+    rows = losses(0.4, seed=1)
+    rows = rows[rows["record_id"].isin(["0-0", "1-0"])]  # one record per stage
+    keys = (
+        rows[["record_id", "stage", "type"]]
+        .drop_duplicates("record_id")
+        .rename(columns={"record_id": "item_id"})
+    )
+    assert single_item_strata(keys) == ["0/ir", "1/ir"]
+    iv = bootstrap(rows, "record_id", item_weights(keys, 50, seed=5), fgt)["continual/ir/FGT_nll_rise"]
+    assert iv.value is not None and iv.lo is None and iv.hi is None

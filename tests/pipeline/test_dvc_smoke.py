@@ -129,7 +129,12 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     assert '"indicators"' in flat and '"instances"' in flat and '"back_edges"' in flat
     assert '"dedup_pairs"' in flat and '"readability"' in flat and '"params_hash"' in flat
     # joint alone: no FGT/BWT (its models are from scratch); the judge and loss metrics with intervals
-    assert '"FGT"' not in flat and '"AP_lo"' in flat and '"mean_nll_hi"' in flat and '"parse_failure_rate"' in flat
+    assert (
+        '"FGT"' not in flat
+        and '"AP_lo"' in flat
+        and '"mean_nll_hi"' in flat
+        and '"parse_failure_rate"' in flat
+    )
 
 
 def tracked_files(root: Path) -> dict[str, str]:

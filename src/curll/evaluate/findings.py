@@ -31,6 +31,12 @@ def findings(metrics: Mapping[str, Any]) -> list[str]:
     """One sentence per final metric with an interval, then one per pair of orders' AP; empty when
     ``metrics`` has no intervals (bootstrap samples 0)."""
     out: list[str] = []
+    singles = metrics.get("bootstrap", {}).get("single_item_strata", {})
+    for family, strata in singles.items():
+        if strata:
+            where = ", ".join(strata)
+            out.append(f"{family}: {len(strata)} stage/type groups hold one test item ({where}): intervals "
+                       "cannot show the uncertainty there (no interval where all are single).")  # fmt: skip
     for family, section in (("judge", metrics.get("orders", {})), ("loss", metrics.get("loss", {}))):
         kind, level, unit = LEVEL[family]
         for order, by_kind in section.items():

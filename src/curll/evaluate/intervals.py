@@ -7,7 +7,10 @@ keeps its pairing), and everything is recomputed from the weighted rows: each ce
 weighted mean of its items (column ``w``, read by :func:`curll.evaluate.analysis.matrix` and
 :func:`curll.evaluate.loss.loss_matrix`), then every metric from those cells. The interval of a
 value is the 2.5th and 97.5th percentiles of its replicates (replicates where it is undefined
-left out). Seeded: the same rows, samples and seed give the same intervals.
+left out). Seeded: the same rows, samples and seed give the same intervals. A value that no
+replicate moves (all its strata hold one item: a draw of one from one is that one) gets no
+interval, not one of width 0; a value resting partly on one-item strata gets an interval that
+understates its uncertainty there (:func:`single_item_strata` lists them, the report says so).
 
 Items are the unit of resampling because they are the unit of sampling: another run of the
 pipeline would draw other test items for each indicator. With ``samples`` 0 no interval is made.
@@ -15,6 +18,7 @@ pipeline would draw other test items for each indicator. With ``samples`` 0 no i
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -48,6 +52,12 @@ def item_weights(items: pd.DataFrame, samples: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(counts, index=pd.Index(ids, name="item_id"))
 
 
+def single_item_strata(items: pd.DataFrame) -> list[str]:
+    """``stage/type`` of the strata of ``items`` (``stage``, ``type``, one row per item) with one item."""
+    sizes = Counter(f"{s}/{t}" for s, t in zip(items["stage"], items["type"], strict=True))
+    return sorted(k for k, n in sizes.items() if n == 1)
+
+
 def bootstrap(
     rows: pd.DataFrame, item: str, weights: pd.DataFrame, compute: Callable[[pd.DataFrame], Values]
 ) -> dict[str, Interval]:
@@ -68,6 +78,8 @@ def bootstrap(
             if len(col) < 2
             else (float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5)))
         )
+        if lo is not None and lo == hi:  # no replicate moved it: its items are single (n = 1), not certain
+            lo = hi = None
         out[name] = Interval(point[name], _r(lo), _r(hi))
     return out
 

@@ -23,7 +23,7 @@ import pandas as pd
 from curll.artifacts import atomic_path
 from curll.evaluate import analysis, plots
 from curll.evaluate.cl import write_matrix
-from curll.evaluate.intervals import Interval, Values, bootstrap, item_weights
+from curll.evaluate.intervals import Interval, Values, bootstrap, item_weights, single_item_strata
 from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
 from curll.schemas.evaluate import ORDERS
@@ -78,7 +78,8 @@ def build(
     bounds = _intervals(scores, "item_id", samples, seed, lambda rows: _judge_values(rows, all_kinds))
     _add_bounds(finals, bounds)
     rep = Report(metrics={"orders": finals})
-    rep.metrics["bootstrap"] = {"samples": samples, "seed": seed, "unit": "test item, within stage and type"}
+    rep.metrics["bootstrap"] = {"samples": samples, "seed": seed, "unit": "test item, within stage and type",
+                                "single_item_strata": {"judge": _singles(scores, "item_id")}}  # fmt: skip
     rep.metrics["no_answer"] = {  # blank or looping answers: scored NO_ANSWER_SCORE, counted
         "score": NO_ANSWER_SCORE,
         "total": int(scores["no_answer"].sum()),
@@ -153,6 +154,7 @@ def _loss_section(
     bounds = _intervals(test, "record_id", samples, seed, lambda rows: _loss_values(rows, all_kinds))
     _add_bounds(finals, bounds)
     rep.metrics["loss"] = finals
+    rep.metrics["bootstrap"]["single_item_strata"]["loss"] = _singles(test, "record_id")
     rep.details["loss_series"] = {o: {k: vals["series"] for k, vals in by.items()} for o, by in full.items()}
     for order in full:
         for kind in all_kinds:
@@ -185,6 +187,10 @@ def _intervals(
         return {}
     keys = rows[[item, "stage", "type"]].drop_duplicates(item).rename(columns={item: "item_id"})
     return bootstrap(rows, item, item_weights(keys, samples, seed), compute)
+
+
+def _singles(rows: pd.DataFrame, item: str) -> list[str]:
+    return single_item_strata(rows[[item, "stage", "type"]].drop_duplicates(item))
 
 
 def _add_bounds(finals: dict[str, dict[str, dict[str, Any]]], bounds: dict[str, Interval]) -> None:
