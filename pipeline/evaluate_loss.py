@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
-from curll.evaluate.loss import record_nll
+from curll.evaluate.nll import record_nll
 from curll.schemas.evaluate import UNTRAINED, LossSchema
 from curll.train.records import RecordFile
 from pipeline.report import say

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics, record_nll
+from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
+from curll.evaluate.nll import record_nll
 from curll.llm.embedded import train_bpe
 from curll.train.hf import save_hf
 from curll.train.model import from_seed, preset
