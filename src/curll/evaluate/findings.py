@@ -14,14 +14,16 @@ from typing import Any
 
 #: the differences of each family, and how to say their sign (positive first)
 DIFFERENCES = {
-    "judge": {"FGT": ("forgetting", "scores on earlier stages fell", "rose"),
-              "BWT": ("backward transfer", "later training raised earlier scores", "lowered them"),
-              "FWT": ("forward transfer", "scores above the independent models", "below them"),
-              "FWT_zero_shot": ("zero-shot transfer", "above the untrained model", "below it")},
-    "loss": {"FGT_nll_rise": ("forgetting", "the loss on older stages rose", "fell"),
-             "BWT_nll_fall": ("backward transfer", "later training lowered older stages' loss", "raised it"),
-             "FWT_nll_fall": ("forward transfer", "loss below the independent models", "above them"),
-             "FWT_zero_shot_nll_fall": ("zero-shot transfer", "loss below the untrained model", "above it")},
+    "judge": {"FGT": ("forgetting", "scores on earlier stages fell", "scores on earlier stages rose"),
+              "BWT": ("backward transfer", "later stages raised earlier scores", "later stages lowered them"),
+              "FWT": ("forward transfer", "scores above the independent models", "scores below them"),
+              "FWT_zero_shot": ("zero-shot transfer", "scores above the untrained model", "scores below it")},
+    "loss": {"FGT_nll_rise": ("forgetting", "the loss on older stages rose", "the loss on older stages fell"),
+             "BWT_nll_fall": ("backward transfer", "later stages lowered older ones' loss",
+                              "later stages raised older ones' loss"),
+             "FWT_nll_fall": ("forward transfer", "loss below the independent models", "loss above them"),
+             "FWT_zero_shot_nll_fall": ("zero-shot transfer", "loss below the untrained model",
+                                        "loss above the untrained model")},
 }  # fmt: skip
 LEVEL = {"judge": ("sum", "AP", "judge score, sum of types, higher is better"),
          "loss": ("all", "mean_nll", "NLL per answer token, lower is better")}  # fmt: skip
