@@ -5,7 +5,7 @@ Reads the ``evaluate.loss.splits`` splits of ``split.out.records`` (the records 
 and, with ``evaluate.untrained``, an untrained model of ``train.preset`` (seed
 ``train.seed``, as ``evaluate_infer`` makes it). Writes ``evaluate.out.losses`` (LossSchema):
 per record and model, the summed NLL of the answer tokens given the prompt, as in training
-(:func:`curll.evaluate.loss.record_nll`), with ``train.context``. Deterministic: no sampling.
+(:func:`curll.evaluate.nll.record_nll`), with ``train.context``. Deterministic: no sampling.
 """
 
 from __future__ import annotations

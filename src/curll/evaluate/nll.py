@@ -10,7 +10,7 @@ trainer drops it), and the same packing with document attention, so no record se
 
 Rows of ``context`` positions are run ``micro_batch`` at a time, without gradients, in
 float32: memory is bounded by ``micro_batch`` rows (their activations, and the logits of their
-answer positions), not by the number of records. Answers are the same for the same model and
+answer positions), not by the number of records. The values are the same for the same model and
 records on the same machine (no sampling; no LLM call).
 """
 
