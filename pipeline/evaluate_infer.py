@@ -60,14 +60,13 @@ def run(params: Params) -> None:
             + ", ".join(f"{k}: {n}" for k, n in sorted(by.items())))  # fmt: skip
     if asked.empty:
         raise CurllError("every test item's prompt is too long", field="evaluate.infer.prompt_tokens")
-    models = Path(params.train.out.models)
-    runs = sorted(models.glob("*/*/config.json"), key=lambda c: (c.parent.parent.name, c.parent.name))
+    from curll.train.hf import saved_models
+
+    runs = saved_models(params.train.out.models)
     if not runs:
-        raise CurllError("no trained models: run the train stage", file=models)
+        raise CurllError("no trained models: run the train stage", file=params.train.out.models)
     parts = []
-    for config in runs:  # <order>/<stages, e.g. 0-1-2>: trained up to the last stage named
-        folder = config.parent
-        name, trained_to = f"{folder.parent.name}/{folder.name}", int(folder.name.split("-")[-1])
+    for name, _, trained_to, folder in runs:
         parts.append(answer(folder, name, trained_to, asked, p.infer, params.llm.cache))
     if p.untrained:
         with tempfile.TemporaryDirectory() as tmp:

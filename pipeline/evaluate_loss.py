@@ -10,7 +10,6 @@ per record and model, the summed NLL of the answer tokens given the prompt, as i
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,28 +37,23 @@ def _held_out(params: Params) -> tuple[pd.DataFrame, list[str]]:
     return held, texts
 
 
-def _models(params: Params, vocab: int) -> list[tuple[str, int, Any]]:
-    """(run name, trained_to, a loader of the model) for every trained model, and the untrained one."""
-    from curll.train.hf import load_hf
+def _models(params: Params, vocab: int) -> list[tuple[str, str, int, Any]]:
+    """(run name, order, trained_to, a loader of the model) for every trained model, and the
+    untrained one."""
+    from curll.train.hf import load_hf, saved_models
     from curll.train.model import from_seed, preset
 
-    folders = sorted(Path(params.train.out.models).glob("*/*/config.json"),
-                     key=lambda c: (c.parent.parent.name, c.parent.name))  # fmt: skip
-    if not folders:
+    runs = saved_models(params.train.out.models)
+    if not runs:
         raise CurllError("no trained models: run the train stage", file=params.train.out.models)
-    out: list[tuple[str, int, Any]] = []
-    for c in folders:  # <order>/<stages, e.g. 0-1-2>: trained up to the last stage named
-        folder = c.parent
-        out.append(
-            (
-                f"{folder.parent.name}/{folder.name}",
-                int(folder.name.split("-")[-1]),
-                lambda f=folder: load_hf(f),
-            )
-        )
+    out: list[tuple[str, str, int, Any]] = [
+        (name, order, trained_to, lambda f=folder: load_hf(f)) for name, order, trained_to, folder in runs
+    ]
     if params.evaluate.untrained:
         t = params.train
-        out.append((UNTRAINED, -1, lambda: from_seed(preset(t.preset, vocab_size=vocab), t.init, t.seed)))
+        out.append(
+            (UNTRAINED, UNTRAINED, -1, lambda: from_seed(preset(t.preset, vocab_size=vocab), t.init, t.seed))
+        )
     return out
 
 
@@ -76,10 +70,11 @@ def run(params: Params) -> None:
     device = "cuda" if params.evaluate.infer.device != "cpu" and torch.cuda.is_available() else "cpu"
     types = held["type"].tolist()
     parts = []
-    for name, trained_to, load in tqdm(_models(params, len(tok)), desc="evaluate_loss: models", unit="model"):
+    for name, order, trained_to, load in tqdm(
+        _models(params, len(tok)), desc="evaluate_loss: models", unit="model"
+    ):
         nll, n = record_nll(load(), texts, types, tok, context=params.train.context,
                             micro_batch=params.evaluate.loss.micro_batch, device=device)  # fmt: skip
-        order = UNTRAINED if name == UNTRAINED else name.split("/")[0]
         parts.append(held.assign(run=name, order=order, trained_to=trained_to, nll=nll, tokens=n))
     losses = pd.concat(parts, ignore_index=True)
     write_table(losses, params.evaluate.out.losses, LossSchema)

@@ -68,14 +68,22 @@ def matrix(scores: pd.DataFrame, order: str, kind: str = "sum", *, value: str = 
     rows = own if kind == "mean" else own[own["type"] == kind]
     if value == "n":
         cells = rows.groupby(["trained_to", "stage"])["score"].count().unstack("stage")
-    else:  # weighted by ``w`` when present (a bootstrap replicate: how often each item was drawn)
-        w = (rows["w"] if "w" in rows else pd.Series(1.0, index=rows.index)).where(rows["score"].notna(), 0.0)
-        keys = [rows["trained_to"], rows["stage"]]
-        num, den = (rows["score"].fillna(0.0) * w).groupby(keys).sum(), w.groupby(keys).sum()
-        cells = (num / den.where(den > 0)).unstack("stage")
+    else:
+        scored = rows["score"].notna().astype(float)
+        cells = cell_means(rows, rows["score"].fillna(0.0), scored).unstack("stage")
     out = cells.reindex(index=trained, columns=_tested(scores, kind))
     out.index.name, out.columns.name = "trained_to", "stage"
     return out.fillna(0).astype(int) if value == "n" else out
+
+
+def cell_means(rows: pd.DataFrame, num: pd.Series, den: pd.Series) -> pd.Series:
+    """Per (trained_to, stage) cell of ``rows``: sum of ``num`` over sum of ``den``, each row
+    weighted by its column ``w`` when there is one (a bootstrap replicate: how often its item
+    was drawn); NaN where the weighted ``den`` is 0."""
+    w = rows.get("w", 1.0)
+    keys = [rows["trained_to"], rows["stage"]]
+    n, d = (num * w).groupby(keys).sum(), (den * w).groupby(keys).sum()
+    return n / d.where(d > 0)
 
 
 def coverage(scores: pd.DataFrame, order: str, kinds: list[str]) -> dict[str, list[int]]:
@@ -114,9 +122,12 @@ def metrics_of(mats: Matrices, kinds: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def order_metrics(scores: pd.DataFrame, kinds: list[str]) -> dict[str, dict[str, Any]]:
-    """order -> kind -> CLMetrics.to_json() and ``unmeasured_stages``; orders with models only."""
-    out = metrics_of(matrices(scores, kinds), kinds)
+def order_metrics(
+    scores: pd.DataFrame, kinds: list[str], mats: Matrices | None = None
+) -> dict[str, dict[str, Any]]:
+    """order -> kind -> CLMetrics.to_json() and ``unmeasured_stages``; orders with models only
+    (``mats``: :func:`matrices` of ``scores`` when already computed)."""
+    out = metrics_of(matrices(scores, kinds) if mats is None else mats, kinds)
     for order in out:
         for kind, gaps in coverage(scores, order, kinds).items():  # stages the metrics could not see
             out[order][kind]["unmeasured_stages"] = gaps

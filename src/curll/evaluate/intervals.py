@@ -78,7 +78,7 @@ def bootstrap(
             if len(col) < 2
             else (float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5)))
         )
-        if lo is not None and lo == hi:  # no replicate moved it: its items are single (n = 1), not certain
+        if lo is not None and lo == hi:  # no replicate moved it (one-item strata, or equal items): no spread
             lo = hi = None
         out[name] = Interval(point[name], _r(lo), _r(hi))
     return out

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curll.evaluate.analysis import metrics_of
+from curll.evaluate.analysis import cell_means, metrics_of
 from curll.schemas.evaluate import ORDERS, UNTRAINED
 
 
@@ -31,14 +31,10 @@ def loss_matrix(losses: pd.DataFrame, order: str, kind: str, *, value: str = "me
     stages = sorted(
         int(s) for s in (losses if kind == "all" else losses[losses["type"] == kind])["stage"].unique()
     )
-    g = own.groupby(["trained_to", "stage"])
     if value == "n":
-        cells = g["record_id"].count()
-    else:  # weighted by ``w`` when present (a bootstrap replicate: how often each record was drawn)
-        w = own["w"] if "w" in own else pd.Series(1.0, index=own.index)
-        keys = [own["trained_to"], own["stage"]]
-        num, den = (own["nll"] * w).groupby(keys).sum(), (own["tokens"] * w).groupby(keys).sum()
-        cells = num / den.where(den > 0)
+        cells = own.groupby(["trained_to", "stage"])["record_id"].count()
+    else:
+        cells = cell_means(own, own["nll"], own["tokens"].astype(float))
     out = cells.unstack("stage").reindex(index=trained, columns=stages) if len(own) else (
         pd.DataFrame(np.nan, index=trained, columns=stages))  # fmt: skip
     out.index.name, out.columns.name = "trained_to", "stage"

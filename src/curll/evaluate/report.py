@@ -70,7 +70,8 @@ def build(
     (:mod:`curll.evaluate.intervals`), as ``<metric>_lo``/``_hi`` and ``<matrix>_lo|hi.csv``."""
     orders = [o for o in ORDERS if o in set(scores["order"])]
     all_kinds = [*kinds, "sum"]
-    full = analysis.order_metrics(scores, all_kinds)
+    mats = analysis.matrices(scores, all_kinds)
+    full = analysis.order_metrics(scores, all_kinds, mats)
     # metrics.json keeps the values at the last stage (columns of `dvc exp show`); the per-stage
     # series and the per-stage readability go to matrices/details.json
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
@@ -94,7 +95,7 @@ def build(
     }
     for order in orders:
         for kind in all_kinds:
-            j, n = analysis.matrix(scores, order, kind), analysis.matrix(scores, order, kind, value="n")
+            j, n = mats[(order, kind)], analysis.matrix(scores, order, kind, value="n")
             lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"{order}_{kind}")
             if kind == "sum":
                 name = f"{order}: summed scores [95% interval] (n: scores per cell, fewest of any type)"
@@ -105,7 +106,7 @@ def build(
     if losses is not None:
         _loss_section(rep, losses, kinds, matrices, figs, samples, seed)
     if {"joint", "continual"} <= set(orders):
-        diff = analysis.matrix(scores, "joint") - analysis.matrix(scores, "continual")
+        diff = mats[("joint", "sum")] - mats[("continual", "sum")]
         write_matrix(diff, matrices / "joint_minus_continual_sum.csv")
         rep.figures["joint - continual"] = plots.heatmap(
             diff, "joint - continual (sum)", figs / "joint_minus_continual.png", diverging=True
@@ -148,7 +149,8 @@ def _loss_section(
     """Loss matrices of the test split (CSV with their n and bounds, heatmaps, a table per order)
     and their CL metrics with intervals (``metrics.loss``: finals; ``details.loss_series``)."""
     test, all_kinds = losses[losses["split"] == "test"], [*kinds, "all"]
-    full = loss_metrics(loss_matrices(test, all_kinds), all_kinds)
+    mats = loss_matrices(test, all_kinds)
+    full = loss_metrics(mats, all_kinds)
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by.items()}
               for o, by in full.items()}  # fmt: skip
     bounds = _intervals(test, "record_id", samples, seed, lambda rows: _loss_values(rows, all_kinds))
@@ -158,7 +160,7 @@ def _loss_section(
     rep.details["loss_series"] = {o: {k: vals["series"] for k, vals in by.items()} for o, by in full.items()}
     for order in full:
         for kind in all_kinds:
-            j, n = loss_matrix(test, order, kind), loss_matrix(test, order, kind, value="n")
+            j, n = mats[(order, kind)], loss_matrix(test, order, kind, value="n")
             lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}")
             if kind == "all":
                 name = f"{order}: loss, nats per answer token, lower is better [95% interval] (n: records)"
