@@ -178,7 +178,7 @@ def loader(project: Path) -> None:
     p = params.train
     records = RecordFile(params.split.out.records, "train")
     tok = AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
-    run = plan("joint", p.stages, replay=p.continual.replay)[-1]
+    run = plan("joint", p.stages, seed=p.seeds[0], replay=p.continual.replay)[-1]
     packed = pack_run(records, run, p, tok)
     for start in range(0, packed.rows, p.batch):  # an epoch's batches, as the trainer asks for them
         packed.batch(range(start, min(start + p.batch, packed.rows)))

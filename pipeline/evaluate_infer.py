@@ -1,12 +1,13 @@
 """DVC stage ``evaluate_infer``: every trained model (and an untrained one) answers the test items.
 
-Reads the test split of ``split.out.records``, the indicators, every model folder
-``train.out.models/<order>/<stages>`` and the tokenizer; writes
+Reads the test split of ``split.out.records``, the indicators, the model folders
+``train.out.models/seed-<seed>/<order>/<stages>`` of the first ``evaluate.judge_seeds`` of
+``train.seeds`` and the tokenizer; writes
 ``evaluate.out.items`` (the sampled test questions; one whose prompt is over
 ``evaluate.infer.prompt_tokens`` even with its passage cut is kept there with its ``dropped``
 reason, counted, and asked of no model) and ``evaluate.out.answers``.
-With ``evaluate.untrained`` an untrained model of ``train.preset`` (seed ``train.seed``)
-answers too: the baseline of zero-shot forward transfer.
+With ``evaluate.untrained`` an untrained model of ``train.preset`` per seed answers too: the
+baseline of zero-shot forward transfer.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from curll.evaluate.infer import answer
 from curll.evaluate.items import build_items, drop_unfit
 from curll.schemas import IndicatorSchema, RecordSchema
 from curll.schemas.evaluate import UNTRAINED, AnswerSchema, ItemSchema
+from curll.train.orders import SavedModel, saved_models, untrained
 from pipeline.report import say
 
 
@@ -35,13 +37,14 @@ def _tokenizer(params: Params) -> Any:
     return AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
 
 
-def _untrained(params: Params, folder: Path) -> None:
+def _untrained(params: Params, seed: int, folder: Path) -> SavedModel:
     from curll.train.hf import save_hf
     from curll.train.model import from_seed, preset
 
     tok = _tokenizer(params)
     cfg = preset(params.train.preset, vocab_size=len(tok))
-    save_hf(from_seed(cfg, params.train.init, params.train.seed), tok, folder)
+    save_hf(from_seed(cfg, params.train.init, seed), tok, folder)
+    return untrained(seed, folder)
 
 
 def run(params: Params) -> None:
@@ -60,18 +63,18 @@ def run(params: Params) -> None:
             + ", ".join(f"{k}: {n}" for k, n in sorted(by.items())))  # fmt: skip
     if asked.empty:
         raise CurllError("every test item's prompt is too long", field="evaluate.infer.prompt_tokens")
-    from curll.train.hf import saved_models
 
-    runs = saved_models(params.train.out.models)
+    seeds = params.train.seeds[: p.judge_seeds]
+    runs = saved_models(params.train.out.models, seeds)
     if not runs:
-        raise CurllError("no trained models: run the train stage", file=params.train.out.models)
-    parts = []
-    for name, _, trained_to, folder in runs:
-        parts.append(answer(folder, name, trained_to, asked, p.infer, params.llm.cache))
+        raise CurllError(f"no trained models of seeds {list(seeds)}: run the train stage",
+                         file=params.train.out.models)  # fmt: skip
+    parts = [answer(model, asked, p.infer, params.llm.cache) for model in runs]
     if p.untrained:
-        with tempfile.TemporaryDirectory() as tmp:
-            _untrained(params, Path(tmp) / UNTRAINED)
-            parts.append(answer(Path(tmp) / UNTRAINED, UNTRAINED, -1, asked, p.infer, params.llm.cache))
+        for seed in seeds:
+            with tempfile.TemporaryDirectory() as tmp:
+                model = _untrained(params, seed, Path(tmp) / UNTRAINED)
+                parts.append(answer(model, asked, p.infer, params.llm.cache))
     answers = pd.concat(parts, ignore_index=True)
     write_tables([(items, p.out.items, ItemSchema), (answers, p.out.answers, AnswerSchema)])
     rejected = int((answers["status"] != "ok").sum())

@@ -1,7 +1,8 @@
 """DVC stage ``evaluate_judge``: the judge panel rates every answer.
 
 Reads ``evaluate.out.items`` and ``evaluate.out.answers``; every judge of ``evaluate.judges``
-(an ``llm.profiles`` name) rates every answer with ``evaluate.prompts[type]``. Writes
+(an ``llm.profiles`` name) rates every answer with ``evaluate.prompts[type]`` (with
+``evaluate.explain``, a one-sentence reason after each rating). Writes
 ``evaluate.out.ratings`` (every judge's rating, with provenance; failures kept with their
 reason), ``evaluate.out.rubric`` (with ``evaluate.rubric.enabled``: every judge's five
 criterion scores per answer) and ``evaluate.out.judges`` (parse-failure rates, agreement).
@@ -15,12 +16,11 @@ import pandas as pd
 
 from curll.artifacts import empty_table, read_table, write_json, write_tables
 from curll.config import Params
-from curll.evaluate.judge import judge, panel_stats, rubric, rubric_schema
+from curll.evaluate.judge import judge, judge_schema, panel_stats, rubric, rubric_schema
 from curll.llm.engine import Engine
 from curll.llm.factory import engine_from_params, make_task
 from curll.llm.tasks import Task
 from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, RubricSchema
-from curll.split.units import rating_schema
 from curll.yields import check_yields, measure, public
 from pipeline.report import say
 
@@ -56,9 +56,9 @@ def _rate(
         engine = engines.enter_context(
             engine_from_params(llm, models=params.llm_models, desc=f"judge {name}")
         )
-        schema = rating_schema(llm.profile.max_chars)
+        schema = judge_schema(llm.profile.max_chars, explain=p.explain)
         panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema) for t in p.types})
-    ratings = judge(answers, items, panel)
+    ratings = judge(answers, items, panel, explain=p.explain)
     if not p.rubric.enabled:
         return ratings, empty_table(RubricSchema)
     tasks = {n: (engine, make_task(params.llm.model_copy(update={"use": n}), p.rubric.prompt,

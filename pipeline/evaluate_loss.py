@@ -1,15 +1,19 @@
 """DVC stage ``evaluate_loss``: every model's loss on every stage's held-out answers (no LLM).
 
 Reads the ``evaluate.loss.splits`` splits of ``split.out.records`` (the records of
-``evaluate.types``), the tokenizer, every model folder ``train.out.models/<order>/<stages>``
-and, with ``evaluate.untrained``, an untrained model of ``train.preset`` (seed
-``train.seed``, as ``evaluate_infer`` makes it). Writes ``evaluate.out.losses`` (LossSchema):
-per record and model, the summed NLL of the answer tokens given the prompt, as in training
-(:func:`curll.evaluate.nll.record_nll`), with ``train.context``. Deterministic: no sampling.
+``evaluate.types``), the tokenizer, every model folder
+``train.out.models/seed-<seed>/<order>/<stages>`` (every seed) and, with ``evaluate.untrained``,
+an untrained model of ``train.preset`` per seed (as ``evaluate_infer`` makes it). Writes
+``evaluate.out.losses`` (LossSchema): per record and model, the summed NLL of the answer tokens
+given the prompt, as in training (:func:`curll.evaluate.nll.record_nll`), with
+``train.context``. Deterministic: no sampling.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +24,8 @@ from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate.nll import record_nll
-from curll.schemas.evaluate import UNTRAINED, LossSchema
+from curll.schemas.evaluate import LossSchema
+from curll.train.orders import SavedModel, saved_models, untrained
 from curll.train.records import RecordFile
 from pipeline.report import say
 
@@ -37,23 +42,19 @@ def _held_out(params: Params) -> tuple[pd.DataFrame, list[str]]:
     return held, texts
 
 
-def _models(params: Params, vocab: int) -> list[tuple[str, str, int, Any]]:
-    """(run name, order, trained_to, a loader of the model) for every trained model, and the
-    untrained one."""
-    from curll.train.hf import load_hf, saved_models
+def _models(params: Params, vocab: int) -> list[tuple[SavedModel, Callable[[], Any]]]:
+    """Every trained model of every seed, and the untrained one of each seed, with a loader."""
+    from curll.train.hf import load_hf
     from curll.train.model import from_seed, preset
 
-    runs = saved_models(params.train.out.models)
+    t = params.train
+    runs = saved_models(t.out.models, t.seeds)
     if not runs:
-        raise CurllError("no trained models: run the train stage", file=params.train.out.models)
-    out: list[tuple[str, str, int, Any]] = [
-        (name, order, trained_to, lambda f=folder: load_hf(f)) for name, order, trained_to, folder in runs
-    ]
+        raise CurllError("no trained models: run the train stage", file=t.out.models)
+    out: list[tuple[SavedModel, Callable[[], Any]]] = [(m, partial(load_hf, m.folder)) for m in runs]
     if params.evaluate.untrained:
-        t = params.train
-        out.append(
-            (UNTRAINED, UNTRAINED, -1, lambda: from_seed(preset(t.preset, vocab_size=vocab), t.init, t.seed))
-        )
+        cfg = preset(t.preset, vocab_size=vocab)
+        out += [(untrained(s, Path()), partial(from_seed, cfg, t.init, s)) for s in t.seeds]
     return out
 
 
@@ -70,12 +71,11 @@ def run(params: Params) -> None:
     device = "cuda" if params.evaluate.infer.device != "cpu" and torch.cuda.is_available() else "cpu"
     types = held["type"].tolist()
     parts = []
-    for name, order, trained_to, load in tqdm(
-        _models(params, len(tok)), desc="evaluate_loss: models", unit="model"
-    ):
+    for model, load in tqdm(_models(params, len(tok)), desc="evaluate_loss: models", unit="model"):
         nll, n = record_nll(load(), texts, types, tok, context=params.train.context,
                             micro_batch=params.evaluate.loss.micro_batch, device=device)  # fmt: skip
-        parts.append(held.assign(run=name, order=order, trained_to=trained_to, nll=nll, tokens=n))
+        parts.append(held.assign(run=model.name, order=model.order, seed=model.seed,
+                                 trained_to=model.trained_to, nll=nll, tokens=n))  # fmt: skip
     losses = pd.concat(parts, ignore_index=True)
     write_table(losses, params.evaluate.out.losses, LossSchema)
     unfit = int(np.isnan(parts[0]["nll"].to_numpy()).sum())

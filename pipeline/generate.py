@@ -88,8 +88,7 @@ def shard(params: Params, index: int) -> str:
     content = params.verify.content.for_profile(llm.use)
     cache = shard_cache(params, index)
     with engine_from_params(llm, models=params.llm_models, desc="generate", cache=cache) as engine:
-        df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs,
-                            min_prompt_words=content.min_prompt_words, english=content.english)  # fmt: skip
+        df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs, checks=content)
     expected = {(int(s), t) for s, kind in zip(seeds["stage"], seeds["type"], strict=True)
                 for t in (("context", "cqa", "csqa") if kind == "context" else ("ir",))}  # fmt: skip
     units = pd.DataFrame({"stage": df["stage"], "type": df["task"], "kept": df["status"] == "ok",

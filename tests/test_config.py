@@ -73,6 +73,13 @@ def test_repo_params_load_frozen(good):
             "min \\(600\\) must be <= max",
         ),
         (lambda d: d["split"].update(test_per_indicator=-1), "split.test_per_indicator", "greater than"),
+        (lambda d: d["train"].update(seeds=[42, 42]), "train.seeds", "must not repeat"),
+        (lambda d: d["train"].update(seeds=[]), "train.seeds", "at least 1"),
+        (
+            lambda d: d["evaluate"].update(judge_seeds=9),
+            "evaluate.judge_seeds",
+            r"\(9\) is more than the 3 train.seeds",
+        ),
         (lambda d: d["split"]["decontamination"].update(ngrams=8), "split.decontamination.ngrams", "unknown"),
         (  # test prompts past the trained context (896 + 128 against 256 was the old default)
             lambda d: d["train"].update(context=256),
@@ -147,6 +154,7 @@ def test_judges_are_checked_against_their_own_budget(good):
     data = copy.deepcopy(good)
     data["evaluate"]["judges"] = ["embedded"]
     data["llm"]["profiles"]["embedded"]["sampling"]["max_tokens"] = 20
+    data["evaluate"]["explain"] = True  # the rating alone fits any budget; its reason may not
     with pytest.raises(CurllError, match="judge rating") as err:
         checked(data)
     assert err.value.field == "llm.profiles.embedded.max_chars"

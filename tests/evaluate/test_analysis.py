@@ -27,14 +27,14 @@ def scores() -> pd.DataFrame:
                 for kind, bump in (("ir", 0.0), ("cqa", 1.0)):
                     for k in range(2):  # two items per stage and type (one per indicator)
                         rows.append({"item_id": f"{i}{kind}{k}", "run": f"{order}/{t}", "order": order,
-                                     "trained_to": t, "answer": "The cat sat on the mat today.",
+                                     "seed": 42, "trained_to": t, "answer": "The cat sat on the mat today.",
                                      "no_answer": False, "score": m[t][i] + bump, "stage": i, "type": kind,
                                      "indicator_id": inst.hx(f"ind{i}{k}"), "skill": f"skill{k}",
                                      "subskill": "s", "indicator": f"ind{i}{k}"})  # fmt: skip
     for i in (0, 1):
         for kind in ("ir", "cqa"):
             for k in range(2):
-                rows.append({"item_id": f"{i}{kind}{k}", "run": "untrained", "order": "untrained",
+                rows.append({"item_id": f"{i}{kind}{k}", "run": "untrained", "order": "untrained", "seed": 42,
                              "trained_to": -1, "answer": "", "no_answer": True, "score": 1.0, "stage": i,
                              "type": kind,
                              "indicator_id": inst.hx(f"ind{i}{k}"), "skill": f"skill{k}", "subskill": "s",
@@ -55,10 +55,10 @@ def test_a_model_without_any_score_keeps_its_row_and_its_stage():
     rows = []
     for t, cells in enumerate([[4.0, 2.0, 1.0], [math.nan] * 3, [3.0, 1.0, 5.0]]):
         for i, v in enumerate(cells):
-            rows.append({"item_id": f"i{i}", "run": f"continual/{t}", "order": "continual", "trained_to": t,
-                         "score": v, "stage": i, "type": "ir"})  # fmt: skip
-    rows += [{"item_id": f"i{i}", "run": "untrained", "order": "untrained", "trained_to": -1, "score": 1.0,
-              "stage": i, "type": "ir"} for i in range(3)]  # fmt: skip
+            rows.append({"item_id": f"i{i}", "run": f"continual/{t}", "order": "continual", "seed": 42,
+                         "trained_to": t, "score": v, "stage": i, "type": "ir"})  # fmt: skip
+    rows += [{"item_id": f"i{i}", "run": "untrained", "order": "untrained", "seed": 42, "trained_to": -1,
+              "score": 1.0, "stage": i, "type": "ir"} for i in range(3)]  # fmt: skip
     s = pd.DataFrame(rows)
     j = matrix(s, "continual", "ir")
     assert list(j.index) == [0, 1, 2] and j.loc[1].isna().all()
@@ -140,7 +140,9 @@ def test_report_writes_matrices_figures_and_metrics(tmp_path):
     ).is_file()
     table = next(t for name, t in rep.tables.items() if name.startswith("continual: summed"))
     assert all("[" in str(c) and "(n=" in str(c) for c in table.to_numpy().ravel())
-    answers = s[["item_id", "run", "answer", "trained_to", "order"]].assign(status="ok", truncated=False)
+    answers = s[["item_id", "run", "answer", "trained_to", "order", "seed"]].assign(
+        status="ok", truncated=False
+    )
     answers["reason"] = ""
     answers.loc[answers.index[0], ["status", "reason"]] = ["reject", "backend error: connection reset"]
     rep = build(s, items, degree, ["ir", "cqa"], tmp_path / "m", tmp_path / "p", answers=answers)

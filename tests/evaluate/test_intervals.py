@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from curll.evaluate.analysis import flat_values
-from curll.evaluate.intervals import bootstrap, item_weights, single_item_strata
+from curll.evaluate.intervals import bootstrap, item_weights, seed_weights, single_item_strata
 from curll.evaluate.loss import loss_matrices, loss_metrics
 
 
@@ -23,21 +23,37 @@ def test_each_replicate_draws_every_stratum_to_its_size_and_the_seed_fixes_it():
     assert w.to_numpy().std() > 0  # not all ones
 
 
-def losses(rise: float, seed: int) -> pd.DataFrame:
+def losses(
+    rise: float, seed: int, *, seeds: dict[int, float] | None = None, noise: float = 0.3
+) -> pd.DataFrame:
     """Continual models 0 and 0-1 on 30 test records per stage; each record has its own
-    difficulty, and model 0-1's loss on stage 0 is model 0's plus ``rise`` plus noise."""
+    difficulty, and model 0-1's loss on stage 0 is model 0's plus ``rise`` plus noise.
+    ``seeds``: training seed -> its own extra rise (default: one seed, 42, none)."""
     rng = np.random.default_rng(seed)
     rows = []
     for stage in (0, 1):
         for k in range(30):
             base = 4.0 + rng.normal(0, 1.0)
-            after = {0: base + rise + rng.normal(0, 0.3), 1: base - 0.5 + rng.normal(0, 0.3)}[stage]
-            before = base if stage == 0 else base + 1.0
-            for run, t, v in (("continual/0", 0, before), ("continual/0-1", 1, after)):
-                rows.append({"record_id": f"{stage}-{k}", "split": "test", "stage": stage, "type": "ir",
-                             "run": run, "order": "continual", "trained_to": t, "nll": 10 * v,
-                             "tokens": 10})  # fmt: skip
+            for s, extra in (seeds or {42: 0.0}).items():
+                up = rise + extra + rng.normal(0, noise)
+                after = {0: base + up, 1: base - 0.5 + rng.normal(0, noise)}[stage]
+                before = base if stage == 0 else base + 1.0
+                for run, t, v in (
+                    (f"seed-{s}/continual/0", 0, before),
+                    (f"seed-{s}/continual/0-1", 1, after),
+                ):
+                    rows.append({"record_id": f"{stage}-{k}", "split": "test", "stage": stage, "type": "ir",
+                                 "run": run, "order": "continual", "seed": s, "trained_to": t,
+                                 "nll": 10 * v, "tokens": 10})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def keys_of(rows: pd.DataFrame) -> pd.DataFrame:
+    return (
+        rows[["record_id", "stage", "type"]]
+        .drop_duplicates("record_id")
+        .rename(columns={"record_id": "item_id"})
+    )
 
 
 def fgt(rows: pd.DataFrame) -> dict[str, float | None]:
@@ -48,16 +64,12 @@ def fgt(rows: pd.DataFrame) -> dict[str, float | None]:
 @pytest.mark.parametrize(("rise", "found"), [(0.4, True), (0.0, False)])
 def test_a_planted_rise_in_loss_is_found_and_a_null_is_not(rise, found):
     rows = losses(rise, seed=11)
-    keys = (
-        rows[["record_id", "stage", "type"]]
-        .drop_duplicates("record_id")
-        .rename(columns={"record_id": "item_id"})
-    )
-    iv = bootstrap(rows, "record_id", item_weights(keys, 300, seed=5), fgt)["continual/ir/FGT_nll_rise"]
+    keys = keys_of(rows)
+    iv = bootstrap(rows, {"record_id": item_weights(keys, 300, seed=5)}, fgt)["continual/ir/FGT_nll_rise"]
     assert iv.lo is not None and iv.hi is not None and iv.value is not None
     assert iv.lo <= iv.value <= iv.hi and iv.hi - iv.lo < 0.4  # paired: record difficulty cancels out
     assert (iv.lo > 0) is found and (iv.lo <= 0 <= iv.hi) is not found
-    cell = bootstrap(rows, "record_id", item_weights(keys, 300, seed=5), fgt)["cell/continual/ir/1/0"]
+    cell = bootstrap(rows, {"record_id": item_weights(keys, 300, seed=5)}, fgt)["cell/continual/ir/1/0"]
     assert (
         cell.lo is not None and cell.hi is not None and cell.hi - cell.lo > iv.hi - iv.lo
     )  # a cell alone carries the spread of record difficulty
@@ -68,11 +80,28 @@ def test_a_value_of_one_item_strata_gets_no_interval_not_a_width_of_zero():
     moves, which says nothing about its uncertainty (the judge of the default slice had 1 item per cell)."""
     rows = losses(0.4, seed=1)
     rows = rows[rows["record_id"].isin(["0-0", "1-0"])]  # one record per stage
-    keys = (
-        rows[["record_id", "stage", "type"]]
-        .drop_duplicates("record_id")
-        .rename(columns={"record_id": "item_id"})
-    )
+    keys = keys_of(rows)
     assert single_item_strata(keys) == ["0/ir", "1/ir"]
-    iv = bootstrap(rows, "record_id", item_weights(keys, 50, seed=5), fgt)["continual/ir/FGT_nll_rise"]
+    iv = bootstrap(rows, {"record_id": item_weights(keys, 50, seed=5)}, fgt)["continual/ir/FGT_nll_rise"]
     assert iv.value is not None and iv.lo is None and iv.hi is None
+
+
+def test_seed_draws_take_as_many_seeds_as_were_trained_and_one_seed_is_never_redrawn():
+    w = seed_weights([42, 43, 44], 40, seed=3)
+    assert w.shape == (3, 40) and (w.sum() == 3).all() and w.to_numpy().std() > 0
+    assert w.equals(seed_weights([42, 43, 44], 40, seed=3)) and not w.equals(
+        seed_weights([42, 43, 44], 40, seed=4)
+    )
+    assert (seed_weights([42], 40, seed=3) == 1).all().all()
+
+
+def test_an_effect_carried_by_one_seed_is_not_an_effect_once_seeds_are_resampled():
+    """Three seeds whose forgetting differs (+1.2, -0.9, 0.0: mean +0.1) over items that agree
+    within each seed: over items alone the +0.1 looks certain; over seeds too it is not."""
+    rows = losses(0.0, seed=2, seeds={42: 1.2, 43: -0.9, 44: 0.0}, noise=0.05)
+    items = {"record_id": item_weights(keys_of(rows), 300, seed=5)}
+    name = "continual/ir/FGT_nll_rise"
+    narrow = bootstrap(rows, items, fgt)[name]
+    wide = bootstrap(rows, {**items, "seed": seed_weights([42, 43, 44], 300, seed=5)}, fgt)[name]
+    assert narrow.value == wide.value and narrow.lo is not None and narrow.lo > 0  # items alone: "found"
+    assert wide.lo is not None and wide.hi is not None and wide.lo <= 0 <= wide.hi

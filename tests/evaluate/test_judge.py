@@ -10,12 +10,11 @@ import pytest
 
 from curll.config.llm import MaxChars
 from curll.evaluate.items import build_items
-from curll.evaluate.judge import item_scores, judge, panel_stats
+from curll.evaluate.judge import item_scores, judge, judge_schema, panel_stats
 from curll.llm.tasks import Task
 from curll.llm.types import Sampling
 from curll.prompts import load_prompt
 from curll.schemas.evaluate import JudgeRatingSchema
-from curll.split.units import rating_schema
 from tests import instances as inst
 from tests.evaluate.test_items import records
 from tests.fakes import engine
@@ -34,8 +33,8 @@ def answers(items: pd.DataFrame) -> pd.DataFrame:
                          for n, i in enumerate(items["item_id"])])  # fmt: skip
 
 
-def tasks() -> dict[str, Task]:
-    schema = rating_schema(MaxChars(long=400, short=100))
+def tasks(explain: bool = True) -> dict[str, Task]:
+    schema = judge_schema(MaxChars(long=400, short=100), explain=explain)
     return {t: Task(load_prompt(f"prompts/judge_{t}.j2"), schema, Sampling()) for t in ("ir", "cqa", "csqa")}
 
 
@@ -55,7 +54,7 @@ def test_a_malformed_judge_answer_is_a_counted_failure(items):
         return "not json at all" if n % 2 else {"rating": 1 + n % 5, "explanation": "ok"}
 
     panel = {"a": (engine(strict)[0], tasks()), "b": (engine(sloppy, attempts=1)[0], tasks())}
-    ratings = judge(answers(items), items, panel)
+    ratings = judge(answers(items), items, panel, explain=True)
     JudgeRatingSchema.validate(ratings)
     assert len(ratings) == 2 * 2 * len(items)
     b = ratings[ratings["judge"] == "b"]
@@ -85,7 +84,7 @@ def test_agreement_values_on_hand_made_ratings():
 
 def test_the_judge_sees_the_passage_question_reference_and_answer(items):
     eng, backend = engine(lambda req: {"rating": 3, "explanation": "ok"})
-    judge(answers(items).head(len(items)), items, {"a": (eng, tasks())})
+    judge(answers(items).head(len(items)), items, {"a": (eng, tasks())}, explain=True)
     asked = [r.messages[-1].content for r in backend.asked]
     cqa = next(text for text in asked if "Where did the cat sit?" in text)
     assert "The cat sat by the door." in cqa and "By the door." in cqa and "ANS-" in cqa
@@ -137,15 +136,37 @@ def test_no_answer_scores_lowest_unjudged_and_a_backend_error_is_a_missing_score
 
     def rater(req):
         seen.append(req.messages[-1].content)
-        return {"rating": 4, "explanation": "ok"}
+        return {"rating": 4}
 
-    ratings = judge(ans, items, {"a": (engine(rater)[0], tasks())})
+    ratings = judge(ans, items, {"a": (engine(rater)[0], tasks(explain=False))}, explain=False)
     assert len(ratings) == len(ans) - 3 and seen and all("ANS-" in s for s in seen)  # no judge asked
     assert unanswered(ans) == {ans.loc[2, "run"]: 1}
-    ans["order"], ans["trained_to"], ans["truncated"] = "continual", 0, False
+    ans["order"], ans["seed"], ans["trained_to"], ans["truncated"] = "continual", 42, 0, False
     table = scores_table(ans, items, item_scores(ratings)).set_index(["item_id", "run"])
     key = [tuple(ans.loc[k, ["item_id", "run"]]) for k in range(3)]
     assert table.loc[key[0], "score"] == table.loc[key[1], "score"] == NO_ANSWER_SCORE == 1.0
     assert table.loc[key[0], "no_answer"] and table.loc[key[1], "no_answer"] and table["no_answer"].sum() == 2
     assert pd.isna(table.loc[key[2], "score"]) and table.loc[key[2], "judged"] == 0
     assert (table.drop(index=key)["score"] == 4).all()
+
+
+def test_without_explain_the_judge_is_asked_for_the_rating_alone(items):
+    """The reason costs more tokens than the rating and no metric reads it: off by default."""
+    asked: list[str] = []
+
+    def rater(req):
+        asked.append(req.messages[0].content)
+        return {"rating": 3}
+
+    ratings = judge(answers(items), items, {"a": (engine(rater)[0], tasks(explain=False))}, explain=False)
+    assert ratings["rating"].eq(3).all() and ratings["explanation"].eq("").all()
+    assert asked and not any("say why" in a for a in asked)
+    assert judge_schema(MaxChars(long=400, short=100), explain=False)["required"] == ["rating"]
+    with_reason: list[str] = []
+
+    def explainer(req):
+        with_reason.append(req.messages[0].content)
+        return {"rating": 3}  # no reason: breaks the schema that asks for one
+
+    failed = judge(answers(items), items, {"a": (engine(explainer, attempts=1)[0], tasks())}, explain=True)
+    assert all("say why" in a for a in with_reason) and failed["rating"].isna().all()

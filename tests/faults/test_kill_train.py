@@ -67,7 +67,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     params["evaluate"]["infer"]["prompt_tokens"] = 32  # + max_tokens: within train.context
     params["evaluate"]["infer"]["sampling"]["max_tokens"] = 32
     params["train"].update(order=["continual"], stages=[0, 1], context=64, batch=4, micro_batch=2,
-                           epochs=3, checkpoint_every=2, device="cpu")  # fmt: skip
+                           epochs=3, checkpoint_every=2, device="cpu", seeds=[42])  # fmt: skip
     project.mkdir()
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     write_table(records(), project / params["split"]["out"]["records"], RecordSchema)
@@ -88,5 +88,7 @@ def test_train_killed_after_a_checkpoint_resumes_to_the_same_bytes(trained, tmp_
     restart = dvc("repro", cwd=project)
     assert models(project) == expected and len(expected) > 0
     assert leftovers(project) == []
-    first = re.search(r"train continual/0:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+)", restart.stdout + restart.stderr)
+    first = re.search(
+        r"train seed-42/continual/0:\s+\d+%\|[^|]*\|\s*(\d+)/(\d+)", restart.stdout + restart.stderr
+    )
     assert first is not None and 0 < int(first.group(1)) < int(first.group(2))  # resumed mid-run

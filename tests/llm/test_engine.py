@@ -84,6 +84,11 @@ def test_invalid_answers_are_retried_then_rejected_and_nothing_crashes(tmp_path)
     again = Engine(ScriptedBackend(answer), RequestCache(tmp_path / "c.db"), attempts=3, progress=False)
     assert [r.status for r in again.run([req("good"), req("late"), req("never")])] == ["ok", "ok", "reject"]
     assert again.backend_calls == 0 and asked == 1 + 3 + 3
+    # the usage line says why: "late" failed twice as invalid JSON, "never" twice by the schema
+    # (its last attempt is the reject, not a retry); the cached rerun tells the same
+    for run in (engine, again):
+        assert run.usage[-1].retried == {"invalid JSON": 2, "schema violation at n": 2}
+        assert run.usage[-1].line().endswith("retried: invalid JSON 2, schema violation at n 2")
 
 
 def test_seeded_retries_move_the_seed_and_errors_are_not_cached(tmp_path):

@@ -78,8 +78,11 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
         ].value_counts().to_dict()
     assert (data / "verify" / "plots" / "readability.csv").is_file()
     models = repo / "data" / "train" / "models"
-    assert {p.name for p in models.iterdir()} == {"independent", "joint", "continual"}
-    assert {p.name for p in (models / "continual").iterdir()} == {"0", "0-1"}
+    assert {p.name for p in models.iterdir()} == {"seed-42", "seed-43"}  # train.seeds
+    assert {p.name for p in (models / "seed-43").iterdir()} == {"independent", "joint", "continual"}
+    assert {p.name for p in (models / "seed-42" / "continual").iterdir()} == {"0", "0-1"}
+    answers = pd.read_parquet(data / "evaluate" / "answers.parquet")  # evaluate.judge_seeds: 1
+    assert set(answers["seed"]) == {42} and "seed-42/untrained" in set(answers["run"])
     metrics = json.loads((data / "evaluate" / "metrics.json").read_text())
     evaluated = metrics["orders"]
     assert set(evaluated) == {"independent", "joint", "continual"} and "FWT" in evaluated["continual"]["sum"]
@@ -88,7 +91,11 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     held = records[
         records["split"].isin(["test", "validation"]) & records["type"].isin(["ir", "cqa", "csqa"])
     ]
-    assert len(losses) == len(held) * losses["run"].nunique() and "untrained" in set(losses["run"])
+    assert (
+        len(losses) == len(held) * losses["run"].nunique() == len(held) * 2 * (6 + 1)
+    )  # 2 seeds x 6 models + 1
+    assert {"seed-42/untrained", "seed-43/untrained"} <= set(losses["run"])
+    assert metrics["bootstrap"]["seeds"] == {"judge": [42], "loss": [42, 43]}
     assert set(metrics["loss"]) == {"independent", "joint", "continual"}
     assert (
         metrics["loss"]["continual"]["all"]["mean_nll"] > 0
@@ -119,8 +126,8 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     # joint only, as two DDP processes (gloo on CPU) started by the stage through torchrun
     joint = dvc("exp", "run", "-S", "train.order=joint", "-S", "train.processes=2", cwd=repo)
     assert ran(joint.stdout) == {"train", *EVALUATE}  # training and evaluation only
-    assert {p.name for p in (models / "joint").iterdir()} == {"0", "0-1"} and not (
-        models / "continual"
+    assert {p.name for p in (models / "seed-42" / "joint").iterdir()} == {"0", "0-1"} and not (
+        models / "seed-42" / "continual"
     ).exists()
     assert json.loads((repo / "data" / "train" / "metrics.json").read_text())["processes"] == 2
 

@@ -15,13 +15,13 @@ from curll.schemas import RecordSchema
 from curll.train.data import encode, pack
 from curll.train.hf import load_hf
 from curll.train.model import CausalLM, preset
-from curll.train.orders import plan
+from curll.train.orders import plan, saved_models
 from curll.train.records import RecordFile
 from curll.train.runs import run_order
 from curll.train.trainer import Settings, lr_at, train
 from tests.instances import hx
 
-P = load_params().train
+P = load_params().train.model_copy(update={"seeds": (42,)})
 
 
 @pytest.fixture(scope="module")
@@ -95,17 +95,17 @@ def test_resume_after_a_crash_gives_the_same_weights(tok, tmp_path):
 
 
 def test_plans_name_every_model_of_each_order():
-    assert [r.name for r in plan("independent", (0, 1, 2))] == [
-        "independent/0",
-        "independent/1",
-        "independent/2",
+    assert [r.name for r in plan("independent", (0, 1, 2), seed=7)] == [
+        "seed-7/independent/0",
+        "seed-7/independent/1",
+        "seed-7/independent/2",
     ]
-    joint = plan("joint", (0, 1, 2))
+    joint = plan("joint", (0, 1, 2), seed=7)
     assert [r.data_stages for r in joint] == [(0,), (0, 1), (0, 1, 2)] and all(
         r.init_from is None for r in joint
     )
-    cont = plan("continual", (0, 1, 2), replay=0.5)
-    assert [r.init_from for r in cont] == [None, "continual/0", "continual/0-1"]
+    cont = plan("continual", (0, 1, 2), seed=7, replay=0.5)
+    assert [r.init_from for r in cont] == [None, "seed-7/continual/0", "seed-7/continual/0-1"]
     assert [r.data_stages for r in cont] == [(0,), (1,), (2,)] and cont[2].replay_stages == (0, 1)
 
 
@@ -132,10 +132,11 @@ def test_continual_starts_from_the_previous_weights(tok, tmp_path, monkeypatch):
         }
     )
     metrics, log = run_order(on_disk(records(stages=(0, 1)), tmp_path), tok, p)
-    assert set(metrics) == {"continual/0", "continual/0-1"}
-    assert torch.equal(seen["train continual/0"], torch.ones_like(seen["train continual/0"]))  # from scratch
-    after_first = load_hf(tmp_path / "m" / "continual/0").model.norm.weight
-    assert torch.equal(seen["train continual/0-1"], after_first)  # starts where stage 0 ended
+    first, second = "seed-42/continual/0", "seed-42/continual/0-1"
+    assert set(metrics) == {first, second}
+    assert torch.equal(seen[f"train {first}"], torch.ones_like(seen[f"train {first}"]))  # from scratch
+    after_first = load_hf(tmp_path / "m" / first).model.norm.weight
+    assert torch.equal(seen[f"train {second}"], after_first)  # starts where stage 0 ended
     assert not torch.equal(after_first, torch.ones_like(after_first))
     assert {r["run"] for r in log} == set(metrics)
 
@@ -158,8 +159,8 @@ def test_only_what_a_later_run_reads_is_kept(tok, tmp_path, monkeypatch):
     run_order(on_disk(records(stages=(0, 1, 2)), tmp_path), tok, p)
     assert len(sizes) == 9 and max(len(h) for h in sizes) == 1
     assert {name for h in sizes for name in h} == {
-        "continual/0",
-        "continual/0-1",
+        "seed-42/continual/0",
+        "seed-42/continual/0-1",
     }  # the last is read by no one
 
 
@@ -179,14 +180,25 @@ def test_a_list_of_orders_trains_each_and_equal_runs_give_equal_files(tok, tmp_p
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
     p = P.model_copy(update={"order": ("independent", "continual"), "stages": (0, 1), "context": 48,
                              "batch": 4, "micro_batch": 4, "out": out})  # fmt: skip
+    p = p.model_copy(update={"seeds": (42, 7)})
     metrics, _ = run_order(on_disk(records(stages=(0, 1)), tmp_path), tok, p)
-    assert list(metrics) == ["independent/0", "independent/1", "continual/0", "continual/0-1"]
+    names = ["independent/0", "independent/1", "continual/0", "continual/0-1"]
+    assert list(metrics) == [f"seed-{s}/{n}" for s in (42, 7) for n in names]
+    assert [metrics[f"seed-{s}/continual/0"]["seed"] for s in (42, 7)] == [42, 7]
 
     def md5(name: str) -> str:
         return hashlib.md5((tmp_path / "m" / name / "model.safetensors").read_bytes()).hexdigest()
 
-    assert md5("independent/0") == md5("continual/0")  # the same run: the same bytes
-    assert md5("independent/1") != md5("continual/0-1")
+    for s in (42, 7):
+        assert md5(f"seed-{s}/independent/0") == md5(f"seed-{s}/continual/0")  # the same run: the same bytes
+        assert md5(f"seed-{s}/independent/1") != md5(f"seed-{s}/continual/0-1")
+    assert md5("seed-42/independent/0") != md5("seed-7/independent/0")  # another seed: another model
+    listed = saved_models(tmp_path / "m")
+    assert [(m.name, m.order, m.trained_to, m.seed) for m in listed][:2] == [
+        ("seed-7/continual/0", "continual", 0, 7),
+        ("seed-7/continual/0-1", "continual", 1, 7),
+    ]
+    assert [m.name for m in saved_models(tmp_path / "m", [42])] == [f"seed-42/{n}" for n in sorted(names)]
 
 
 def test_a_run_whose_records_all_exceed_the_context_stops_naming_the_param(tok, tmp_path):
@@ -194,7 +206,7 @@ def test_a_run_whose_records_all_exceed_the_context_stops_naming_the_param(tok, 
 
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
     p = P.model_copy(update={"order": ("joint",), "stages": (0,), "context": 4, "out": out})
-    with pytest.raises(CurllError, match=r"run joint/0: none of its 6 train records fits") as err:
+    with pytest.raises(CurllError, match=r"run seed-42/joint/0: none of its 6 train records fits") as err:
         run_order(on_disk(records(stages=(0,)), tmp_path), tok, p)
     assert err.value.field == "train.context"
 
@@ -211,9 +223,11 @@ def test_checkpoints_are_keyed_by_params_data_and_tokenizer(tok, tmp_path):
     key = checkpoint_key(data, tok, p)
     run_order(data, tok, p)
     assert [d.name for d in (tmp_path / "c").iterdir()] == [key]
-    assert (tmp_path / "c" / key / "joint" / "0.pt").is_file()
+    assert (tmp_path / "c" / key / "seed-42" / "joint" / "0.pt").is_file()
     assert checkpoint_key(data, tok, p) == key
-    assert checkpoint_key(data, tok, p.model_copy(update={"seed": 1})) != key
+    assert checkpoint_key(data, tok, p.model_copy(update={"epochs": 1})) != key
+    # a run's name holds its seed: adding a seed keeps the key (and the other seeds' checkpoints)
+    assert checkpoint_key(data, tok, p.model_copy(update={"seeds": (42, 1)})) == key
     assert checkpoint_key(on_disk(frame.iloc[1:], tmp_path, "fewer.parquet"), tok, p) != key
     other = train_bpe([f"Question {i}? Birds sing." for i in range(50)], 320)  # another vocabulary
     assert checkpoint_key(data, other, p) != key

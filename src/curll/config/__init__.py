@@ -94,7 +94,7 @@ def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
         params = Params.model_validate(data)
     except ValidationError as exc:
         raise _to_curll_error(exc, source) from None
-    raise_problems(_context_problems(params), source)
+    raise_problems(_context_problems(params) + _seed_problems(params), source)
     return params
 
 
@@ -118,6 +118,14 @@ def _context_problems(params: Params) -> list[tuple[str, str]]:
         f"is more than train.context ({params.train.context}): the models would answer at positions "
         "they were never trained on; lower prompt_tokens or raise train.context",
     )]  # fmt: skip
+
+
+def _seed_problems(params: Params) -> list[tuple[str, str]]:
+    """The judged seeds must be trained."""
+    judged, trained = params.evaluate.judge_seeds, len(params.train.seeds)
+    if judged <= trained:
+        return []
+    return [("evaluate.judge_seeds", f"judge_seeds ({judged}) is more than the {trained} train.seeds")]
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:

@@ -71,21 +71,30 @@ class EvaluateParams(Section):
     """``evaluate``: which test items, how models answer, who judges.
 
     max_per_type: test items per stage and type, a seeded sample (0: all; the paper: all).
-    untrained: also answer with an untrained model of the preset (baseline of zero-shot FWT).
+    untrained: also answer with an untrained model of the preset (baseline of zero-shot FWT),
+    one per seed like the trained models.
+    judge_seeds: the models of the first ``judge_seeds`` of ``train.seeds`` answer the test items
+    and are judged (answers and judging cost LLM time); the judge-free loss scores every seed.
     judges: ``llm.profiles`` names; every judge rates every answer, the score of an answer is
-    the mean of the ratings that parsed.
+    the mean of the ratings that parsed. explain: each rating also gets the judge's reason in
+    a sentence (stored in the ratings table, read by no metric: off by default, as it costs
+    more tokens than the rating itself).
     """
 
     types: Annotated[tuple[TestType, ...], Field(min_length=1, strict=False)]
     max_per_type: Count
     seed: int
     untrained: bool
+    judge_seeds: Positive = Field(
+        description="the models of the first k train.seeds answer and are judged (the loss: every seed)"
+    )
     infer: InferParams
     loss: LossParams
     bootstrap: BootstrapParams
     min_items: Positive = Field(description="least scored test records per trained stage and type")
     accept_gaps: bool = Field(description="report stages and types under min_items instead of stopping")
     judges: Annotated[tuple[StrictStr, ...], Field(min_length=1, strict=False)]
+    explain: bool = Field(description="judges write a one-sentence reason after the rating")
     min_yield: MinYield = Field(description="least share of a judge's ratings that parse (by judge name)")
     prompts: dict[TestType, PathStr]
     rubric: RubricParams

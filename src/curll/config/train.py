@@ -66,6 +66,8 @@ class TrainParams(Section):
     order: ``independent`` (M_k from scratch on stage k), ``joint`` (M_0..k from scratch on the
     shuffled union of stages 0..k), ``continual`` (M_0-..-k continues from M_0-..-(k-1)), or a
     list of them (all trained, one after the other).
+    seeds: every order is trained once per seed (the model's initial weights and the order of
+    its data); evaluation averages over seeds and resamples them for its intervals.
     batch: packed rows of ``context`` tokens per optimizer step, reached with ``micro_batch``
     rows per forward pass and gradient accumulation (split over ``processes`` under DDP). A row
     holds several records, so this is not the paper's batch of 1,536, which counts records
@@ -85,7 +87,9 @@ class TrainParams(Section):
     batch: Positive
     micro_batch: Positive
     epochs: Positive
-    seed: int
+    seeds: Annotated[tuple[int, ...], Field(min_length=1, strict=False)] = Field(
+        description="each order is trained once per seed (init and data order)"
+    )
     processes: Positive = Field(description="DDP processes on this machine (1 per GPU); 1: no DDP")
     device: Literal["auto", "cpu", "cuda"]
     dtype: Literal["auto", "bf16", "fp32"]
@@ -100,6 +104,13 @@ class TrainParams(Section):
     out: TrainOutputs
 
     _stages = field_validator("stages")(classmethod(lambda cls, v: unique_sorted(v)))
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"seeds must not repeat, got {list(v)}")
+        return v
 
     @property
     def orders(self) -> tuple[Order, ...]:

@@ -36,7 +36,9 @@ ITEM_KEYS = ["item_id", "stage", "type", "indicator_id", "skill", "subskill", "i
 def scores_table(answers: pd.DataFrame, items: pd.DataFrame, item_scores: pd.DataFrame) -> pd.DataFrame:
     """One row per answer: ``score`` is the judges' mean, :data:`NO_ANSWER_SCORE` where the model
     gave no usable answer (``no_answer``, never judged), NaN where no judge parsed."""
-    base = answers[["item_id", "run", "order", "trained_to", "answer"]].assign(no_answer=no_answer(answers))
+    base = answers[["item_id", "run", "order", "seed", "trained_to", "answer"]].assign(
+        no_answer=no_answer(answers)
+    )
     out = base.merge(item_scores, on=["item_id", "run"], how="left", validate="1:1")
     out["judged"] = out["judged"].fillna(0).astype("int64")
     out.loc[out["no_answer"], "score"] = NO_ANSWER_SCORE

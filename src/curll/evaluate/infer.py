@@ -7,8 +7,8 @@ Requests are cached by content, and a model's name carries a fingerprint of its 
 a rerun with the same models costs nothing and a retrained model is asked again.
 
 Output rows (:data:`ANSWER_COLUMNS`): ``item_id``, ``run`` (the model's name, e.g.
-``continual/0-1``), ``order`` (independent | joint | continual | untrained), ``trained_to``
-(-1 for the untrained model), ``answer`` (raw text; empty when rejected), ``truncated``
+``seed-42/continual/0-1``), ``order`` (independent | joint | continual | untrained), ``seed``,
+``trained_to`` (-1 for the untrained model), ``answer`` (raw text; empty when rejected), ``truncated``
 (the passage was cut to fit), then the provenance columns of :func:`curll.llm.tasks.provenance`.
 """
 
@@ -29,12 +29,12 @@ from curll.llm.engine import Engine
 from curll.llm.protocol import Backend
 from curll.llm.tasks import Answer, provenance
 from curll.llm.types import ChatRequest
-from curll.schemas.evaluate import UNTRAINED
+from curll.train.orders import SavedModel
 
 #: version of the test-prompt layout (:func:`curll.evaluate.items.user_turn`): change the tag
 #: when the layout changes, so cached answers to the old prompts are not reused
 PROMPT_VERSION = hashlib.sha256(b"curll.evaluate.items/test-prompt/1").hexdigest()[:16]
-ANSWER_COLUMNS = ["item_id", "run", "order", "trained_to", "answer", "truncated"]
+ANSWER_COLUMNS = ["item_id", "run", "order", "seed", "trained_to", "answer", "truncated"]
 
 
 def backend(folder: str | Path, name: str, p: InferParams) -> Backend:
@@ -47,13 +47,12 @@ def backend(folder: str | Path, name: str, p: InferParams) -> Backend:
     return TransformersBackend(str(folder), name=name, device=p.device, dtype=p.dtype)
 
 
-def answer(
-    folder: str | Path, name: str, trained_to: int, items: pd.DataFrame, p: InferParams, cache: str | Path
-) -> pd.DataFrame:
-    """One row per item: model ``name`` (at ``folder``) answering it. Every item's prompt must fit
-    ``p.prompt_tokens`` (:func:`curll.evaluate.items.drop_unfit` removes the others first)."""
+def answer(model: SavedModel, items: pd.DataFrame, p: InferParams, cache: str | Path) -> pd.DataFrame:
+    """One row per item: ``model`` answering it. Every item's prompt must fit ``p.prompt_tokens``
+    (:func:`curll.evaluate.items.drop_unfit` removes the others first)."""
     from transformers import AutoTokenizer
 
+    folder, name = model.folder, model.name
     tok = AutoTokenizer.from_pretrained(str(folder))
     fitted = []
     for item in records(items):
@@ -68,10 +67,10 @@ def answer(
     engine = Engine(backend(folder, name, p), RequestCache(cache), attempts=1, batch_size=p.batch_size,
                     desc=f"answer {name}")  # fmt: skip
     results = engine.run(requests)
-    order = UNTRAINED if name == UNTRAINED else name.split("/")[0]
     rows: list[dict[str, Any]] = []
     for item_id, (_, cut), req, res in zip(items["item_id"], fitted, requests, results, strict=True):
         text = res.text if res.status == "ok" else ""
-        rows.append({"item_id": item_id, "run": name, "order": order, "trained_to": trained_to,
+        rows.append({"item_id": item_id, "run": name, "order": model.order, "seed": model.seed,
+                     "trained_to": model.trained_to,
                      "answer": text, "truncated": cut, **provenance(Answer(req, res))})  # fmt: skip
     return pd.DataFrame(rows)

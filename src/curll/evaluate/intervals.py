@@ -1,4 +1,5 @@
-"""95% intervals of matrix cells and CL metrics: the bootstrap over test items, paired across models.
+"""95% intervals of matrix cells and CL metrics: the bootstrap over test items and training seeds,
+paired across models.
 
 A replicate draws, within each (stage, type) stratum of the test items, as many items as the
 stratum has, with replacement; an item's weight is how often it was drawn. Every model is
@@ -12,8 +13,13 @@ replicate moves (all its strata hold one item: a draw of one from one is that on
 interval, not one of width 0; a value resting partly on one-item strata gets an interval that
 understates its uncertainty there (:func:`single_item_strata` lists them, the report says so).
 
-Items are the unit of resampling because they are the unit of sampling: another run of the
-pipeline would draw other test items for each indicator. With ``samples`` 0 no interval is made.
+Items are a unit of resampling because they are a unit of sampling: another run of the
+pipeline would draw other test items for each indicator. Training seeds are the other: with
+several, a replicate also draws as many seeds as were trained, with replacement
+(:func:`seed_weights`), the same draw for every order (seed s of every order shares its data
+order and initial weights), and a row's weight is its item's count times its seed's count (the
+two-way bootstrap of a crossed design). With one seed nothing is drawn for it, and the
+interval says nothing about a retrained model. With ``samples`` 0 no interval is made.
 """
 
 from __future__ import annotations
@@ -52,6 +58,18 @@ def item_weights(items: pd.DataFrame, samples: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(counts, index=pd.Index(ids, name="item_id"))
 
 
+def seed_weights(seeds: list[int], samples: int, seed: int) -> pd.DataFrame:
+    """A frame indexed by training seed (name ``seed``) with one column per replicate: how often
+    that seed was drawn out of ``len(seeds)`` draws with replacement (all 1 for one seed).
+    Drawn from its own stream, so adding seeds leaves the item draws of :func:`item_weights` as
+    they were."""
+    rng = np.random.default_rng([seed, 1])
+    draws = rng.integers(0, len(seeds), size=(samples, len(seeds)))
+    counts = np.stack([np.bincount(d, minlength=len(seeds)) for d in draws], axis=1) if samples else (
+        np.zeros((len(seeds), 0), dtype=np.int64))  # fmt: skip
+    return pd.DataFrame(counts, index=pd.Index(seeds, name="seed"))
+
+
 def single_item_strata(items: pd.DataFrame) -> list[str]:
     """``stage/type`` of the strata of ``items`` (``stage``, ``type``, one row per item) with one item."""
     sizes = Counter(f"{s}/{t}" for s, t in zip(items["stage"], items["type"], strict=True))
@@ -59,15 +77,20 @@ def single_item_strata(items: pd.DataFrame) -> list[str]:
 
 
 def bootstrap(
-    rows: pd.DataFrame, item: str, weights: pd.DataFrame, compute: Callable[[pd.DataFrame], Values]
+    rows: pd.DataFrame, weights: Mapping[str, pd.DataFrame], compute: Callable[[pd.DataFrame], Values]
 ) -> dict[str, Interval]:
-    """``compute`` on ``rows`` as they are, then on each replicate (``rows`` with a column ``w``:
-    the weight of the row's ``item``), and each value's interval over the replicates."""
+    """``compute`` on ``rows`` as they are, then on each replicate: ``rows`` with a column ``w``,
+    the product over ``weights`` (column of ``rows`` -> its replicate weights, e.g. ``item_id``
+    -> :func:`item_weights`, ``seed`` -> :func:`seed_weights`) of the weight of the row's value;
+    and each value's interval over the replicates."""
     point = compute(rows)
     names = list(point)
-    reps = np.full((weights.shape[1], len(names)), np.nan)
-    at = weights.reindex(rows[item].to_numpy()).to_numpy(dtype=float)  # (rows, B); unknown items: NaN
-    for b in range(weights.shape[1]):
+    samples = next(iter(weights.values())).shape[1]
+    reps = np.full((samples, len(names)), np.nan)
+    at = np.ones((len(rows), samples))
+    for column, w in weights.items():  # (rows, B); a value unknown to its weights: NaN, then 0
+        at = at * w.reindex(rows[column].to_numpy()).to_numpy(dtype=float)
+    for b in range(samples):
         got = compute(rows.assign(w=np.nan_to_num(at[:, b])))
         reps[b] = [np.nan if got.get(n) is None else float(got[n]) for n in names]  # type: ignore[arg-type]
     out = {}

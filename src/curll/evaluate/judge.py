@@ -1,13 +1,15 @@
-"""The judge panel: every judge rates every answer 1-5 with an explanation (structured output).
+"""The judge panel: every judge rates every answer 1-5, with a reason if asked (structured output).
 
 :func:`judge` asks each judge (an ``llm.profiles`` entry, through the engine) with the prompt
-of the item's type (``prompts/judge_<type>.j2``). A judge's output that does not parse or
-breaks the schema is a recorded failure (``rating`` null, ``status`` reject, ``reason``), never
-a crash. Rows (:data:`RATING_COLUMNS` + provenance): one per (answer, judge). An answer whose
-generation was rejected (``status`` not ok: no text) is not judged at all: it has no rating
-row. When the engine rejected the model's output as empty or as a loop (:func:`no_answer`), the
-model gave no answer: it scores :data:`NO_ANSWER_SCORE`, the rubric's lowest, without a judge.
-Any other reject (a backend error) is no answer of the model's: its score is missing (NaN), and
+of the item's type (``prompts/judge_<type>.j2``, rendered with ``explain``) and
+:func:`judge_schema`: the rating first, then, with ``explain``, a one-sentence reason. A
+judge's output that does not parse or breaks the schema is a recorded failure (``rating``
+null, ``status`` reject, ``reason``), never a crash. Rows (:data:`RATING_COLUMNS` +
+provenance): one per (answer, judge). An answer whose generation was rejected (``status`` not
+ok: no text) is not judged at all: it has no rating row. When the engine rejected the model's
+output as empty or as a loop (:func:`no_answer`), the model gave no answer: it scores
+:data:`NO_ANSWER_SCORE`, the rubric's lowest, without a judge. Any other reject (a backend
+error) is no answer of the model's: its score is missing (NaN), and
 :func:`unanswered` counts it.
 
 :func:`panel_stats` reports per judge the parse-failure rate and mean rating, and per pair of
@@ -69,18 +71,28 @@ def unanswered(answers: pd.DataFrame) -> dict[str, int]:
     return {str(k): int(v) for k, v in bad.groupby("run").size().items()}
 
 
-def judge(answers: pd.DataFrame, items: pd.DataFrame, judges: Panel) -> pd.DataFrame:
-    """Ratings of every generated answer by every judge; ``judges``: name -> (engine, task per type)."""
+def judge_schema(caps: MaxChars, *, explain: bool) -> dict[str, Any]:
+    """``{"rating": 1-5}``, and with ``explain`` ``"explanation"`` after it (``caps.short`` chars)."""
+    props: dict[str, Any] = {"rating": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}
+    if explain:
+        props["explanation"] = {"type": "string", "minLength": 1, "maxLength": caps.short}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def judge(answers: pd.DataFrame, items: pd.DataFrame, judges: Panel, *, explain: bool) -> pd.DataFrame:
+    """Ratings of every generated answer by every judge; ``judges``: name -> (engine, task per
+    type), each task built on :func:`judge_schema` with the same ``explain``. ``explanation``:
+    the judge's reason, empty when not asked or not parsed."""
     fields = _fields(answers, items)
     rows: list[dict[str, Any]] = []
     for name, (engine, tasks) in judges.items():
         for kind, group in fields.groupby("type", sort=True):
-            rows_in = [{**r, "instruction": r["question"]} for r in records(group)]
+            rows_in = [{**r, "instruction": r["question"], "explain": explain} for r in records(group)]
             for r, a in zip(rows_in, ask(engine, tasks[str(kind)], rows_in), strict=True):
                 parsed = a.result.parsed if a.ok else None
                 rows.append({"item_id": r["item_id"], "run": r["run"], "judge": name, "type": kind,
                              "rating": float(parsed["rating"]) if parsed else np.nan,
-                             "explanation": str(parsed["explanation"]) if parsed else "",
+                             "explanation": str(parsed.get("explanation", "")) if parsed else "",
                              **provenance(a)})  # fmt: skip
     return pd.DataFrame(rows)
 

@@ -23,7 +23,14 @@ import pandas as pd
 from curll.artifacts import atomic_path
 from curll.evaluate import analysis, plots
 from curll.evaluate.cl import write_matrix
-from curll.evaluate.intervals import Interval, Values, bootstrap, item_weights, single_item_strata
+from curll.evaluate.intervals import (
+    Interval,
+    Values,
+    bootstrap,
+    item_weights,
+    seed_weights,
+    single_item_strata,
+)
 from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
 from curll.schemas.evaluate import ORDERS
@@ -79,7 +86,9 @@ def build(
     bounds = _intervals(scores, "item_id", samples, seed, lambda rows: _judge_values(rows, all_kinds))
     _add_bounds(finals, bounds)
     rep = Report(metrics={"orders": finals})
-    rep.metrics["bootstrap"] = {"samples": samples, "seed": seed, "unit": "test item, within stage and type",
+    rep.metrics["bootstrap"] = {"samples": samples, "seed": seed,
+                                "unit": "test item (within stage and type) x training seed",
+                                "seeds": {"judge": _seeds(scores)},
                                 "single_item_strata": {"judge": _singles(scores, "item_id")}}  # fmt: skip
     rep.metrics["no_answer"] = {  # blank or looping answers: scored NO_ANSWER_SCORE, counted
         "score": NO_ANSWER_SCORE,
@@ -157,6 +166,7 @@ def _loss_section(
     _add_bounds(finals, bounds)
     rep.metrics["loss"] = finals
     rep.metrics["bootstrap"]["single_item_strata"]["loss"] = _singles(test, "record_id")
+    rep.metrics["bootstrap"]["seeds"]["loss"] = _seeds(test)
     rep.details["loss_series"] = {o: {k: vals["series"] for k, vals in by.items()} for o, by in full.items()}
     for order in full:
         for kind in all_kinds:
@@ -184,11 +194,17 @@ def _loss_values(rows: pd.DataFrame, kinds: list[str]) -> dict[str, float | None
 def _intervals(
     rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Callable[[pd.DataFrame], Values]
 ) -> dict[str, Interval]:
-    """Bootstrap intervals over ``item`` (strata: stage and type); none when ``samples`` is 0."""
+    """Bootstrap intervals over ``item`` (strata: stage and type) and over the training seeds of
+    ``rows``; none when ``samples`` is 0."""
     if not samples:
         return {}
     keys = rows[[item, "stage", "type"]].drop_duplicates(item).rename(columns={item: "item_id"})
-    return bootstrap(rows, item, item_weights(keys, samples, seed), compute)
+    weights = {item: item_weights(keys, samples, seed), "seed": seed_weights(_seeds(rows), samples, seed)}
+    return bootstrap(rows, weights, compute)
+
+
+def _seeds(rows: pd.DataFrame) -> list[int]:
+    return sorted(int(s) for s in rows["seed"].unique())
 
 
 def _singles(rows: pd.DataFrame, item: str) -> list[str]:

@@ -7,7 +7,9 @@ Contract of :func:`generate_shard`:
 - step 2 asks, for every accepted passage, one CQA request (``cqa_pairs`` pairs) and one
   CSQA request (``csqa_pairs`` pairs); a rejected passage gets no QA requests;
 - every answer passes :func:`curll.generate.tasks.engine_check` inside the engine (no empty
-  field, no copy of the prompt's own wording), else it is asked again, then rejected;
+  field, no copy of the prompt's own wording, and with ``checks`` none of verify's content
+  checks that a new attempt can fix: loops, short prompts, other languages), else it is asked
+  again, then rejected;
 - returns one :class:`~curll.schemas.GenerationSchema` row per request, rejects included,
   sorted by (task, stage, indicator_id, seed_id, parent_id) (:func:`sort_rows`: the merge
   reads shards as sorted streams, and every table after it is grouped by stage), with
@@ -28,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from curll.artifacts import empty_table, records
+from curll.config.verify import ContentChecks
 from curll.errors import CurllError
 from curll.generate.tasks import check, engine_check, quotable_text
 from curll.llm.engine import Engine
@@ -86,8 +89,7 @@ def generate_shard(
     shard: int,
     n: int,
     pairs: Mapping[str, int],
-    min_prompt_words: int = 1,
-    english: float = 0.0,
+    checks: ContentChecks | None = None,
 ) -> pd.DataFrame:
     mine = records(seeds.loc[[shard_of(s, n) == shard for s in seeds["seed_id"]]])
     rows: list[dict[str, Any]] = []
@@ -95,7 +97,7 @@ def generate_shard(
     for type_ in ("context", "ir"):
         batch = [s for s in mine if s["type"] == type_]
         engine.desc = f"shard {shard}/{n} {type_}"
-        checked = _checked(tasks[type_], type_, batch, (min_prompt_words, english))
+        checked = _checked(tasks[type_], type_, batch, checks)
         for seed, answer in zip(batch, ask(engine, checked, batch), strict=True):
             row = _row(type_, seed, "", answer)
             rows.append(row)
@@ -108,18 +110,18 @@ def generate_shard(
         engine.desc = f"shard {shard}/{n} {qa}"
         for (seed, ctx_id, _), answer in zip(
             contexts,
-            ask(engine, _checked(tasks[qa], qa, fields, (min_prompt_words, english)), fields),
+            ask(engine, _checked(tasks[qa], qa, fields, checks), fields),
             strict=True,
         ):
             rows.append(_row(qa, seed, ctx_id, answer))
     return sort_rows(pd.DataFrame(rows, columns=list(GenerationSchema.to_schema().columns)))
 
 
-def _checked(task: Task, name: str, rows: list[dict[str, Any]], form: tuple[int, float]) -> Task:
+def _checked(task: Task, name: str, rows: list[dict[str, Any]], checks: ContentChecks | None) -> Task:
     """``task`` with the engine check of :func:`curll.generate.tasks.engine_check`, told which
-    text each of these rows' requests may quote; ``form``: (min_prompt_words, english)."""
+    text each of these rows' requests may quote, and verify's content thresholds."""
     quotable = {prompt_hash(task.request(r)): quotable_text(r) for r in rows}
-    return replace(task, check=engine_check(name, quotable, min_prompt_words=form[0], english=form[1]))
+    return replace(task, check=engine_check(name, quotable, checks))
 
 
 def _row(task: str, seed: dict[str, Any], parent_id: str, answer: Answer) -> dict[str, Any]:

@@ -6,8 +6,10 @@ A passage may also have a ``minLength`` (``min_text_chars``), so a small model t
 stop after one sentence keeps writing.
 
 :func:`check` is the filter applied after schema validation: (keep, reason).
-:func:`engine_check` is the same test plus :func:`echo`, run inside the engine so a failed
-answer is asked again (next attempt, new seed) before it becomes a reject.
+:func:`engine_check` is the same test plus :func:`echo` and verify's content checks that a new
+attempt can fix (:func:`form`: loops, short prompts, other languages), run inside the engine so
+a failed answer is asked again (next attempt, new seed) before it becomes a reject, instead of
+being kept here and dropped by verify (with the questions made on its passage).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from curll.config.llm import MaxChars
+from curll.config.verify import ContentChecks
 from curll.lexicon import english_share
 from curll.llm.engine import Check
 from curll.llm.tasks import prompt_hash
 from curll.llm.types import ChatRequest
+from curll.verify.content import FIELDS, degenerate
 
 #: the list key and the (question, answer) keys of each QA task's JSON answer
 QA_KEYS = {
@@ -79,40 +83,52 @@ def echo(task: str, request: ChatRequest, parsed: dict[str, Any], quotable: str 
 QUOTABLE = ("skill", "subskill", "goal", "indicator", "template", "word", "context")
 
 
-def form(task: str, parsed: dict[str, Any], min_prompt_words: int, english: float) -> str | None:
-    """The reason an answer fails the cheap content checks that asking again can fix (verify's
-    ``short_prompt`` and ``not_english``, same thresholds), or None. A QA answer fails only when
-    none of its pairs passes (verify drops the bad pairs of a usable set)."""
+def form(task: str, parsed: dict[str, Any], checks: ContentChecks | None) -> str | None:
+    """The reason an answer fails a content check of verify's that asking again can fix, with
+    verify's thresholds (``checks``, None: none), or None: ``degenerate`` (a field that loops, a
+    reply that repeats its prompt), ``short_prompt``, ``not_english``. A QA answer fails only
+    when none of its pairs passes (verify drops the bad pairs of a usable set)."""
+    if checks is None:
+        return None
     if task in QA_KEYS:
         list_key, q, a = QA_KEYS[task]
-        units = [(str(p[q]), f"{p[q]} {p[a]}") for p in parsed[list_key]]
+        units = [(str(p[q]), str(p[a])) for p in parsed[list_key]]
     elif task == "ir":
-        units = [(str(parsed["instruction"]), f"{parsed['instruction']} {parsed['response']}")]
+        units = [(str(parsed["instruction"]), str(parsed["response"]))]
     else:
-        units = [("", str(parsed["generated_text"]))]
+        units = [(str(parsed["expanded_topic"]), str(parsed["generated_text"]))]
+    names, pair = FIELDS[task]
     reasons = []
-    for prompt, text in units:
-        if task != "context" and len(_WORD.findall(prompt.lower())) < min_prompt_words:
-            reasons.append(f"short_prompt: {prompt!r} has fewer than {min_prompt_words} words")
-        elif (share := english_share(text)) < english:
-            reasons.append(f"not_english: {share:.0%} of its words are English words (minimum {english:.0%})")
+    for prompt, reply in units:
+        looped = degenerate(dict(zip(names, (prompt, reply), strict=True)), n=checks.ngram,
+                            limit=checks.max_repeated, pair=pair)  # fmt: skip
+        text = reply if task == "context" else f"{prompt} {reply}"
+        if looped:
+            reasons.append(looped)
+        elif task != "context" and len(_WORD.findall(prompt.lower())) < checks.min_prompt_words:
+            reasons.append(f"short_prompt: {prompt!r} has fewer than {checks.min_prompt_words} words")
+        elif (share := english_share(text)) < checks.english:
+            reasons.append(
+                f"not_english: {share:.0%} of its words are English words (minimum {checks.english:.0%})"
+            )
         else:
             return None
     return reasons[0] if reasons else None
 
 
 def engine_check(
-    task: str, quotable: Mapping[str, str] | None = None, *, min_prompt_words: int = 1, english: float = 0.0
+    task: str, quotable: Mapping[str, str] | None = None, checks: ContentChecks | None = None
 ) -> Check:
     """:func:`check`, :func:`echo` and :func:`form` as an engine check: a failure is retried, then
-    rejected. ``quotable``: prompt hash -> the text that request may quote (:func:`quotable_text`)."""
+    rejected. ``quotable``: prompt hash -> the text that request may quote (:func:`quotable_text`);
+    ``checks``: verify's content thresholds for the profile (None: :func:`form` is skipped)."""
 
     def run(request: ChatRequest, parsed: Any) -> str | None:
         keep, why = check(task, parsed)
         if not keep:
             return why
         copied = echo(task, request, parsed, (quotable or {}).get(prompt_hash(request), ""))
-        return copied or form(task, parsed, min_prompt_words, english)
+        return copied or form(task, parsed, checks)
 
     return run
 

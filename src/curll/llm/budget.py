@@ -72,7 +72,7 @@ def tokens_needed(schema: dict[str, Any], chars_per_token: float) -> int:
 
 def task_schemas(params: Params) -> dict[str, dict[str, dict[str, Any]]]:
     """{profile name: {task: schema}} for every task the params send to a profile."""
-    from curll.evaluate.judge import rubric_schema
+    from curll.evaluate.judge import judge_schema, rubric_schema
     from curll.generate.tasks import task_schema
     from curll.skill_graph.edges import edge_schema, weight_schema
     from curll.split.units import rating_schema
@@ -93,7 +93,7 @@ def task_schemas(params: Params) -> dict[str, dict[str, dict[str, Any]]]:
     for judge in params.evaluate.judges:
         jcaps = params.llm.profiles[judge].max_chars
         tasks = out.setdefault(judge, {})
-        tasks["judge rating"] = rating_schema(jcaps)
+        tasks["judge rating"] = judge_schema(jcaps, explain=params.evaluate.explain)
         if params.evaluate.rubric.enabled:
             tasks["judge rubric"] = rubric_schema(jcaps)
     return out

@@ -156,6 +156,7 @@ class Engine:
                     reason = check(req, parsed)
                 if reason is not None and attempt + 1 < tries:
                     still.append(i)
+                    usage.retry(reason)
                     continue
                 results[i] = Result(
                     key=requests[i].key(model),

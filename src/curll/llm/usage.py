@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 
 @dataclass
 class Usage:
     """One run of one task. ``sent``: requests the backend answered (retries included; the
-    rest were cache hits); tokens count the backend's answers only, never cached ones."""
+    rest were cache hits); tokens count the backend's answers only, never cached ones.
+    ``retried``: the failed attempts behind the results, by the reason's first word (``invalid
+    JSON``, ``echo``, ``degenerate``...), cached attempts included (a rerun from the cache
+    shows the same tally as the run that asked)."""
 
     label: str  # the task (its prompt file's name), or the engine's desc
     desc: str
@@ -32,6 +35,11 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    retried: dict[str, int] = field(default_factory=dict)
+
+    def retry(self, reason: str) -> None:
+        head = reason.split(":", 1)[0]
+        self.retried[head] = self.retried.get(head, 0) + 1
 
     def line(self) -> str:
         """One line for people: ``generate: context: 40 requests (3 cached), 52 sent, 35 ok;
@@ -40,6 +48,11 @@ class Usage:
         return (
             f"{self.desc}: {self.label}: {self.requests} requests ({self.cached} cached), {self.sent} sent, "
             f"{self.ok} ok; {self.completion_tokens:,} tokens in {self.seconds:.0f} s ({rate:.0f}/s)"
+            + (
+                f"; retried: {', '.join(f'{k} {v}' for k, v in sorted(self.retried.items()))}"
+                if self.retried
+                else ""
+            )
         )
 
 

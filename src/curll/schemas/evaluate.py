@@ -51,6 +51,7 @@ class LossSchema(pa.DataFrameModel):
     type: Series[str] = pa.Field(isin=list(TEST_TYPES))
     run: Series[str] = pa.Field(str_length={"min_value": 1})
     order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
+    seed: Series[int]
     trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
     nll: Series[float] = pa.Field(ge=0, nullable=True)
     tokens: Series[int] = pa.Field(ge=0)
@@ -62,12 +63,14 @@ class LossSchema(pa.DataFrameModel):
 
 class AnswerSchema(Provenance):
     """``answers.parquet``: a trained model's answer to an item. run: the model's name
-    (``continual/0-1``; ``untrained``), trained_to: -1 for the untrained model; answer: empty
-    when rejected. The provenance ``model`` is the run name with a fingerprint of its weights."""
+    (``seed-42/continual/0-1``; ``seed-42/untrained``), seed: its ``train.seeds`` entry,
+    trained_to: -1 for the untrained model; answer: empty when rejected. The provenance
+    ``model`` is the run name with a fingerprint of its weights."""
 
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     run: Series[str] = pa.Field(str_length={"min_value": 1})
     order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
+    seed: Series[int]
     trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
     answer: Series[str]
     truncated: Series[bool]
@@ -120,6 +123,7 @@ class ScoreSchema(pa.DataFrameModel):
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     run: Series[str]
     order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
+    seed: Series[int]
     trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
     answer: Series[str]
     no_answer: Series[bool]

@@ -3,8 +3,7 @@
 :func:`save_hf` writes ``config.json`` (a ``LlamaConfig``), ``model.safetensors`` and the
 tokenizer files, atomically; ``AutoModelForCausalLM.from_pretrained`` then gives the same
 logits as our module (parameter names are HF's). :func:`load_hf` reads such a folder back
-into our module (the ``evaluate_loss`` stage scores the trained models with it);
-:func:`saved_models` lists the folders the train stage wrote.
+into our module (the ``evaluate_loss`` stage scores the trained models with it).
 """
 
 from __future__ import annotations
@@ -53,16 +52,6 @@ def save_hf(model: CausalLM, tokenizer: Any, out: str | Path) -> None:
         llama_config(model.config, tokenizer).save_pretrained(tmp)
         save_file(dict(sorted(state.items())), str(tmp / "model.safetensors"), metadata={"format": "pt"})
         tokenizer.save_pretrained(tmp)
-
-
-def saved_models(root: str | Path) -> list[tuple[str, str, int, Path]]:
-    """The model folders under ``root`` as the train stage lays them out,
-    ``<order>/<stages, e.g. 0-1-2>``: (run name ``order/stages``, order, the last stage trained,
-    folder), sorted by order and stages."""
-    folders = sorted(
-        (c.parent for c in Path(root).glob("*/*/config.json")), key=lambda f: (f.parent.name, f.name)
-    )
-    return [(f"{f.parent.name}/{f.name}", f.parent.name, int(f.name.split("-")[-1]), f) for f in folders]
 
 
 def load_hf(path: str | Path) -> CausalLM:

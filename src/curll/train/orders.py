@@ -5,15 +5,21 @@
 - continual: M_0-..-k starts from M_0-..-(k-1)'s final weights and trains on stage k (plus an
   optional replay sample of earlier stages); the first run starts from scratch.
 
-A run's ``name`` is ``<order>/<stages joined by "-">`` (``independent/2``, ``joint/0-1-2``,
-``continual/0-1-2``): the folder its model is saved under, and how evaluation tells models
-apart. ``trained_to`` is the last stage the model has seen.
+A run's ``name`` is ``seed-<seed>/<order>/<stages joined by "-">`` (``seed-42/independent/2``,
+``seed-42/joint/0-1-2``, ``seed-7/continual/0-1-2``): the folder its model is saved under
+(:func:`saved_models` reads the folders back), and how evaluation tells models apart. Every
+order is planned once per seed, and a continual run starts from the previous run of its own
+seed. ``trained_to`` is the last stage the model has seen.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+from curll.schemas.evaluate import UNTRAINED
 
 Order = Literal["independent", "joint", "continual"]
 
@@ -22,6 +28,7 @@ Order = Literal["independent", "joint", "continual"]
 class Run:
     name: str
     order: Order
+    seed: int  # the model's initial weights and its data order
     data_stages: tuple[int, ...]  # stages whose train rows this run trains on
     replay_stages: tuple[int, ...]  # earlier stages sampled for replay (continual only)
     init_from: str | None  # the run whose final weights this one starts from
@@ -31,17 +38,55 @@ class Run:
         return self.data_stages[-1]
 
 
-def plan(order: Order, stages: tuple[int, ...], *, replay: float = 0.0) -> list[Run]:
+#: the first part of a seed's run names (and its folder of models): seed-42
+SEED_PREFIX = "seed-"
+
+
+def seed_prefix(seed: int) -> str:
+    return f"{SEED_PREFIX}{seed}"
+
+
+def plan(order: Order, stages: tuple[int, ...], *, seed: int, replay: float = 0.0) -> list[Run]:
     runs: list[Run] = []
+    top = seed_prefix(seed)
     for i, k in enumerate(stages):
         seen = stages[: i + 1]
         label = "-".join(map(str, seen))
         if order == "independent":
-            runs.append(Run(f"independent/{k}", order, (k,), (), None))
+            runs.append(Run(f"{top}/independent/{k}", order, seed, (k,), (), None))
         elif order == "joint":
-            runs.append(Run(f"joint/{label}", order, seen, (), None))
+            runs.append(Run(f"{top}/joint/{label}", order, seed, seen, (), None))
         else:
             prev = runs[-1].name if runs else None
             replays = stages[:i] if replay > 0 else ()
-            runs.append(Run(f"continual/{label}", order, (k,), replays, prev))
+            runs.append(Run(f"{top}/continual/{label}", order, seed, (k,), replays, prev))
     return runs
+
+
+class SavedModel(NamedTuple):
+    """A model the evaluate stages score: a folder the train stage wrote, or an untrained model."""
+
+    name: str  # the run: seed-42/continual/0-1, seed-42/untrained
+    order: str  # independent | joint | continual | untrained
+    trained_to: int  # the last stage trained; -1 untrained
+    seed: int
+    folder: Path
+
+
+def saved_models(root: str | Path, seeds: Sequence[int] | None = None) -> list[SavedModel]:
+    """The model folders under ``root`` as the train stage lays them out,
+    ``seed-<seed>/<order>/<stages, e.g. 0-1-2>``, sorted by seed, order and stages; ``seeds``:
+    only the models of these seeds."""
+    found = []
+    for config in Path(root).glob(f"{SEED_PREFIX}*/*/*/config.json"):
+        f = config.parent
+        seed = int(f.parent.parent.name.removeprefix(SEED_PREFIX))
+        if seeds is None or seed in seeds:
+            found.append(SavedModel(f"{f.parent.parent.name}/{f.parent.name}/{f.name}", f.parent.name,
+                                    int(f.name.split("-")[-1]), seed, f))  # fmt: skip
+    return sorted(found, key=lambda m: (m.seed, m.order, m.folder.name))
+
+
+def untrained(seed: int, folder: Path) -> SavedModel:
+    """The entry of an untrained model of ``seed`` (the caller saves it at ``folder``)."""
+    return SavedModel(f"{seed_prefix(seed)}/{UNTRAINED}", UNTRAINED, -1, seed, folder)

@@ -1,12 +1,13 @@
 """Run a training order: data per run, init (scratch or previous run), train, save, metrics.
 
 Contract of :func:`run_order`: for each run of :func:`curll.train.orders.plan` (for every
-order in ``train.order``) it packs the train records of the run's stages (documents shuffled
-with the seed, so a joint run mixes its stages), builds the model (``torch.manual_seed(seed)``
-then the preset, or the previous run's final weights for continual), trains it
-(:func:`curll.train.trainer.train`, checkpoints under ``<out.checkpoints>/<key>/<run name>.pt``
-with the key of :func:`checkpoint_key`), and saves it in Hugging Face format under
-``models/<run name>``. Returns per-run metrics and the per-step log. Under DDP every rank calls
+seed in ``train.seeds`` and every order in ``train.order``) it packs the train records of the
+run's stages (documents shuffled with the run's seed, so a joint run mixes its stages), builds
+the model (``torch.manual_seed(seed)`` then the preset, or the previous run's final weights for
+continual), trains it (:func:`curll.train.trainer.train`, batches drawn with the run's seed,
+checkpoints under ``<out.checkpoints>/<key>/<run name>.pt`` with the key of
+:func:`checkpoint_key`), and saves it in Hugging Face format under ``models/<run name>``
+(``models/seed-42/continual/0-1``). Returns per-run metrics and the per-step log. Under DDP every rank calls
 it; only rank 0 writes checkpoints and models, and the others wait for it before the next run.
 """
 
@@ -27,18 +28,19 @@ from curll.errors import CurllError
 from curll.train import distributed
 from curll.train.data import CUT, Doc, Packed, encode, pack
 from curll.train.hf import save_hf
-from curll.train.model import CausalLM, preset
+from curll.train.model import CausalLM, from_seed, preset
 from curll.train.orders import Run, plan
 from curll.train.records import RecordFile
 from curll.train.trainer import Settings, eval_loss, train
 
 
-def settings(p: TrainParams) -> Settings:
+def settings(p: TrainParams, seed: int | None = None) -> Settings:
+    """The trainer's settings; ``seed``: the run's (default: the first of ``train.seeds``)."""
     cuda = torch.cuda.is_available()
     device = "cuda" if p.device == "cuda" or (p.device == "auto" and cuda) else "cpu"
     bf16 = p.dtype == "bf16" or (p.dtype == "auto" and device == "cuda" and torch.cuda.is_bf16_supported())
     return Settings(
-        batch=p.batch, micro_batch=p.micro_batch, epochs=p.epochs, seed=p.seed,
+        batch=p.batch, micro_batch=p.micro_batch, epochs=p.epochs, seed=p.seeds[0] if seed is None else seed,
         checkpoint_every=p.checkpoint_every, log_every=p.log_every, optim=p.optim,
         device=device, dtype=torch.bfloat16 if bf16 else torch.float32, compile=p.compile,
         loss_chunk=p.loss_chunk,
@@ -71,10 +73,11 @@ def code_digest() -> str:
 def checkpoint_key(records: RecordFile, tok: Any, p: TrainParams) -> str:
     """16 hex digits of the params, the train records (ids and messages), the tokenizer and the
     training code: a killed run resumes from checkpoints under this key, and any change (a
-    fixed bug in the trainer included) starts afresh."""
+    fixed bug in the trainer included) starts afresh. ``seeds`` is left out: a run's name holds
+    its seed, so adding a seed keeps the checkpoints of the others."""
     backend = getattr(tok, "backend_tokenizer", None)  # a fast tokenizer: vocabulary and merges
     vocab = backend.to_str() if backend is not None else json.dumps(tok.get_vocab(), sort_keys=True)
-    digest = hashlib.sha256(json.dumps(p.model_dump(mode="json"), sort_keys=True).encode())
+    digest = hashlib.sha256(json.dumps(p.model_dump(mode="json", exclude={"seeds"}), sort_keys=True).encode())
     digest.update(records.digest().encode())
     digest.update(vocab.encode())
     digest.update(code_digest().encode())
@@ -109,8 +112,8 @@ def _pack(records: RecordFile, picked: pd.DataFrame, order: np.ndarray, p: Train
 
 def pack_run(records: RecordFile, run: Run, p: TrainParams, tok: Any) -> Packed:
     """The run's training data: the records of its stages (plus, for a continual run with
-    replay, a seeded sample of the earlier stages'), shuffled with the seed."""
-    rng = np.random.default_rng(p.seed)
+    replay, a seeded sample of the earlier stages'), shuffled with the run's seed."""
+    rng = np.random.default_rng(run.seed)
     meta = records.meta
     own = meta[meta["stage"].isin(run.data_stages)]
     if run.replay_stages:
@@ -157,11 +160,11 @@ def run_order(
     ``val_loss_untrained``: nats per trained token on the run's own stages, or on all stages
     when its own have no validation record: ``val_scope``). Returns
     (metrics by run, step log)."""
-    s = settings(p)
     models, ckpts = Path(p.out.models), Path(p.out.checkpoints) / checkpoint_key(records, tok, p)
     metrics: dict[str, Any] = {}
     log: list[dict[str, Any]] = []
-    todo = [r for order in p.orders for r in plan(order, p.stages, replay=p.continual.replay)]
+    todo = [r for seed in p.seeds for order in p.orders
+            for r in plan(order, p.stages, seed=seed, replay=p.continual.replay)]  # fmt: skip
     finished = Finished(todo, carry=p.continual.optimizer == "carry")
     for run in todo:
         data = pack_run(records, run, p, tok)
@@ -171,8 +174,8 @@ def run_order(
                 f"{p.context} tokens, even with its passage cut; raise train.context",
                 field="train.context",
             )
-        torch.manual_seed(p.seed)
-        model = CausalLM(preset(p.preset, vocab_size=len(tok)), p.init)
+        s = settings(p, run.seed)
+        model = from_seed(preset(p.preset, vocab_size=len(tok)), p.init, run.seed)
         opt_state = None
         if run.init_from is not None:
             weights, opt_state = finished.take(run.init_from)
@@ -188,8 +191,7 @@ def run_order(
         held: dict[str, Any] = {}
         if validation is not None and len(validation):
             val, scope = _held_out(validation, run, p, tok)
-            torch.manual_seed(p.seed)
-            untrained = CausalLM(preset(p.preset, vocab_size=len(tok)), p.init)
+            untrained = from_seed(preset(p.preset, vocab_size=len(tok)), p.init, run.seed)
             held = {
                 "val_loss": eval_loss(
                     model, val, device=s.device, micro_batch=s.micro_batch, loss_chunk=s.loss_chunk
@@ -202,7 +204,7 @@ def run_order(
             }
         flops = model.config.train_flops(model.num_parameters(), p.context, out.tokens, out.trained)
         metrics[run.name] = {
-            "trained_to": run.trained_to, "steps": out.steps, "tokens": out.tokens,
+            "seed": run.seed, "trained_to": run.trained_to, "steps": out.steps, "tokens": out.tokens,
             "tokens_per_s": round(out.tokens_per_s, 1), "final_loss": final, **held,
             "parameters": model.num_parameters(), **data.stats(),
             "records_per_step": round(p.batch * data.stats()["documents_per_row"], 1),
