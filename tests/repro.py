@@ -33,7 +33,7 @@ def shrink(params: dict[str, Any]) -> dict[str, Any]:
     params["seeds"]["per_indicator"] = {"context": 2, "ir": 2}  # an IR unit for test, one for train
     params["verify"]["readability"]["sample"] = 20
     params["verify_encoder"]["pca_dims"] = 32
-    params["split"].update(test_per_indicator=1, val_per_indicator=0, max_holdout=1.0)  # 1-2 units per indicator: no cap
+    params["split"].update(test_per_indicator=1, val_per_indicator=0, max_holdout=1.0)  # 1-2 units: no cap
     params["tokenizer"]["vocab_size"] = 400
     params["train"].update(stages=[0, 1], context=128, batch=4, micro_batch=2, seeds=[42, 43])
     params["evaluate"]["judge_seeds"] = 1  # the second seed's models: the loss only
