@@ -23,7 +23,7 @@ def loss_matrix(losses: pd.DataFrame, order: str, kind: str, *, value: str = "me
     """trained_to x test stage of ``order``'s models from a LossSchema table (one split);
     ``kind``: a type or ``all``. ``value``: ``mean`` NLL per answer token (token-weighted; each
     record also weighted by a column ``w`` if there is one), or
-    ``n``, the records scored in the cell. Empty cells: NaN (``n`` 0)."""
+    ``n``, the (record, model) rows scored in the cell: records x seeds. Empty cells: NaN (``n`` 0)."""
     scored = losses[losses["tokens"] > 0]
     typed = scored if kind == "all" else scored[scored["type"] == kind]
     own = typed[typed["order"] == order]

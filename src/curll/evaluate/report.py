@@ -173,7 +173,8 @@ def _loss_section(
             j, n = mats[(order, kind)], loss_matrix(test, order, kind, value="n")
             lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}")
             if kind == "all":
-                name = f"{order}: loss, nats per answer token, lower is better [95% interval] (n: records)"
+                name = (f"{order}: loss, nats per answer token, lower is better [95% interval] "
+                        f"(n: records x seeds)")  # fmt: skip
                 rep.tables[name] = _with_n(j, n, lo, hi)
                 rep.figures[f"{order}: loss"] = plots.heatmap(
                     j, f"{order}: NLL per answer token (all types)", figs / f"loss_heatmap_{order}.png",
