@@ -11,6 +11,7 @@ from curll.prompts import load_prompt
 
 ROOT = Path(__file__).resolve().parents[1]
 ROW = {
+    "explain": True,
     "indicator_id": "0123456789abcdef",
     "seed_id": "fedcba9876543210",
     "stage": 2,

@@ -49,7 +49,10 @@ def templates(ind: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.fixture
 def p():
-    return load_params(ROOT / "params.yaml").seeds
+    seeds = load_params(ROOT / "params.yaml").seeds  # 4 of each: the test vocabulary has few words
+    return seeds.model_copy(
+        update={"per_indicator": seeds.per_indicator.model_copy(update={"context": 4, "ir": 4})}
+    )
 
 
 def test_sample_mode_counts_and_validity(p):

@@ -155,7 +155,7 @@ def test_without_explain_the_judge_is_asked_for_the_rating_alone(items):
     asked: list[str] = []
 
     def rater(req):
-        asked.append(req.messages[0].content)
+        asked.append(req.messages[-1].content)
         return {"rating": 3}
 
     ratings = judge(answers(items), items, {"a": (engine(rater)[0], tasks(explain=False))}, explain=False)
@@ -165,7 +165,7 @@ def test_without_explain_the_judge_is_asked_for_the_rating_alone(items):
     with_reason: list[str] = []
 
     def explainer(req):
-        with_reason.append(req.messages[0].content)
+        with_reason.append(req.messages[-1].content)
         return {"rating": 3}  # no reason: breaks the schema that asks for one
 
     failed = judge(answers(items), items, {"a": (engine(explainer, attempts=1)[0], tasks())}, explain=True)

@@ -89,7 +89,7 @@ def test_holdout_cap_leaves_small_groups_units_to_train():
 def test_passage_and_its_questions_never_straddle_splits():
     tables = dataset()
     units = build_units(tables)
-    paper = load_params().split.model_copy(update={"seed": 3, "max_holdout": 1.0})
+    paper = load_params().split.model_copy(update={"seed": 3, "max_holdout": 1.0, "test_per_indicator": 1})
     placed, _ = select(units, ratings_of(units), paper)
     validate(placed, UnitSchema, source="units")
     records = build_records(tables, placed, inst.indicators(["i0", "i1"]), system="Be kind.")

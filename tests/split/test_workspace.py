@@ -40,7 +40,9 @@ def test_unit_texts_contamination_and_records_equal_the_in_memory_ones():
         ].tolist()
         ratings = ratings_of(units)
         ratings["rating"] = [5 if u == inst.hx("r0") else 2 for u in ratings["unit_id"]]
-        p = load_params().split.model_copy(update={"val_per_indicator": 0, "max_holdout": 1.0})
+        p = load_params().split.model_copy(
+            update={"test_per_indicator": 1, "val_per_indicator": 0, "max_holdout": 1.0}
+        )
         placed, rejects = select(units, ratings, p)
         streamed, streamed_rejects = select(index, ratings, p, content=ws.content)
         pd.testing.assert_frame_equal(streamed, placed)
