@@ -37,11 +37,10 @@ def _tokenizer(params: Params) -> Any:
     return AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
 
 
-def _untrained(params: Params, seed: int, folder: Path) -> SavedModel:
+def _untrained(params: Params, tok: Any, seed: int, folder: Path) -> SavedModel:
     from curll.train.hf import save_hf
     from curll.train.model import from_seed, preset
 
-    tok = _tokenizer(params)
     cfg = preset(params.train.preset, vocab_size=len(tok))
     save_hf(from_seed(cfg, params.train.init, seed), tok, folder)
     return untrained(seed, folder)
@@ -54,7 +53,8 @@ def run(params: Params) -> None:
     items = build_items(records, indicators, p.types, max_per_type=p.max_per_type, seed=p.seed)
     if items.empty:
         raise CurllError("no test items of the evaluated types", file=params.split.out.records, field="split")
-    items = drop_unfit(items, _tokenizer(params), p.infer.prompt_tokens)
+    tok = _tokenizer(params)
+    items = drop_unfit(items, tok, p.infer.prompt_tokens)
     asked = items[items["dropped"] == ""]
     if len(asked) < len(items):
         by = Counter(f"stage {r['stage']} {r['type']}" for r in records_of(items[items["dropped"] != ""]))
@@ -73,7 +73,7 @@ def run(params: Params) -> None:
     if p.untrained:
         for seed in seeds:
             with tempfile.TemporaryDirectory() as tmp:
-                model = _untrained(params, seed, Path(tmp) / UNTRAINED)
+                model = _untrained(params, tok, seed, Path(tmp) / UNTRAINED)
                 parts.append(answer(model, asked, p.infer, params.llm.cache))
     answers = pd.concat(parts, ignore_index=True)
     write_tables([(items, p.out.items, ItemSchema), (answers, p.out.answers, AnswerSchema)])
