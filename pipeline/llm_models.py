@@ -1,6 +1,6 @@
 """DVC stage ``llm_models``: build the local LLMs that the profiles in use name.
 
-Reads ``params.llm_models`` and the profiles of ``llm.use`` and ``evaluate.judges``. Every
+Reads ``params.llm_models`` and the profiles of ``llm.use``, ``split.rater`` and ``evaluate.judges``. Every
 ``transformers`` profile whose ``model`` is an ``llm_models.builtin`` name gets that model
 built into ``out.dir/<name>`` (a random tiny Llama, or a GGUF file converted with its own
 tokenizer); nothing else is built, so a run on llama.cpp, a server or a hub model builds

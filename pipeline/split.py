@@ -60,8 +60,9 @@ def run(params: Params) -> None:
         sample = sample.assign(
             content=[ws.content(u, t) for u, t in zip(sample["unit_id"], sample["type"], strict=True)]
         )
-        task = make_task(params.llm, p.prompt, rating_schema(params.llm.profile.max_chars))
-        with engine_from_params(params.llm, models=params.llm_models, desc="split: rate") as engine:
+        llm = params.rater  # split.rater's profile, or llm.use's
+        task = make_task(llm, p.prompt, rating_schema(llm.profile.max_chars))
+        with engine_from_params(llm, models=params.llm_models, desc="split: rate") as engine:
             ratings = rate(sample, indicators, engine, task)
         placed, rejects = select(units, ratings, p, content=ws.content)
         kept = placed[~placed["contaminated"]]

@@ -81,6 +81,18 @@ def test_repo_params_load_frozen(good):
             r"\(9\) is more than the 3 train.seeds",
         ),
         (lambda d: d["split"]["decontamination"].update(ngrams=8), "split.decontamination.ngrams", "unknown"),
+        (  # a task name that no prompt file has would change nothing: refused
+            lambda d: d["llm"]["profiles"]["embedded"].update(
+                task_sampling={"contxt": {"frequency_penalty": 0.5}}
+            ),
+            "llm.profiles.embedded.task_sampling.contxt",
+            r"no task is named 'contxt'; tasks: \['context', 'cqa'",
+        ),
+        (  # length and seed stay the profile's (the caps check reads them)
+            lambda d: d["llm"]["profiles"]["embedded"].update(task_sampling={"context": {"max_tokens": 9}}),
+            "llm.profiles.embedded.task_sampling.context.max_tokens",
+            "unknown key",
+        ),
         (  # test prompts past the trained context (896 + 128 against 256 was the old default)
             lambda d: d["train"].update(context=256),
             "evaluate.infer.prompt_tokens",
@@ -95,6 +107,24 @@ def test_bad_params_name_the_key(good, mutate, key, message):
         parse_params(data, source="params.yaml")
     assert err.value.field == key
     assert err.value.file == "params.yaml"
+
+
+def test_task_sampling_changes_only_its_own_tasks(good):
+    data = copy.deepcopy(good)
+    data["llm"]["profiles"]["embedded"]["task_sampling"] = {
+        "ir": {"frequency_penalty": 0.5, "temperature": 1.0}
+    }
+    profile = parse_params(data, source="params.yaml").llm.profiles["embedded"]
+    base = profile.sampling.to_sampling()
+    ir = profile.sampling_for("ir")
+    assert (ir.frequency_penalty, ir.temperature) == (0.5, 1.0)
+    assert (ir.top_p, ir.max_tokens, ir.seed, ir.presence_penalty) == (
+        base.top_p,
+        base.max_tokens,
+        base.seed,
+        0.0,
+    )
+    assert profile.sampling_for("cqa") == base
 
 
 def test_passage_length_range_follows_the_llm_profile():
@@ -158,6 +188,22 @@ def test_judges_are_checked_against_their_own_budget(good):
     with pytest.raises(CurllError, match="judge rating") as err:
         checked(data)
     assert err.value.field == "llm.profiles.embedded.max_chars"
+
+
+def test_the_rater_is_a_profile_in_use_checked_against_its_own_budget(good):
+    data = copy.deepcopy(good)
+    data["llm"]["use"] = "embedded"
+    data["split"]["rater"] = "nope"
+    with pytest.raises(CurllError, match=r"split\.rater 'nope' is not one of llm\.profiles"):
+        parse_params(data, source="params.yaml")
+    data["split"]["rater"] = "smollm2-torch"
+    params = parse_params(data, source="params.yaml")
+    assert params.rater.use == "smollm2-torch"
+    assert "smollm2-torch" in params.profiles_in_use()
+    data["llm"]["profiles"]["smollm2-torch"]["sampling"]["max_tokens"] = 20
+    with pytest.raises(CurllError, match="quality rating") as err:
+        checked(data)
+    assert err.value.field == "llm.profiles.smollm2-torch.max_chars"
 
 
 def test_a_key_given_twice_is_refused_naming_it_and_both_rows(tmp_path):

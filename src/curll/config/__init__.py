@@ -61,11 +61,20 @@ class Params(Section):
         unknown = [j for j in self.evaluate.judges if j not in self.llm.profiles]
         if unknown:
             raise ValueError(f"evaluate.judges {unknown} are not llm.profiles: {sorted(self.llm.profiles)}")
+        if self.split.rater is not None and self.split.rater not in self.llm.profiles:
+            raise ValueError(
+                f"split.rater '{self.split.rater}' is not one of llm.profiles: {sorted(self.llm.profiles)}"
+            )
         return self
 
+    @property
+    def rater(self) -> LLMParams:
+        """``llm`` with the profile that rates split's units in use (``split.rater``, else ``llm.use``)."""
+        return self.llm if self.split.rater is None else self.llm.model_copy(update={"use": self.split.rater})
+
     def profiles_in_use(self) -> list[str]:
-        """``llm.use`` and the judges, in that order, without repeats."""
-        return list(dict.fromkeys([self.llm.use, *self.evaluate.judges]))
+        """``llm.use``, split's rater and the judges, in that order, without repeats."""
+        return list(dict.fromkeys([self.llm.use, self.rater.use, *self.evaluate.judges]))
 
     def local_models(self) -> dict[str, list[str]]:
         """{``llm_models.builtin`` name: profiles in use that name it}: what the llm_models stage builds."""
@@ -94,7 +103,9 @@ def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
         params = Params.model_validate(data)
     except ValidationError as exc:
         raise _to_curll_error(exc, source) from None
-    raise_problems(_context_problems(params) + _seed_problems(params), source)
+    raise_problems(
+        _context_problems(params) + _seed_problems(params) + _task_sampling_problems(params), source
+    )
     return params
 
 
@@ -126,6 +137,26 @@ def _seed_problems(params: Params) -> list[tuple[str, str]]:
     if judged <= trained:
         return []
     return [("evaluate.judge_seeds", f"judge_seeds ({judged}) is more than the {trained} train.seeds")]
+
+
+def prompt_names(params: Params) -> set[str]:
+    """The task names ``task_sampling`` may use: the stems of every prompt file the params name."""
+    g, e = params.generate.prompts, params.evaluate
+    graph = params.skill_graph.prompts
+    paths = [g.context, g.ir, g.cqa, g.csqa, graph.edge, graph.weight, params.templates.prompt,
+             params.split.prompt, *e.prompts.values(), e.rubric.prompt]  # fmt: skip
+    return {Path(p).stem for p in paths}
+
+
+def _task_sampling_problems(params: Params) -> list[tuple[str, str]]:
+    """A profile's ``task_sampling`` must name tasks the params have (a typo would change nothing)."""
+    known = prompt_names(params)
+    return [
+        (f"llm.profiles.{name}.task_sampling.{task}", f"no task is named {task!r}; tasks: {sorted(known)}")
+        for name, profile in params.llm.profiles.items()
+        for task in profile.task_sampling
+        if task not in known
+    ]
 
 
 def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:

@@ -8,7 +8,8 @@ against its backend's own model (a ``transformers`` profile rejects ``base_url``
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import dataclasses
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
@@ -41,6 +42,17 @@ class SamplingParams(Section):
         )
 
 
+class TaskSampling(Section):
+    """Changes to a profile's ``sampling`` for one task's requests (``task_sampling``); a key
+    left out keeps the profile's value. Length and seed are the profile's for every task (the
+    caps check reads them)."""
+
+    temperature: Annotated[Number, Field(ge=0, le=2)] | None = None
+    top_p: Annotated[Number, Field(gt=0, le=1)] | None = None
+    presence_penalty: Annotated[Number, Field(ge=-2, le=2)] | None = None
+    frequency_penalty: Annotated[Number, Field(ge=-2, le=2)] | None = None
+
+
 class MaxChars(Section):
     """Caps on generated JSON string fields (schema ``maxLength``), in characters.
 
@@ -62,6 +74,19 @@ class _Profile(Section):
     chars_per_token: Annotated[Number, Field(ge=1, le=10)] = Field(
         default=3.5, description="characters per token assumed when caps are checked against max_tokens"
     )
+    task_sampling: dict[str, TaskSampling] = Field(
+        default_factory=dict,
+        description="task (its prompt file's stem, e.g. context) -> changes to `sampling` for that task",
+    )
+
+    def sampling_for(self, task: str) -> Sampling:
+        """The sampling of ``task``'s requests: ``sampling`` with the task's changes, if any."""
+        base = self.sampling.to_sampling()
+        change = self.task_sampling.get(task)
+        if change is None:
+            return base
+        changed: dict[str, Any] = {k: float(v) for k, v in change.model_dump(exclude_none=True).items()}
+        return dataclasses.replace(base, **changed)
 
 
 class TransformersProfile(_Profile):

@@ -2,7 +2,7 @@
 
 A profile's ``model`` may be one of ``llm_models.builtin``'s names; the ``llm_models``
 stage then builds that model into ``out.dir/<name>`` (a Hugging Face folder) before any
-LLM stage runs. Only models the params use (``llm.use`` and ``evaluate.judges``) are built.
+LLM stage runs. Only models the params use (``llm.use``, ``split.rater`` and ``evaluate.judges``) are built.
 
 - ``kind: random``: a tiny random-weight Llama with a byte-level BPE tokenizer trained
   on ``corpus``. Its text is meaningless; tests and CI use it because it costs nothing.

@@ -160,6 +160,9 @@ class SplitParams(Section):
     rate_per_indicator: Positive = Field(
         default=100, description="units rated per stage, indicator and type (a seeded sample; paper: 100)"
     )
+    rater: StrictStr | None = Field(
+        default=None, description="the llm.profiles name that rates the units (null: llm.use)"
+    )
     seed: int
     system_prompt: StrictStr
     decontamination: Decontamination

@@ -87,9 +87,10 @@ def task_schemas(params: Params) -> dict[str, dict[str, dict[str, Any]]]:
             **{t: task_schema(t, caps, n_pairs=pairs.get(t, 0)) for t in ("context", "ir", "cqa", "csqa")},
             "edge": edge_schema("0" * 16, "f" * 16, caps),
             "edge weight": weight_schema(caps),
-            "quality rating": rating_schema(caps),
         }
     }
+    rater = params.rater  # split's rater: llm.use's profile unless split.rater names another
+    out.setdefault(rater.use, {})["quality rating"] = rating_schema(rater.profile.max_chars)
     for judge in params.evaluate.judges:
         jcaps = params.llm.profiles[judge].max_chars
         tasks = out.setdefault(judge, {})

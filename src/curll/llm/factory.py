@@ -102,5 +102,7 @@ def engine_from_params(
 
 
 def make_task(llm: LLMParams, prompt: str | Path, schema: dict[str, Any]) -> Task:
-    """A task for ``prompt`` answered under ``schema`` with the profile's sampling."""
-    return Task(load_prompt(prompt), schema, llm.profile.sampling.to_sampling())
+    """A task for ``prompt`` answered under ``schema`` with the profile's sampling for it (the
+    profile's ``task_sampling`` entry named by the prompt file's stem, if any)."""
+    loaded = load_prompt(prompt)
+    return Task(loaded, schema, llm.profile.sampling_for(loaded.path.stem))
