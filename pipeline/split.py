@@ -32,7 +32,7 @@ from curll.schemas import (
 )
 from curll.split.core import RecordCounts, record_counts, require_records, select, split_stats
 from curll.split.records import indicator_info, record_frame
-from curll.split.units import rate, rated_sample, rating_schema, unit_index
+from curll.split.units import rate, rated_sample, rating_schema, records_made, unit_index
 from curll.split.workspace import Workspace
 from curll.streaming import iter_table, write_table_streams
 from pipeline.report import say
@@ -64,7 +64,11 @@ def run(params: Params) -> None:
         task = make_task(llm, p.prompt, rating_schema(llm.profile.max_chars))
         with engine_from_params(llm, models=params.llm_models, desc="split: rate") as engine:
             ratings = rate(sample, indicators, engine, task)
-        placed, rejects = select(units, ratings, p, content=ws.content)
+        made = None
+        if p.min_test_records:  # what each unit makes, for split.min_test_records
+            pairs = {k: iter_table(*tables[k], columns=["context_id"]) for k in ("cqa", "csqa")}
+            made = records_made(units, {k: (c["context_id"] for c in chunks) for k, chunks in pairs.items()})
+        placed, rejects = select(units, ratings, p, content=ws.content, records=made)
         kept = placed[~placed["contaminated"]]
         split_of = dict(zip(kept["unit_id"], kept["split"], strict=True))
         info = indicator_info(indicators)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pandas as pd
 import pytest
@@ -17,7 +18,7 @@ from curll.split.assign import assign
 from curll.split.core import select
 from curll.split.decontam import contaminated, ngrams
 from curll.split.records import build_records
-from curll.split.units import build_units, rate, rated_sample, rating_schema
+from curll.split.units import build_units, rate, rated_sample, rating_schema, records_made
 from tests import instances as inst
 from tests.fakes import engine
 from tests.verify.conftest import PASSAGES
@@ -84,6 +85,44 @@ def test_holdout_cap_leaves_small_groups_units_to_train():
         group = r[r["indicator_id"] == r["indicator_id"].iloc[0]].head(n)
         assert assign(group, test=1, val=1, seed=0, max_holdout=0.5)["split"].tolist() == expected
     assert assign(r, test=1, val=1, seed=0)["split"].value_counts()["validation"] == 2  # paper: no cap
+
+
+def test_short_stages_get_more_test_units_best_rated_first_keeping_train():
+    tables = dataset(n_ctx=8, n_ir=6)  # stage 0; i0 and i1 have 4 passages (2 CQA, 1 CSQA each) and 3 IR
+    units = build_units(tables)
+    qa = {k: [tables[k]["context_id"]] for k in ("cqa", "csqa")}
+    made = records_made(units, qa)
+    assert made[inst.hx("c0")] == {"context": 1, "cqa": 2, "csqa": 1} and made[inst.hx("r0")] == {"ir": 1}
+    r = ratings_of(units)
+    r.loc[r["unit_id"] == inst.hx("c7"), "rating"] = 5  # i1's test pick
+    r.loc[r["unit_id"] == inst.hx("c5"), "rating"] = 4  # i1's best train passage
+    p = load_params().split.model_copy(
+        update={"test_per_indicator": 1, "val_per_indicator": 0, "max_holdout": 1.0}
+    )
+    base, _ = select(units, r, p)  # no counts given: nothing moves
+    assert not base["topped_up"].any()
+    assert base.groupby("type")["split"].apply(lambda s: (s == "test").sum()).to_dict() == {
+        "context": 2,
+        "ir": 2,
+    }
+    for need, passages, irs in ((3, 3, 3), (5, 5, 4), (99, 6, 4)):
+        placed, _ = select(units, r, p.model_copy(update={"min_test_records": need}), records=made)
+        validate(placed, UnitSchema, source="units")
+        test = placed[placed["split"] == "test"]
+        got = sum((made[u] for u in test["unit_id"]), Counter())
+        assert (len(test[test["type"] == "context"]), len(test[test["type"] == "ir"])) == (passages, irs), (
+            need
+        )
+        assert all(got[t] >= min(need, most) for t, most in (("cqa", 12), ("ir", 4)))
+        assert set(test["unit_id"]) >= set(base.loc[base["split"] == "test", "unit_id"])  # the picks stay
+        assert (
+            test["topped_up"] == ~test["unit_id"].isin(base.loc[base["split"] == "test", "unit_id"])
+        ).all()
+        # every indicator keeps a train unit of each type
+        train = placed[placed["split"] == "train"]
+        assert len(train.groupby(["indicator_id", "type"])) == 4, need
+    placed, _ = select(units, r, p.model_copy(update={"min_test_records": 5}), records=made)
+    assert placed.set_index("unit_id").at[inst.hx("c5"), "topped_up"]  # best-rated first
 
 
 def test_passage_and_its_questions_never_straddle_splits():

@@ -160,6 +160,10 @@ class SplitParams(Section):
     rate_per_indicator: Positive = Field(
         default=100, description="units rated per stage, indicator and type (a seeded sample; paper: 100)"
     )
+    min_test_records: Count = Field(
+        default=0,
+        description="least test records per stage and type; short stages get more test units (0: off)",
+    )
     rater: StrictStr | None = Field(
         default=None, description="the llm.profiles name that rates the units (null: llm.use)"
     )

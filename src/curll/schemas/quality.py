@@ -69,6 +69,8 @@ class UnitSchema(pa.DataFrameModel):
     rating: the LLM's 1-5, 0 when its request failed, -1 for a unit outside the rated sample
     (``split.rate_per_indicator``), which always goes to train.
     contaminated: a train unit dropped by decontamination (its split stays ``train``).
+    topped_up: a unit moved from train to test so its stage has ``split.min_test_records`` test
+    records of a type (:func:`curll.split.assign.top_up`).
     """
 
     unit_id: Series[str] = pa.Field(unique=True, str_matches=HEX16)
@@ -79,6 +81,7 @@ class UnitSchema(pa.DataFrameModel):
     rank: Series[int] = pa.Field(ge=1)
     split: Series[str] = pa.Field(isin=list(SPLITS))
     contaminated: Series[bool]
+    topped_up: Series[bool]
 
     class Config:
         strict = True

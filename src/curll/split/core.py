@@ -1,7 +1,7 @@
 """The split stage's logic after rating: assignment, decontamination, records and stats.
 
 :func:`select` takes the units (with content) and the ratings of those that were rated and
-returns the units table (UnitSchema: split, rank, contaminated; a unit left out of the rated
+returns the units table (UnitSchema: split, rank, contaminated, topped_up; a unit left out of the rated
 sample has rating -1, so it ranks after every rated one and goes to train) and the rejects
 (one row per contaminated train unit, reason ``contaminated``, detail naming the test unit
 and the overlap).
@@ -10,14 +10,14 @@ and the overlap).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pandas as pd
 
 from curll.artifacts import count_by
 from curll.config.verify import SplitParams
-from curll.split.assign import assign
+from curll.split.assign import assign, top_up
 from curll.split.decontam import contaminated
 from curll.verify.filters import reject_frame
 from curll.yields import YieldError
@@ -29,9 +29,12 @@ def select(
     p: SplitParams,
     *,
     content: Callable[[str, str], str] | None = None,
+    records: Mapping[str, Counter[str]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``content(unit_id, type)`` gives a unit's text (default: the ``content`` column of
-    ``units``); train units are read once, as a stream."""
+    ``units``); train units are read once, as a stream. ``records`` (unit_id -> records it
+    makes, by type) lets :func:`~curll.split.assign.top_up` give each stage
+    ``p.min_test_records`` test records of each type; without it nothing is topped up."""
     rated = units[["unit_id", "type", "stage", "indicator_id"]].merge(
         ratings[["unit_id", "rating"]], on="unit_id", how="left", validate="one_to_one"
     )
@@ -43,6 +46,7 @@ def select(
         seed=p.seed,
         max_holdout=float(p.max_holdout),
     )
+    placed = top_up(placed, records or {}, p.min_test_records if records is not None else 0, p.seed)
     if content is None:
         texts = dict(zip(units["unit_id"], units["content"], strict=True))
 
@@ -121,6 +125,7 @@ def split_stats(placed: pd.DataFrame, ratings: pd.DataFrame, counts: RecordCount
         "records": by(lambda k: (k[1], k[2])),
         "records_per_stage": by(lambda k: (k[0], k[1])),
         "contaminated": int(placed["contaminated"].sum()),
+        "topped_up": by_stage(placed[placed["topped_up"]]),
         "ratings": {
             "rated": len(ratings),
             "not_rated": int((placed["rating"] < 0).sum()),
@@ -129,3 +134,8 @@ def split_stats(placed: pd.DataFrame, ratings: pd.DataFrame, counts: RecordCount
             "mean": round(float(rated["rating"].mean()), 4) if len(rated) else 0.0,
         },
     }
+
+
+def by_stage(units: pd.DataFrame) -> dict[str, int]:
+    """Units per stage (``"0"``: n), for the stats."""
+    return {str(k): int(v) for k, v in units["stage"].value_counts().sort_index().items()}

@@ -15,7 +15,8 @@ and returns the ratings table (RatingSchema); a failed request is a rating of 0,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -71,6 +72,19 @@ def unit_index(contexts: pd.DataFrame, ir: pd.DataFrame) -> pd.DataFrame:
     if twice.any():
         raise CurllError(f"unit {df.loc[twice, 'unit_id'].iloc[0]} appears twice", field="instance_id")
     return df.sort_values("unit_id").reset_index(drop=True)
+
+
+def records_made(units: pd.DataFrame, qa: Mapping[str, Iterable[pd.Series]]) -> dict[str, Counter[str]]:
+    """unit_id -> the records each unit of ``units`` (:func:`unit_index`) makes, by type: an IR
+    pair one ``ir``; a passage one ``context`` and one record per kept pair of each QA type
+    (``qa``: type -> chunks of the verified pairs' ``context_id``)."""
+    made = {u: Counter({t: 1}) for u, t in zip(units["unit_id"], units["type"], strict=True)}
+    for kind, chunks in qa.items():
+        for chunk in chunks:
+            for unit in chunk:
+                if unit in made:
+                    made[unit][kind] += 1
+    return made
 
 
 def build_units(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
