@@ -92,7 +92,7 @@ def test_short_stages_get_more_test_units_best_rated_first_keeping_train():
     units = build_units(tables)
     qa = {k: [tables[k]["context_id"]] for k in ("cqa", "csqa")}
     made = records_made(units, qa)
-    assert made[inst.hx("c0")] == {"context": 1, "cqa": 2, "csqa": 1} and made[inst.hx("r0")] == {"ir": 1}
+    assert made[inst.hx("c0")] == {"cqa": 2, "csqa": 1} and made[inst.hx("r0")] == {"ir": 1}
     r = ratings_of(units)
     r.loc[r["unit_id"] == inst.hx("c7"), "rating"] = 5  # i1's test pick
     r.loc[r["unit_id"] == inst.hx("c5"), "rating"] = 4  # i1's best train passage

@@ -47,13 +47,12 @@ def top_up(placed: pd.DataFrame, records: Mapping[str, Counter[str]], need: int,
     """:func:`assign`'s table with train units moved to test until every stage has ``need`` test
     records of each record type its units make, where the stage's units allow.
 
-    ``records``: unit_id -> records it makes by type (an IR pair: ``ir`` 1; a passage: ``context``
-    1 and its kept CQA and CSQA pairs). Per stage, train units are taken best-rated first (ties by
-    the seeded hash, across indicators), only when they make a record of a type still short, and
-    never an indicator's last train unit. The per-indicator picks stay; this adds to them where a
-    stage came out short (a few units, or passages whose pairs verify dropped); an indicator
-    keeps at least one train unit of each unit type it has. Returns a copy
-    with column ``topped_up`` (bool); ``need`` 0 moves nothing.
+    ``records``: unit_id -> the test items it makes by type (an IR pair: ``ir`` 1; a passage: its
+    kept CQA and CSQA pairs). Per stage, train units are taken best-rated first (ties by the
+    seeded hash, across indicators), only when they make an item of a type still short, and never
+    the last train unit of an indicator and unit type. The per-indicator picks stay; this adds to
+    them where a stage came out short (a few units, or passages whose pairs verify dropped).
+    Returns a copy with column ``topped_up`` (bool); ``need`` 0 moves nothing.
     """
     out = placed.copy()
     out["topped_up"] = False

@@ -75,10 +75,13 @@ def unit_index(contexts: pd.DataFrame, ir: pd.DataFrame) -> pd.DataFrame:
 
 
 def records_made(units: pd.DataFrame, qa: Mapping[str, Iterable[pd.Series]]) -> dict[str, Counter[str]]:
-    """unit_id -> the records each unit of ``units`` (:func:`unit_index`) makes, by type: an IR
-    pair one ``ir``; a passage one ``context`` and one record per kept pair of each QA type
-    (``qa``: type -> chunks of the verified pairs' ``context_id``)."""
-    made = {u: Counter({t: 1}) for u, t in zip(units["unit_id"], units["type"], strict=True)}
+    """unit_id -> the test items each unit of ``units`` (:func:`unit_index`) makes, by type: an IR
+    pair one ``ir``; a passage one per kept pair of each QA type (``qa``: type -> chunks of the
+    verified pairs' ``context_id``). A passage's own record is no test item, so it is not counted."""
+    made = {
+        u: Counter({"ir": 1} if t == "ir" else {})
+        for u, t in zip(units["unit_id"], units["type"], strict=True)
+    }
     for kind, chunks in qa.items():
         for chunk in chunks:
             for unit in chunk:
