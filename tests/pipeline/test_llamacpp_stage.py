@@ -26,6 +26,8 @@ OUTS = ["data/skill_graph/edges.parquet", "data/skill_graph/graph.json", "data/s
 def small_slice(params: dict[str, Any]) -> dict[str, Any]:
     params["taxonomy"].update(stages=[0, 1], per_stage=1)
     params["skill_graph"]["neighbours"] = 1
+    params["split"]["rater"] = None  # only llama.cpp in use: llm_models converts nothing
+    params["evaluate"]["judges"] = ["smollm2"]
     smollm2 = params["llm"]["profiles"]["smollm2"]
     assert smollm2["backend"] == "llamacpp"  # the default profile is what is tested
     smollm2["sampling"]["max_tokens"] = 160
