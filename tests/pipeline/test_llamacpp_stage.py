@@ -30,7 +30,7 @@ def small_slice(params: dict[str, Any]) -> dict[str, Any]:
     params["evaluate"]["judges"] = ["smollm2"]
     smollm2 = params["llm"]["profiles"]["smollm2"]
     assert smollm2["backend"] == "llamacpp"  # the default profile is what is tested
-    smollm2["sampling"]["max_tokens"] = 160
+    smollm2["sampling"]["max_tokens"] = 192  # the largest answer under these caps (4 CQA pairs) must fit
     smollm2["max_chars"] = {"long": 300, "short": 60}
     return params
 
