@@ -64,10 +64,7 @@ def run(params: Params) -> None:
         task = make_task(llm, p.prompt, rating_schema(llm.profile.max_chars))
         with engine_from_params(llm, models=params.llm_models, desc="split: rate") as engine:
             ratings = rate(sample, indicators, engine, task)
-        made = None
-        if p.min_test_records:  # what each unit makes, for split.min_test_records
-            pairs = {k: iter_table(*tables[k], columns=["context_id"]) for k in ("cqa", "csqa")}
-            made = records_made(units, {k: (c["context_id"] for c in chunks) for k, chunks in pairs.items()})
+        made = records_made(units, ws.qa_counts()) if p.min_test_records else None  # for the top-up
         placed, rejects = select(units, ratings, p, content=ws.content, records=made)
         kept = placed[~placed["contaminated"]]
         split_of = dict(zip(kept["unit_id"], kept["split"], strict=True))

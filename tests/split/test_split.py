@@ -90,7 +90,11 @@ def test_holdout_cap_leaves_small_groups_units_to_train():
 def test_short_stages_get_more_test_units_best_rated_first_keeping_train():
     tables = dataset(n_ctx=8, n_ir=6)  # stage 0; i0 and i1 have 4 passages (2 CQA, 1 CSQA each) and 3 IR
     units = build_units(tables)
-    qa = {k: [tables[k]["context_id"]] for k in ("cqa", "csqa")}
+    qa = [
+        (str(c), k, int(n))
+        for k in ("cqa", "csqa")
+        for c, n in tables[k]["context_id"].value_counts().items()
+    ]
     made = records_made(units, qa)
     assert made[inst.hx("c0")] == {"cqa": 2, "csqa": 1} and made[inst.hx("r0")] == {"ir": 1}
     r = ratings_of(units)

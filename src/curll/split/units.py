@@ -74,19 +74,18 @@ def unit_index(contexts: pd.DataFrame, ir: pd.DataFrame) -> pd.DataFrame:
     return df.sort_values("unit_id").reset_index(drop=True)
 
 
-def records_made(units: pd.DataFrame, qa: Mapping[str, Iterable[pd.Series]]) -> dict[str, Counter[str]]:
+def records_made(units: pd.DataFrame, qa: Iterable[tuple[str, str, int]]) -> dict[str, Counter[str]]:
     """unit_id -> the test items each unit of ``units`` (:func:`unit_index`) makes, by type: an IR
-    pair one ``ir``; a passage one per kept pair of each QA type (``qa``: type -> chunks of the
-    verified pairs' ``context_id``). A passage's own record is no test item, so it is not counted."""
+    pair one ``ir``; a passage one per kept pair of each QA type (``qa``: (context_id, type, pairs),
+    e.g. :meth:`~curll.split.workspace.Workspace.qa_counts`). A passage's own record is no test
+    item, so it is not counted."""
     made = {
         u: Counter({"ir": 1} if t == "ir" else {})
         for u, t in zip(units["unit_id"], units["type"], strict=True)
     }
-    for kind, chunks in qa.items():
-        for chunk in chunks:
-            for unit in chunk:
-                if unit in made:
-                    made[unit][kind] += 1
+    for unit, kind, n in qa:
+        if unit in made:
+            made[unit][kind] += n
     return made
 
 

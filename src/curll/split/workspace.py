@@ -57,6 +57,14 @@ class Workspace:
             self._db.executemany("INSERT INTO qa VALUES (?, ?, ?, ?, ?)", rows)
         self._db.execute("CREATE INDEX IF NOT EXISTS qa_by_context ON qa (context_id, kind, q_index)")
 
+    def qa_counts(self) -> Iterator[tuple[str, str, int]]:
+        """(context_id, kind, pairs) for every passage with QA pairs added."""
+        query = (
+            "SELECT context_id, kind, COUNT(*) FROM qa GROUP BY context_id, kind ORDER BY context_id, kind"
+        )
+        for context_id, kind, n in self._db.execute(query):
+            yield str(context_id), str(kind), int(n)
+
     def passage(self, context_id: str) -> str:
         row = self._db.execute("SELECT text FROM passages WHERE id = ?", (context_id,)).fetchone()
         return "" if row is None else str(row[0])
