@@ -35,7 +35,7 @@ def prompts(n: int) -> list[list[tuple[Role, str]]]:
     from curll.prompts import load_prompt
     from curll.taxonomy import import_taxonomy
 
-    ind = records(import_taxonomy("curll-yaml", [ROOT / "src/curll/resources/taxonomy_builtin.yaml"]))
+    ind = records(import_taxonomy("curll-yaml", [ROOT / "src/curll/resources/taxonomy_builtin.yaml"]).table)
     words = records(pd.read_csv(ROOT / "src/curll/resources/vocab_builtin.csv"))
     prompt = load_prompt(ROOT / "prompts/context.j2")
     kinds = ["short story", "letter to a friend", "diary entry", "poem", "description"]

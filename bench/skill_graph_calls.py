@@ -62,7 +62,7 @@ def reference_taxonomy() -> pd.DataFrame | None:
     from curll.taxonomy import import_taxonomy
 
     files = sorted(REFERENCE.glob("*.csv"))
-    return import_taxonomy("curll-csv", files, stages=range(5)) if files else None
+    return import_taxonomy("curll-csv", files, stages=range(5)).table if files else None
 
 
 def calls(ind: pd.DataFrame, strategy: str, neighbours: int = 3, max_stage_gap: int = 1) -> dict[str, object]:

@@ -7,12 +7,15 @@ These write the same artifacts as the stages, into ``--out DIR``, without params
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
 from curll.errors import CurllError
 from pipeline.report import say
+
+if TYPE_CHECKING:
+    from curll.taxonomy.model import DuplicatePolicy
 
 
 def parse_stages(text: str | None) -> list[int] | None:
@@ -29,6 +32,18 @@ def parse_stages(text: str | None) -> list[int] | None:
     return out
 
 
+def parse_pairs(text: str, option: str, *, number: bool = False) -> dict[str, str]:
+    """``"a=x,b=y"`` -> ``{"a": "x", "b": "y"}``; with ``number`` every value must be an int."""
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq or not key.strip() or not value.strip() or (number and not value.strip().isdigit()):
+            kind = "NAME=STAGE" if number else "KEY=COLUMN"
+            raise CurllError(f"expected {kind} pairs separated by commas, got {part!r}", field=option)
+        out[key.strip()] = value.strip()
+    return out
+
+
 StagesOpt = Annotated[str | None, typer.Option("--stages", help="keep these stages, e.g. '0-4' or '1,3'")]
 OutOpt = Annotated[Path, typer.Option("--out", help="output folder")]
 
@@ -41,14 +56,47 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
     def taxonomy_import(
         files: Annotated[list[Path], typer.Argument(help="input files (or folders)")],
         out: OutOpt,
-        layout: Annotated[str, typer.Option("--layout", help="curll-csv or curll-yaml")] = "curll-csv",
+        layout: Annotated[str, typer.Option("--layout", help="curll-csv, curll-yaml or table")] = "curll-csv",
         stages: StagesOpt = None,
+        duplicates: Annotated[
+            str,
+            typer.Option("--duplicates", help="a repeated indicator: error (stop) or drop (keep the first)"),
+        ] = "error",
+        columns: Annotated[
+            str | None,
+            typer.Option(
+                "--columns",
+                help="layout table: 'skill=Domain,goal=Standard[,subskill=..][,indicator=..,grade=..]'",
+            ),
+        ] = None,
+        grades: Annotated[
+            str | None, typer.Option("--grades", help="layout table: grade to stage, e.g. 'K=0,1=1,2=2'")
+        ] = None,
     ) -> None:
-        from curll.taxonomy import import_taxonomy, save_taxonomy
+        from curll.taxonomy import TableLayout, import_taxonomy, save_taxonomy
+        from pipeline.taxonomy import report_dropped
 
-        df = import_taxonomy(layout, files, stages=parse_stages(stages))
-        stats = save_taxonomy(df, out / "indicators.parquet", out / "stats.json")
-        say(f"{len(df)} indicators -> {out / 'indicators.parquet'}; per stage: {stats['stages']}")
+        if duplicates not in ("error", "drop"):
+            raise CurllError(f"must be error or drop, got {duplicates!r}", field="--duplicates")
+        table = None
+        if columns is not None or grades is not None:
+            named = parse_pairs(columns or "", "--columns")
+            unknown = sorted(set(named) - {"skill", "subskill", "goal", "indicator", "grade"})
+            if unknown or not {"skill", "goal"} <= set(named):
+                allowed = "skill and goal, and optionally subskill, indicator and grade"
+                raise CurllError(f"name {allowed}; got {sorted(named)}", field="--columns")
+            stage_of = {k: int(v) for k, v in parse_pairs(grades or "", "--grades", number=True).items()}
+            table = TableLayout(grades=stage_of, **named)
+        got = import_taxonomy(
+            layout,
+            files,
+            stages=parse_stages(stages),
+            duplicates=cast("DuplicatePolicy", duplicates),
+            columns=table,
+        )
+        report_dropped(got)
+        stats = save_taxonomy(got.table, out / "indicators.parquet", out / "stats.json", got.dropped)
+        say(f"{len(got.table)} indicators -> {out / 'indicators.parquet'}; per stage: {stats['stages']}")
 
     @vocab.command("import", help="Import AoA vocabulary: writes DIR/words.parquet and DIR/stats.json.")
     def vocab_import(
@@ -60,14 +108,24 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
         ] = 0,
         stages: StagesOpt = "0-4",
         bands: Annotated[str, typer.Option("--bands", help="exclusive (paper) or cumulative")] = "exclusive",
+        dedup: Annotated[
+            str,
+            typer.Option(
+                "--dedup", help="kuperman: lemma_row (the lemma's own row) or first_row (the authors')"
+            ),
+        ] = "lemma_row",
         seed: Annotated[int, typer.Option("--seed")] = 42,
     ) -> None:
-        from curll.vocab import BandMode, import_vocab, save_vocab
+        from curll.vocab import BandMode, Dedup, import_vocab, save_vocab
 
         if bands not in ("exclusive", "cumulative"):
             raise CurllError(f"must be exclusive or cumulative, got {bands!r}", field="--bands")
+        if dedup not in ("lemma_row", "first_row"):
+            raise CurllError(f"must be lemma_row or first_row, got {dedup!r}", field="--dedup")
         wanted = parse_stages(stages) or list(range(5))
-        mode = cast(BandMode, bands)
-        df = import_vocab(fmt, file, stages=wanted, bands=mode, max_per_stage=max_per_stage, seed=seed)
+        mode, keep = cast(BandMode, bands), cast(Dedup, dedup)
+        df = import_vocab(
+            fmt, file, stages=wanted, bands=mode, dedup=keep, max_per_stage=max_per_stage, seed=seed
+        )
         stats = save_vocab(df, wanted, out / "words.parquet", out / "stats.json")
         say(f"{len(df)} words -> {out / 'words.parquet'}; per stage: {stats['stages']}")

@@ -14,7 +14,13 @@ from pipeline.report import say
 def run(params: Params) -> None:
     p = params.vocab
     df = import_vocab(
-        p.format, p.input, stages=p.stages, bands=p.bands, max_per_stage=p.max_per_stage, seed=p.seed
+        p.format,
+        p.input,
+        stages=p.stages,
+        bands=p.bands,
+        dedup=p.dedup,
+        max_per_stage=p.max_per_stage,
+        seed=p.seed,
     )
     save_vocab(df, p.stages, p.out.words, p.out.stats)
     say(f"vocab: {len(df)} words in stages {list(p.stages)} -> {p.out.words}")

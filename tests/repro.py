@@ -4,8 +4,10 @@ default params shrunk, reproduced once per session and shared by every test that
 pipeline's outputs.
 
 The default params run as they are, except for sizes shrunk so the whole pipeline (with the
-embedded tiny model) takes about two minutes on an idle 2-core machine: stages 0-1, one seed
-per indicator and type, short outputs.
+embedded tiny model) takes about two minutes on an idle 2-core machine: one seed per indicator
+and type, short outputs, and a curriculum as users bring one: two later stages, 6 and 7, in the
+CurLL authors' layout with a repeated cell (``taxonomy.duplicates: drop``) and words from a file
+in the Kuperman norms' format banded by the paper's rule (tests/data).
 """
 
 from __future__ import annotations
@@ -24,18 +26,23 @@ from tests.helpers import dvc, on_random_model, run
 ROOT = Path(__file__).resolve().parents[1]
 COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts"]
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
+#: the stages of the shared pipeline, and its inputs (copied from tests/data into the repo)
+STAGES = (6, 7)
+CURRICULUM = {"curriculum/later_stages.csv": "later_stages.csv", "curriculum/aoa.csv": "aoa_later.csv"}
 
 
 def shrink(params: dict[str, Any]) -> dict[str, Any]:
     on_random_model(params)
-    params["taxonomy"].update(stages=[0, 1], per_stage=3)
+    params["taxonomy"].update(layout="curll-csv", input="curriculum/later_stages.csv", stages=list(STAGES),
+                              per_stage=3, duplicates="drop")  # fmt: skip
+    params["vocab"].update(format="kuperman", input="curriculum/aoa.csv", stages=list(STAGES))
     params["templates"].update(min_items=3, max_items=4)
     params["seeds"]["per_indicator"] = {"context": 2, "ir": 2}  # an IR unit for test, one for train
     params["verify"]["readability"]["sample"] = 20
     params["verify_encoder"]["pca_dims"] = 32
     params["split"].update(test_per_indicator=1, val_per_indicator=0, max_holdout=1.0)  # 1-2 units: no cap
     params["tokenizer"]["vocab_size"] = 400
-    params["train"].update(stages=[0, 1], context=128, batch=4, micro_batch=2, seeds=[42, 43])
+    params["train"].update(stages=list(STAGES), context=128, batch=4, micro_batch=2, seeds=[42, 43])
     params["evaluate"]["judge_seeds"] = 1  # the second seed's models: the loss only
     params["evaluate"]["infer"]["prompt_tokens"] = 96  # + max_tokens: within train.context
     params["evaluate"]["infer"]["sampling"]["max_tokens"] = 32
@@ -59,13 +66,18 @@ class Reproduced:
 
 def reproduce(dest: Path) -> Reproduced:
     """Lay the shrunk pipeline out in ``dest`` (a new git repo) and run ``dvc repro`` once."""
-    lay_out(dest, shrink)
+    lay_out(dest, shrink, files={name: ROOT / "tests" / "data" / src for name, src in CURRICULUM.items()})
     return Reproduced(dest, dvc("repro", cwd=dest))
 
 
-def lay_out(dest: Path, edit: Callable[[dict[str, Any]], dict[str, Any]]) -> Path:
+def lay_out(
+    dest: Path, edit: Callable[[dict[str, Any]], dict[str, Any]], files: dict[str, Path] | None = None
+) -> Path:
     """The project's pipeline (dvc.yaml, code, prompts) in ``dest``, a new git repo, with its
-    params.yaml changed by ``edit``."""
+    params.yaml changed by ``edit`` and ``files`` ({path in the repo: source}) copied in."""
+    for name, source in (files or {}).items():
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest / name)
     for name in COPY:
         src = ROOT / name
         if src.is_dir():

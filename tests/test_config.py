@@ -93,6 +93,32 @@ def test_repo_params_load_frozen(good):
             "llm.profiles.embedded.task_sampling.context.max_tokens",
             "unknown key",
         ),
+        (
+            lambda d: d["train"].update(stages=[0, 5]),
+            "train.stages",
+            r"stage\(s\) \[5\] are not in taxonomy.stages",
+        ),
+        (
+            lambda d: d["taxonomy"].update(stages=[6, 7]),
+            "train.stages",  # the first of two: vocab.stages lacks 6 and 7 too
+            r"\[0, 1, 2, 3, 4\] are not in taxonomy.stages \[6, 7\](.|\n)*vocab.stages: lacks stage",
+        ),
+        (lambda d: d["taxonomy"].update(stages=[3, 10]), "taxonomy.stages.1", "less than or equal to 9"),
+        (lambda d: d["taxonomy"].update(duplicates="keep"), "taxonomy.duplicates", "'error' or 'drop'"),
+        (lambda d: d["vocab"].update(dedup="last"), "vocab.dedup", "'lemma_row' or 'first_row'"),
+        (
+            lambda d: d["taxonomy"].update(layout="table"),
+            "taxonomy",
+            "needs taxonomy.columns and taxonomy.grades",
+        ),
+        (lambda d: d["taxonomy"].update(grades={"K": 0}), "taxonomy", "for layout table, not curll-yaml"),
+        (
+            lambda d: d["taxonomy"].update(
+                layout="table", grades={"K": 0}, columns={"skill": "S", "goal": "G", "grade": "Y"}
+            ),
+            "taxonomy",
+            "name both indicator and grade",
+        ),
         (  # test prompts past the trained context (896 + 128 against 256 was the old default)
             lambda d: d["train"].update(context=256),
             "evaluate.infer.prompt_tokens",
@@ -133,10 +159,21 @@ def test_passage_length_range_follows_the_llm_profile():
     assert words.for_profile("embedded").max < 250
 
 
+def test_a_curriculum_of_your_own_and_other_stages_load(good):
+    data = copy.deepcopy(good)
+    columns = {"skill": "Subject", "goal": "Goal", "indicator": "Can do", "grade": "Year"}
+    data["taxonomy"].update(layout="table", stages=[6, 7], columns=columns, grades={"K": 6, 1: 7, 2: None})
+    data["vocab"]["stages"] = [6, 7, 8]
+    data["train"]["stages"] = [7]
+    t = parse_params(data).taxonomy
+    assert t.grades == {"K": 6, "1": 7, "2": None}  # YAML's int key 1 is matched as the text "1"
+    assert t.columns is not None and t.columns.subskill is None
+
+
 def test_stages_are_sorted(good):
     data = copy.deepcopy(good)
-    data["vocab"]["stages"] = [3, 1]
-    assert parse_params(data).vocab.stages == (1, 3)
+    data["vocab"]["stages"] = [4, 3, 2, 1, 0]
+    assert parse_params(data).vocab.stages == (0, 1, 2, 3, 4)
 
 
 def test_unreadable_params_files(tmp_path):

@@ -31,7 +31,8 @@ def test_taxonomy_import_writes_table_and_stats(tmp_path, write):
     df = pd.read_parquet(tmp_path / "out" / "indicators.parquet")
     assert df["indicator"].tolist() == ["Counts to 10", "Adds within 5"]
     stats = json.loads((tmp_path / "out" / "stats.json").read_text())
-    assert stats == {"stages": {"1": {"skills": 1, "subskills": 1, "goals": 1, "indicators": 2}}}
+    one = {"skills": 1, "subskills": 1, "goals": 1, "indicators": 2, "duplicates_dropped": 0}
+    assert stats == {"stages": {"1": one}, "duplicates_dropped": 0}
 
 
 def test_failed_import_exits_nonzero_names_the_place_and_writes_nothing(tmp_path, write):
@@ -41,6 +42,24 @@ def test_failed_import_exits_nonzero_names_the_place_and_writes_nothing(tmp_path
     assert "t.csv" in proc.stderr and "row 4" in proc.stderr and "duplicate indicator" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_import_drops_a_repeat_when_asked_and_reads_a_curriculum_of_your_own(tmp_path, write):
+    src = write("t.csv", CSV + ",,,,Adds within 5\n")
+    proc = curll(
+        "taxonomy", "import", "--duplicates", "drop", "--out", str(tmp_path / "d"), str(src), cwd=tmp_path
+    )
+    assert "t.csv, row 4, field 'stage-1': dropped a repeat of row 3" in proc.stderr
+    assert json.loads((tmp_path / "d" / "stats.json").read_text())["duplicates_dropped"] == 1
+    example = ROOT / "examples" / "my_curriculum.csv"  # the README's worked example, as it shows it
+    columns = "skill=Subject,subskill=Strand,goal=Learning goal,indicator=Can do,grade=Grade"
+    args = ["--layout", "table", "--columns", columns, "--grades", "K=0,1=1,2=2,3=3"]
+    curll("taxonomy", "import", *args, "--out", str(tmp_path / "t"), str(example), cwd=tmp_path)
+    stats = json.loads((tmp_path / "t" / "stats.json").read_text())
+    assert {s: c["indicators"] for s, c in stats["stages"].items()} == {"0": 3, "1": 6, "2": 4, "3": 1}
+    bad = curll("taxonomy", "import", *args[:-1], "K=0,1=one", "--out", str(tmp_path / "x"), str(example),
+                cwd=tmp_path, check=False)  # fmt: skip
+    assert bad.returncode == 2 and "--grades" in bad.stderr and "'1=one'" in bad.stderr
 
 
 def test_vocab_import_caps_each_stage(tmp_path, write):
@@ -110,3 +129,23 @@ def test_a_token_budget_too_small_stops_every_stage_before_it_starts(tmp_path):
     assert proc.returncode == 2
     assert f"llm.profiles.{data['llm']['use']}.max_chars" in proc.stderr and "max_tokens 8" in proc.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_vocab_import_follows_the_authors_dedup_when_asked(tmp_path, write):
+    rows = "anybodies,Noun,anybody,4.0,0.9\nanybody,Pronoun,anybody,4.0,0.95\n"
+    src = write("aoa.csv", "Word,Dom_PoS_SUBTLEX,Lemma_highest_PoS,AoA_Kup_lem,Perc_known_lem\n" + rows)
+    curll("vocab", "import", "--dedup", "first_row", "--out", str(tmp_path / "v"), str(src), cwd=tmp_path)
+    words = pd.read_parquet(tmp_path / "v" / "words.parquet")
+    assert words[["word", "pos"]].values.tolist() == [["anybody", "Noun"]]  # the first row's tag
+    bad = curll(
+        "vocab",
+        "import",
+        "--dedup",
+        "last",
+        "--out",
+        str(tmp_path / "w"),
+        str(src),
+        cwd=tmp_path,
+        check=False,
+    )
+    assert bad.returncode == 2 and "--dedup" in bad.stderr

@@ -13,7 +13,7 @@ import yaml
 from datasets import load_dataset
 
 from tests.helpers import curll, dvc, run
-from tests.repro import Reproduced
+from tests.repro import STAGES, Reproduced
 
 EVALUATE = {"evaluate_infer", "evaluate_loss", "evaluate_judge", "evaluate"}
 GENERATED = {
@@ -51,7 +51,16 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     repo, first = reproduced.path, reproduced.first
     assert ran(first.stdout) == ALL_STAGES
     data = repo / "data"
-    assert pd.read_parquet(data / "taxonomy" / "indicators.parquet")["stage"].nunique() == 2
+    # a curriculum of two later stages whose file repeats a cell: the repeat dropped and counted
+    assert sorted(pd.read_parquet(data / "taxonomy" / "indicators.parquet")["stage"].unique()) == list(STAGES)
+    taxonomy_stats = json.loads((data / "taxonomy" / "stats.json").read_text())
+    assert (
+        taxonomy_stats["duplicates_dropped"] == 1 and taxonomy_stats["stages"]["7"]["duplicates_dropped"] == 1
+    )
+    assert "dropped a repeat of row 4" in first.stderr
+    words = pd.read_parquet(data / "vocab" / "words.parquet")  # banded: stage k = 4+k < AoA <= 5+k
+    assert sorted(words["stage"].unique()) == list(STAGES)
+    assert all(4 + s < aoa <= 5 + s for s, aoa in zip(words["stage"], words["aoa"], strict=True))
     seeds = pd.read_parquet(data / "seeds" / "seeds.parquet")
     contexts = pd.read_parquet(data / "generate" / "contexts.parquet")
     cqa = pd.read_parquet(data / "generate" / "cqa.parquet")
@@ -68,7 +77,7 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     units = pd.read_parquet(data / "split" / "units.parquet").set_index("unit_id")
     assert (records["split"] == units.loc[records["unit_id"], "split"].to_numpy()).all()
     assert {"train", "test"} <= set(records["split"])
-    for stage in (0, 1):  # a file per split with records; each loads as the README shows
+    for stage in STAGES:  # a file per split with records; each loads as the README shows
         folder = data / "release" / "dataset" / f"stage_{stage}"
         splits = set(records.loc[records["stage"] == stage, "split"])
         assert {p.name for p in folder.iterdir()} == {f"{s}.parquet" for s in splits}
@@ -80,7 +89,7 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     models = repo / "data" / "train" / "models"
     assert {p.name for p in models.iterdir()} == {"seed-42", "seed-43"}  # train.seeds
     assert {p.name for p in (models / "seed-43").iterdir()} == {"independent", "joint", "continual"}
-    assert {p.name for p in (models / "seed-42" / "continual").iterdir()} == {"0", "0-1"}
+    assert {p.name for p in (models / "seed-42" / "continual").iterdir()} == {"6", "6-7"}
     answers = pd.read_parquet(data / "evaluate" / "answers.parquet")  # evaluate.judge_seeds: 1
     assert set(answers["seed"]) == {42} and "seed-42/untrained" in set(answers["run"])
     metrics = json.loads((data / "evaluate" / "metrics.json").read_text())
@@ -126,7 +135,7 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     # joint only, as two DDP processes (gloo on CPU) started by the stage through torchrun
     joint = dvc("exp", "run", "-S", "train.order=joint", "-S", "train.processes=2", cwd=repo)
     assert ran(joint.stdout) == {"train", *EVALUATE}  # training and evaluation only
-    assert {p.name for p in (models / "seed-42" / "joint").iterdir()} == {"0", "0-1"} and not (
+    assert {p.name for p in (models / "seed-42" / "joint").iterdir()} == {"6", "6-7"} and not (
         models / "seed-42" / "continual"
     ).exists()
     assert json.loads((repo / "data" / "train" / "metrics.json").read_text())["processes"] == 2
@@ -163,7 +172,7 @@ def test_evaluate_stops_naming_each_stage_and_type_short_of_test_items(reproduce
     metrics = (repo / "data" / "evaluate" / "metrics.json").read_bytes()
     proc = curll("evaluate", "run", "--params", str(tmp_path / "strict.yaml"), cwd=repo, check=False)
     assert proc.returncode == 2 and "evaluate.min_items" in proc.stderr, proc.stderr
-    for stage in (0, 1):
+    for stage in STAGES:
         for kind in ("ir", "cqa", "csqa"):
             assert re.search(
                 rf"stage {stage} {kind}: \d+ scored test records \((\d+ generated|none)", proc.stderr

@@ -25,6 +25,7 @@ OUTS = ["data/skill_graph/edges.parquet", "data/skill_graph/graph.json", "data/s
 
 def small_slice(params: dict[str, Any]) -> dict[str, Any]:
     params["taxonomy"].update(stages=[0, 1], per_stage=1)
+    params["train"]["stages"] = [0, 1]  # train and vocab stages must be the taxonomy's
     params["skill_graph"]["neighbours"] = 1
     params["split"]["rater"] = None  # only llama.cpp in use: llm_models converts nothing
     params["evaluate"]["judges"] = ["smollm2"]

@@ -33,6 +33,6 @@ def test_the_same_on_the_authors_taxonomy():
     from curll.taxonomy import import_taxonomy
 
     folder = reference_file("curll-taxonomy")
-    ind = import_taxonomy("curll-csv", sorted(folder.glob("*.csv")), stages=range(5))
+    ind = import_taxonomy("curll-csv", sorted(folder.glob("*.csv")), stages=range(5)).table
     assert len(ind) == 1343
     assert default_calls(ind) < 20

@@ -21,7 +21,7 @@ SCHOOL = {"English", "Mathematics", "Science", "Computing", "Digital Literacy", 
 
 
 def test_builtin_taxonomy_covers_stages_and_skill_areas():
-    df = import_taxonomy("curll-yaml", [BUILTIN])
+    df = import_taxonomy("curll-yaml", [BUILTIN]).table
     assert sorted(df["stage"].unique()) == [0, 1, 2, 3, 4]
     assert df.groupby("stage").size().min() >= 12
     assert set(df.loc[df["stage"] == 0, "skill"]) == EARLY_YEARS

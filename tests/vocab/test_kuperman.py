@@ -163,3 +163,46 @@ def test_a_header_without_rows_and_an_unclosed_quote_are_refused(write):
 def test_no_word_in_any_requested_stage_is_refused(write):
     with pytest.raises(CurllError, match=r"no word for stages \[4\]: of 1 content words none"):
         import_vocab("kuperman", write("a.csv", HEADER + "dog,Noun,dog,3,1.0\n"), stages=[4])
+
+
+def test_first_row_is_the_authors_order_lemma_row_prefers_the_lemmas_own_row(write):
+    rows = [
+        "anybodies,Noun,anybody,4.0,0.90",  # first in file order, an inflection's tag
+        "anybody,Pronoun,anybody,4.0,0.95",  # the lemma's own row
+        "cats,Noun,cat,3.0,#N/A",  # first of (cat, 3.0) has a gap: first_row loses "cat" ...
+        "cat,Noun,cat,3.0,1.00",  # ... lemma_row keeps this one
+        "null,Adjective,null,6.0,0.80",  # pandas reads the lemma "null" as missing
+        "zoo,Noun,zoo,NA,0.90",  # the first (zoo, NA) row ...
+        "zoo,Noun,zoo,NA,0.95",  # ... and its repeat: both go (a gap)
+    ]
+    path = write("aoa.csv", kuperman(rows))
+    first = import_vocab("kuperman", path, stages=[0, 1], dedup="first_row")
+    own = import_vocab("kuperman", path, stages=[0, 1], dedup="lemma_row")
+    assert first[["word", "pos"]].values.tolist() == [["anybody", "Noun"]]
+    assert own[["word", "pos"]].values.tolist() == [["cat", "Noun"], ["null", "Adjective"]]
+    with pytest.raises(CurllError, match="lemma_row or first_row"):
+        import_vocab("kuperman", path, dedup="last_row")  # type: ignore[arg-type]
+
+
+@pytest.mark.reference
+def test_first_row_gives_the_authors_words_on_the_reference_norms():
+    """The authors' procedure written with pandas, as they ran it (read_csv's missing values,
+    drop_duplicates keeping the first, dropna, the bands, the four parts of speech), against
+    the importer's first_row on the same file: the same words at every stage 0-9."""
+    import pandas as pd
+
+    path = reference_file("aoa", "AoA_51715_words.csv")
+    cols = ["Dom_PoS_SUBTLEX", "Lemma_highest_PoS", "AoA_Kup_lem", "Perc_known_lem"]
+    norms = pd.read_csv(path)[cols].drop_duplicates(subset=cols[1:3]).dropna()
+    norms = norms[norms["Dom_PoS_SUBTLEX"].isin(["Noun", "Verb", "Adjective", "Adverb"])]
+    got = import_vocab("kuperman", path, stages=range(10), dedup="first_row")
+    for stage in range(10):
+        lo, hi = (-1.0, 5.0) if stage == 0 else (4.0 + stage, 5.0 + stage)
+        band = norms[(norms["AoA_Kup_lem"] > lo) & (norms["AoA_Kup_lem"] <= hi)]
+        theirs = sorted(zip(band["Lemma_highest_PoS"], band["Dom_PoS_SUBTLEX"], strict=True))
+        ours = got[got["stage"] == stage]
+        assert sorted(zip(ours["word"], ours["pos"], strict=True)) == theirs, stage
+    counts = got.groupby("stage").size().tolist()
+    assert counts == [903, 964, 1386, 1859, 2579, 3147, 3605, 3821, 3768, 3143]  # the README's table
+    lemma_row = import_vocab("kuperman", path, stages=range(10)).groupby("stage").size().tolist()
+    assert lemma_row == [902, 960, 1386, 1863, 2581, 3147, 3605, 3823, 3769, 3144]

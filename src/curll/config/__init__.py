@@ -104,8 +104,10 @@ def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
     except ValidationError as exc:
         raise _to_curll_error(exc, source) from None
     raise_problems(
-        _context_problems(params) + _seed_problems(params) + _task_sampling_problems(params), source
-    )
+        _stage_problems(params) + _context_problems(params) + _seed_problems(params)
+        + _task_sampling_problems(params),
+        source,
+    )  # fmt: skip
     return params
 
 
@@ -115,6 +117,19 @@ def raise_problems(problems: list[tuple[str, str]], source: str | Path) -> None:
         key, msg = problems[0]
         msg += "".join(f"\n  - {k}: {m}" for k, m in problems[1:])
         raise CurllError(msg, file=source, field=key)
+
+
+def _stage_problems(params: Params) -> list[tuple[str, str]]:
+    """Params naming stages name the taxonomy's: train only stages it keeps, vocab all of them."""
+    kept, trained, worded = set(params.taxonomy.stages), set(params.train.stages), set(params.vocab.stages)
+    problems = []
+    if not trained <= kept:
+        problems.append(("train.stages", f"stage(s) {sorted(trained - kept)} are not in taxonomy.stages "
+                         f"{sorted(kept)}: there would be nothing to train on"))  # fmt: skip
+    if not kept <= worded:
+        problems.append(("vocab.stages", f"lacks stage(s) {sorted(kept - worded)} of taxonomy.stages "
+                         f"{sorted(kept)}: their seeds would have no words"))  # fmt: skip
+    return problems
 
 
 def _context_problems(params: Params) -> list[tuple[str, str]]:

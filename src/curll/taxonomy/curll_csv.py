@@ -21,7 +21,7 @@ indicators raise :class:`CurllError` with the file, spreadsheet row and column.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from curll.csvio import CsvTable, read_csv
@@ -83,20 +83,45 @@ def read_curll_csv(path: str | Path) -> Iterator[IndicatorRecord]:
     """Yield the indicators of one CurLL-layout CSV file, in file order."""
     table = read_csv(path)
     levels, stages = _columns(table)
-    current: dict[str, str | None] = dict.fromkeys(_LEVELS)
     found = dict.fromkeys(stages, 0)
+
+    def cells_of(_: int, row: list[str]) -> Iterator[tuple[int, int]]:
+        return ((stage, col) for stage, col in stages.items() if normalise(row[col]))
+
+    for rec in walk_rows(table, levels, cells_of):
+        found[rec.stage] += 1
+        yield rec
+    for stage, count in found.items():
+        if count == 0:
+            raise CurllError(
+                f"stage {stage} column has no indicators",
+                file=table.path,
+                field=table.header[stages[stage]].strip(),
+            )
+
+
+def walk_rows(
+    table: CsvTable, levels: dict[str, int], cells_of: Callable[[int, list[str]], Iterable[tuple[int, int]]]
+) -> Iterator[IndicatorRecord]:
+    """The indicators of ``table`` in file order, the hierarchy filled down.
+
+    ``levels`` maps ``skill``, ``goal`` and optionally ``subskill`` to column indices (a table
+    with no sub-skill column gives each indicator its skill as sub-skill); ``cells_of(row_no, cells)``
+    names the non-empty indicator cells of that spreadsheet row as ``(stage, column)``. A hierarchy cell left
+    empty repeats the value above it; a new value at a level clears the levels beneath it.
+    An indicator with an empty level on its row and above it raises CurllError naming the
+    file, row and column."""
+    order = [level for level in _LEVELS if level in levels]
+    current: dict[str, str | None] = dict.fromkeys(order)
     for row_no, cells in table.rows:
-        for depth, level in enumerate(_LEVELS):
+        for depth, level in enumerate(order):
             value = normalise(cells[levels[level]])
             if value:
                 current[level] = value
-                for lower in _LEVELS[depth + 1 :]:
+                for lower in order[depth + 1 :]:
                     current[lower] = None
-        for stage, col in stages.items():
-            text = normalise(cells[col])
-            if not text:
-                continue
-            for level in _LEVELS:
+        for stage, col in cells_of(row_no, cells):
+            for level in order:
                 if current[level] is None:
                     raise CurllError(
                         f"indicator has no {_LEVEL_NAMES[level]} value on this row or above it",
@@ -104,23 +129,15 @@ def read_curll_csv(path: str | Path) -> Iterator[IndicatorRecord]:
                         row=row_no,
                         field=table.header[levels[level]].strip(),
                     )
-            found[stage] += 1
             yield IndicatorRecord(
                 stage=stage,
                 skill=str(current["skill"]),
-                subskill=str(current["subskill"]),
+                subskill=str(current.get("subskill") or current["skill"]),
                 goal=str(current["goal"]),
-                indicator=text,
+                indicator=normalise(cells[col]),
                 source=table.path.name,
                 source_row=row_no,
                 source_field=table.header[col].strip(),
-            )
-    for stage, count in found.items():
-        if count == 0:
-            raise CurllError(
-                f"stage {stage} column has no indicators",
-                file=table.path,
-                field=table.header[stages[stage]].strip(),
             )
 
 

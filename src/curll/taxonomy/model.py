@@ -2,23 +2,29 @@
 
 An importer yields :class:`IndicatorRecord` values; :func:`build_table` turns them into
 the ``indicators`` table (see :class:`curll.schemas.IndicatorSchema`), refusing
-duplicates, and :func:`taxonomy_stats` counts skills, sub-skills, goals and
-indicators per stage the way the paper's Table 1 does (a sub-skill is counted per
-skill, a goal per (skill, sub-skill)).
+duplicates or dropping them (:data:`DuplicatePolicy`), and :func:`taxonomy_stats` counts
+skills, sub-skills, goals and indicators per stage the way the paper's Table 1 does (a
+sub-skill is counted per skill, a goal per (skill, sub-skill)).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import pandas as pd
 
 from curll.errors import CurllError
 
 _WS = re.compile(r"\s+")
+
+#: what :func:`build_table` does with an indicator repeated under one stage, skill,
+#: sub-skill and goal: ``error`` stops naming both rows; ``drop`` keeps the first
+DuplicatePolicy = Literal["error", "drop"]
 
 
 def normalise(text: str) -> str:
@@ -51,14 +57,39 @@ class IndicatorRecord:
     source_field: str
 
 
-def build_table(records: Iterable[IndicatorRecord], stages: Iterable[int] | None = None) -> pd.DataFrame:
-    """Records -> indicators table, keeping input order; optionally keep only ``stages``.
+@dataclass(frozen=True)
+class Duplicate:
+    """An indicator dropped as a repeat of ``first`` (policy ``drop``)."""
 
-    Raises CurllError on a duplicate indicator (same stage and hierarchy), naming both
-    places, and when a requested stage has no indicators at all.
+    dropped: IndicatorRecord
+    first: IndicatorRecord
+
+    def describe(self) -> str:
+        d, f = self.dropped, self.first
+        return (f"{d.source}, row {d.source_row}, field '{d.source_field}': dropped a repeat of row "
+                f"{f.source_row} of {f.source} (stage {d.stage}, same skill, sub-skill and goal): "
+                f"{d.indicator!r}")  # fmt: skip
+
+
+def build_table(
+    records: Iterable[IndicatorRecord],
+    stages: Iterable[int] | None = None,
+    duplicates: DuplicatePolicy = "error",
+) -> tuple[pd.DataFrame, list[Duplicate]]:
+    """Records -> (indicators table in input order, the repeats dropped); optionally keep
+    only ``stages``.
+
+    A repeat is an indicator whose stage, skill, sub-skill, goal and text (after white-space
+    folding) equal an earlier one's; the same text under another goal is not a repeat. With
+    ``duplicates="error"`` a repeat raises CurllError naming both places; with ``"drop"`` the
+    first is kept and the repeat is returned. A requested stage with no indicators at all
+    raises CurllError.
     """
+    if duplicates not in ("error", "drop"):
+        raise CurllError(f"must be error or drop, got {duplicates!r}", field="duplicates")
     wanted = None if stages is None else sorted(set(stages))
     seen: dict[str, IndicatorRecord] = {}
+    dropped: list[Duplicate] = []
     rows = []
     for rec in records:
         if wanted is not None and rec.stage not in wanted:
@@ -66,9 +97,13 @@ def build_table(records: Iterable[IndicatorRecord], stages: Iterable[int] | None
         iid = indicator_id(rec.stage, rec.skill, rec.subskill, rec.goal, rec.indicator)
         if iid in seen:
             first = seen[iid]
+            if duplicates == "drop":
+                dropped.append(Duplicate(rec, first))
+                continue
             raise CurllError(
                 f"duplicate indicator at stage {rec.stage} (same skill, sub-skill and goal as "
-                f"row {first.source_row} of {first.source}): {rec.indicator!r}",
+                f"row {first.source_row} of {first.source}): {rec.indicator!r}; "
+                "taxonomy.duplicates: drop (--duplicates drop) keeps the first",
                 file=rec.source,
                 row=rec.source_row,
                 field=rec.source_field,
@@ -93,7 +128,7 @@ def build_table(records: Iterable[IndicatorRecord], stages: Iterable[int] | None
         missing = sorted(set(wanted) - set(df["stage"].tolist()))
         if missing:
             raise CurllError(f"no indicators for requested stage(s) {missing}", field="stages")
-    return df
+    return df, dropped
 
 
 _COLUMNS = {
@@ -109,8 +144,11 @@ _COLUMNS = {
 }
 
 
-def taxonomy_stats(df: pd.DataFrame) -> dict[str, dict[str, dict[str, int]]]:
-    """``{"stages": {"0": {"skills", "subskills", "goals", "indicators"}, ...}}``."""
+def taxonomy_stats(df: pd.DataFrame, dropped: Iterable[Duplicate] = ()) -> dict[str, Any]:
+    """``{"stages": {"0": {"skills", "subskills", "goals", "indicators", "duplicates_dropped"},
+    ...}, "duplicates_dropped": n}``: per stage, and in all, the repeats :func:`build_table`
+    dropped (0 under the ``error`` policy)."""
+    repeats = Counter(d.dropped.stage for d in dropped)
     stages: dict[str, dict[str, int]] = {}
     for stage, part in df.groupby("stage", sort=True):
         stages[str(stage)] = {
@@ -118,5 +156,6 @@ def taxonomy_stats(df: pd.DataFrame) -> dict[str, dict[str, dict[str, int]]]:
             "subskills": int(part[["skill", "subskill"]].drop_duplicates().shape[0]),
             "goals": int(part[["skill", "subskill", "goal"]].drop_duplicates().shape[0]),
             "indicators": len(part),
+            "duplicates_dropped": repeats.get(int(str(stage)), 0),
         }
-    return {"stages": stages}
+    return {"stages": stages, "duplicates_dropped": sum(repeats.values())}

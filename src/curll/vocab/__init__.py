@@ -19,7 +19,7 @@ from curll.artifacts import validate, write_json, write_table
 from curll.errors import CurllError
 from curll.schemas import WordSchema
 from curll.vocab.bands import BandMode, assign_stages, vocab_stats
-from curll.vocab.sources import FORMATS, Candidate, aoa_band
+from curll.vocab.sources import FORMATS, Candidate, Dedup, aoa_band, read_candidates
 
 
 def import_vocab(
@@ -28,17 +28,17 @@ def import_vocab(
     *,
     stages: Iterable[int] = range(5),
     bands: BandMode = "exclusive",
+    dedup: Dedup = "lemma_row",
     max_per_stage: int = 0,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Read ``path`` in format ``fmt`` and return the validated words table."""
-    if fmt not in FORMATS:
-        raise CurllError(
-            f"unknown vocabulary format {fmt!r}; choose one of {sorted(FORMATS)}", field="format"
-        )
+    """Read ``path`` in format ``fmt`` and return the validated words table.
+
+    ``dedup`` picks which row of a repeated (lemma, AoA) a ``kuperman`` file keeps
+    (:mod:`curll.vocab.sources`); ``curll-words`` lists have no such repeats."""
     if max_per_stage < 0:
         raise CurllError("must be >= 0 (0 = no cap)", field="max_per_stage")
-    candidates = FORMATS[fmt](path)
+    candidates = read_candidates(fmt, path, dedup)
     stages = list(stages)
     df = assign_stages(candidates, stages, bands=bands, max_per_stage=max_per_stage, seed=seed)
     if df.empty:
@@ -63,6 +63,7 @@ __all__ = [
     "FORMATS",
     "BandMode",
     "Candidate",
+    "Dedup",
     "aoa_band",
     "assign_stages",
     "import_vocab",

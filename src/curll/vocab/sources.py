@@ -5,15 +5,23 @@ of raters who knew it (``perc_known``) and its ``band``: the one stage it first
 belongs to. :mod:`curll.vocab.bands` then turns bands into stages and caps them.
 
 Formats:
-- ``kuperman``: the Kuperman et al. AoA norms CSV. Following the CurLL authors' procedure:
-  word = ``Lemma_highest_PoS``, pos = ``Dom_PoS_SUBTLEX``; rows missing lemma,
-  ``AoA_Kup_lem`` or ``Perc_known_lem`` are dropped (``NA``/``#N/A``/empty mean missing);
-  then duplicates of (lemma, ``AoA_Kup_lem``) over *all* remaining rows keep one row: the
-  lemma's own (``Word`` == lemma: "and", Conjunction) when the file has one, else the first;
-  only then are parts of speech other than Noun, Verb, Adjective, Adverb dropped, so an
-  inflection's tag ("ands", Noun; "anybodies" before "anybody") never stands in for its
-  lemma's. Band: 0 if AoA <= 5, else
-  k with 4+k < AoA <= 5+k.
+- ``kuperman``: the Kuperman et al. AoA norms CSV: word = ``Lemma_highest_PoS``, pos =
+  ``Dom_PoS_SUBTLEX``, one row kept per (lemma, ``AoA_Kup_lem``), content words only (Noun,
+  Verb, Adjective, Adverb). Which row of a repeated (lemma, AoA) is kept, ``dedup``:
+
+  - ``lemma_row`` (default): rows missing lemma, ``AoA_Kup_lem`` or ``Perc_known_lem`` are
+    dropped first (``NA``/``#N/A``/empty mean missing); then of the repeats the lemma's own
+    row (``Word`` == lemma: "and", Conjunction) wins when the file has one, else the first;
+    only then are other parts of speech dropped, so an inflection's tag ("ands", Noun;
+    "anybodies" before "anybody") never stands in for its lemma's.
+  - ``first_row``: the CurLL authors' procedure, step by step: of the four columns, repeats
+    of (lemma, AoA) over *all* rows keep the first in file order (a missing value is a
+    value here, as in pandas), then rows with any missing value are dropped (missing as
+    ``pandas.read_csv`` reads it: ``NA``, ``#N/A``, ``null``, ``nan``, empty, ...), then
+    other parts of speech. Words differ from ``lemma_row``'s where an inflection's row
+    comes first.
+
+  Band: 0 if AoA <= 5, else k with 4+k < AoA <= 5+k (any stage up to MAX_STAGE).
 - ``curll-words``: curll's own list (the built-in vocabulary), columns
   ``word,pos,stage``; the stage column is the band and aoa/perc_known are unknown.
 
@@ -27,12 +35,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from curll.csvio import CsvTable, read_csv
 from curll.errors import CurllError
 from curll.schemas import MAX_STAGE, POS_TAGS
 
 MISSING = frozenset({"", "NA", "N/A", "#N/A", "NaN", "nan", "NULL"})
+#: the strings pandas.read_csv reads as missing by default (its ``na_values``): the authors'
+#: procedure (``first_row``) loaded the norms with pandas, so "null" (a lemma) is missing there
+PANDAS_MISSING = frozenset({
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+})  # fmt: skip
+Dedup = Literal["lemma_row", "first_row"]
 KUPERMAN_COLUMNS = ("Lemma_highest_PoS", "Dom_PoS_SUBTLEX", "AoA_Kup_lem", "Perc_known_lem")
 
 
@@ -73,13 +89,16 @@ def _number(raw: str, table: CsvTable, row: int, field: str, lo: float, hi: floa
     return value
 
 
-def read_kuperman(path: str | Path) -> list[Candidate]:
+def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidate]:
     """Candidates from a Kuperman AoA CSV (see module docstring), in file order."""
+    if dedup not in ("lemma_row", "first_row"):
+        raise CurllError(f"must be lemma_row or first_row, got {dedup!r}", field="dedup")
     table = read_csv(path)
     col = _require(table, KUPERMAN_COLUMNS)
     lemma_c, pos_c, aoa_c, known_c = (col[n] for n in KUPERMAN_COLUMNS)
     word_c = table.column("Word", "\ufeffWord")
     chosen: dict[tuple[str, float], tuple[Candidate, bool]] = {}  # key -> (row kept, is the lemma's own)
+    first: dict[tuple[str | None, float | None], Candidate | None] = {}  # first_row: key -> first row
     for row, cells in table.rows:
         # parse both numbers on every row, so a corrupt file fails loudly even where
         # the row would have been filtered out
@@ -87,12 +106,23 @@ def read_kuperman(path: str | Path) -> list[Candidate]:
         known = _number(cells[known_c], table, row, KUPERMAN_COLUMNS[3], 0.0, 1.0)
         lemma = cells[lemma_c].strip()
         pos = cells[pos_c].strip()
+        if dedup == "first_row":
+            raw_lemma = None if cells[lemma_c] in PANDAS_MISSING else cells[lemma_c]
+            if (raw_lemma, aoa) not in first:  # a row with a gap takes its key, then is dropped
+                whole = raw_lemma is not None and cells[pos_c] not in PANDAS_MISSING
+                first[(raw_lemma, aoa)] = (
+                    Candidate(lemma, pos, aoa, known, aoa_band(aoa))
+                    if whole and aoa is not None and known is not None else None
+                )  # fmt: skip
+            continue
         if aoa is None or known is None or lemma in MISSING:
             continue
         own = word_c is not None and cells[word_c].strip() == lemma
         kept = chosen.get((lemma, aoa))
         if kept is None or (own and not kept[1]):  # duplicates first, over every part of speech
             chosen[(lemma, aoa)] = (Candidate(lemma, pos, aoa, known, aoa_band(aoa)), own)
+    if dedup == "first_row":
+        return [c for c in first.values() if c is not None and c.pos in POS_TAGS]
     return [c for c, _ in chosen.values() if c.pos in POS_TAGS]  # then the content-word filter
 
 
@@ -121,4 +151,13 @@ def read_curll_words(path: str | Path) -> list[Candidate]:
     return out
 
 
-FORMATS = {"kuperman": read_kuperman, "curll-words": read_curll_words}
+def read_candidates(fmt: str, path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidate]:
+    """Candidates from ``path`` in format ``fmt`` (``dedup`` applies to ``kuperman`` only)."""
+    if fmt == "kuperman":
+        return read_kuperman(path, dedup)
+    if fmt == "curll-words":
+        return read_curll_words(path)
+    raise CurllError(f"unknown vocabulary format {fmt!r}; choose one of {sorted(FORMATS)}", field="format")
+
+
+FORMATS = ("curll-words", "kuperman")
