@@ -1,6 +1,6 @@
 """The fault table: the generate stage against a local server that fails a seeded share of
 HTTP calls (429 with Retry-After, 500, 503, 400, answers past the timeout, truncated bodies,
-content that is not JSON, JSON off the schema; tests/faults/mix.py), at several rates.
+content that is not JSON, JSON off the schema; bench/harness/mix.py), at several rates.
 
 Per rate: requests, HTTP calls, engine retries, rejects by reason, wall time, the stage's
 exit status, and what a rerun asks the server (it must be nothing). Then ``--kills`` kill -9
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.faults.conftest import make_project, run_generate, under_dvc
-from tests.faults.kill import kill_when, leftovers, stored_answers
-from tests.faults.mix import FaultyServer
-from tests.helpers import dvc
+from bench.harness.commands import dvc
+from bench.harness.kill import kill_when, leftovers, stored_answers
+from bench.harness.mix import FaultyServer
+from bench.harness.project import make_project, run_generate, under_dvc
 
 SHARD = "data/generate/shards/generations-0000-of-0001.parquet"
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import yaml
 
-from tests.faults.conftest import make_project
-from tests.faults.mix import FaultyServer
-from tests.helpers import curll
+from bench.harness.commands import curll
+from bench.harness.mix import FaultyServer
+from bench.harness.project import make_project
 
 TABLES = ("generations", "contexts", "ir", "cqa", "csqa")
 

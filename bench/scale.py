@@ -255,7 +255,7 @@ def table(runs: list[StageRun], n: int) -> list[dict[str, Any]]:
 
 
 def rating_server() -> Any:
-    from tests.llm.server import FakeChatServer
+    from bench.harness.server import FakeChatServer
 
     class Rater(FakeChatServer):
         def answer(self, body: dict[str, Any]) -> str:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from tests.faults.conftest import make_project, under_dvc
-from tests.faults.mix import FaultyServer
-from tests.helpers import HANG, curll, dvc, env
+from bench.harness.commands import HANG, curll, dvc, env
+from bench.harness.mix import FaultyServer
+from bench.harness.project import make_project, under_dvc
 
 
 def test_a_second_repro_meanwhile_gets_dvcs_lock_message_and_changes_nothing(tmp_path):

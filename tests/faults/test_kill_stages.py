@@ -11,8 +11,8 @@ import shutil
 import pytest
 import yaml
 
-from tests.faults.kill import cached_rows, kill_when, leftovers
-from tests.helpers import dvc
+from bench.harness.commands import dvc
+from bench.harness.kill import cached_rows, kill_when, leftovers
 from tests.repro import Reproduced
 
 BATCH = 4  # requests per backend call and cache commit here (the shrunk pipeline's is 32)

@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from bench.harness.commands import curll, dvc
+from bench.harness.kill import kill_when, leftovers
+from bench.harness.project import under_dvc
 from curll.artifacts import write_table
 from curll.schemas import RecordSchema
-from tests.faults.conftest import under_dvc
-from tests.faults.kill import kill_when, leftovers
-from tests.helpers import curll, dvc
 
 STAGE = """\
 stages:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.faults.conftest import make_project
-from tests.faults.mix import FaultyServer
-from tests.helpers import curll
+from bench.harness.commands import curll
+from bench.harness.mix import FaultyServer
+from bench.harness.project import make_project
 
 pytest.importorskip("ray")
 

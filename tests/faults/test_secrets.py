@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.faults.conftest import make_project, under_dvc
-from tests.faults.mix import FaultyServer
-from tests.helpers import dvc
+from bench.harness.commands import dvc
+from bench.harness.mix import FaultyServer
+from bench.harness.project import make_project, under_dvc
 
 KEY = "sk-test-5f3c9a0e77d24b1c8e6a0d13"  # a made-up key in the OpenAI format
 

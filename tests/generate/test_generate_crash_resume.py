@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.faults.kill import stored_answers
-from tests.helpers import HANG, curll, env, on_random_model
+from bench.harness.commands import HANG, curll, env, on_random_model
+from bench.harness.kill import stored_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ import pandas as pd
 import yaml
 from datasets import load_dataset
 
-from tests.helpers import curll, dvc, run
+from bench.harness.commands import curll, dvc, run
 from tests.repro import STAGES, Reproduced
 
 EVALUATE = {"evaluate_infer", "evaluate_loss", "evaluate_judge", "evaluate"}

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.helpers import HANG, env
+from bench.harness.commands import HANG, env
 
 
 def cached_rows(db: Path) -> int:
