@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from curll.verify.dedup import ExactIndex, cross_rate, exact_duplicates, near_duplicates, normalise
+from curll.verify.dedup import (
+    CrossIndex,
+    ExactIndex,
+    cross_rate,
+    exact_duplicates,
+    near_duplicates,
+    normalise,
+)
 from tests.verify.conftest import PASSAGES
 
 COPY = PASSAGES[0].replace("small brown puppy", "little brown puppy")
@@ -46,6 +53,19 @@ def test_cross_rate_is_the_share_of_b_repeating_a(encoder):
     rate = cross_rate(encoder.encode(a), encoder.encode(b), threshold=0.95)
     assert rate == 0.5
     assert cross_rate(encoder.encode(a), encoder.encode(a)[:0], threshold=0.95) == 0.0
+
+
+def test_one_cross_index_answers_for_every_later_stage_as_a_fresh_one_would(encoder):
+    """verify builds the index of an earlier stage once and asks it about each later stage:
+    asking changes nothing in it (each answer equals a fresh index's)."""
+    a, later = (
+        encoder.encode(PASSAGES[:3]),
+        [[COPY, PASSAGES[3]], [PARAPHRASE, COPY, PASSAGES[4]], [PASSAGES[4]]],
+    )
+    once = CrossIndex(a)
+    got = [once.rate(encoder.encode(b), threshold=0.95) for b in later]
+    assert got == [cross_rate(a, encoder.encode(b), threshold=0.95) for b in later] == [0.5, 2 / 3, 0.0]
+    assert CrossIndex(a[:0]).rate(a, threshold=0.95) == 0.0
 
 
 def test_auto_index_is_exact_for_small_inputs_and_usearch_for_large():

@@ -65,9 +65,9 @@ def max_chars(schema: dict[str, Any], path: str = "$") -> int:
     raise UnboundedSchemaError(f"{path}: no type, const or enum")
 
 
-def tokens_needed(schema: dict[str, Any], chars_per_token: float) -> int:
-    """Tokens for the largest answer, plus one for the end of the turn."""
-    return math.ceil(max_chars(schema) / chars_per_token) + 1
+def tokens_needed(chars: int, chars_per_token: float) -> int:
+    """Tokens for an answer of ``chars`` characters, plus one for the end of the turn."""
+    return math.ceil(chars / chars_per_token) + 1
 
 
 def task_schemas(params: Params) -> dict[str, dict[str, dict[str, Any]]]:
@@ -113,7 +113,7 @@ def budget_problems(params: Params) -> list[tuple[str, str]]:
             except UnboundedSchemaError as exc:
                 problems.append((key, f"the {task} schema has no worst case: {exc}"))
                 continue
-            need = math.ceil(chars / cpt) + 1
+            need = tokens_needed(chars, cpt)
             if need > budget:
                 problems.append((key, (
                     f"the largest {task} answer is {chars:,} characters (~{need:,} tokens at {cpt:g} "

@@ -131,13 +131,10 @@ def train(
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         start = int(state["step"])
-        # (checkpoints written before the log was kept lack these three)
+        # a checkpoint is only ever read by the training code that wrote it (its key hashes
+        # that code, curll.train.runs), so every field :func:`_save` writes is there
         done_before = Outcome(
-            0,
-            int(state.get("tokens", 0)),
-            float(state.get("seconds", 0.0)),
-            state.get("log", []),
-            trained=int(state.get("trained", 0)),
+            0, int(state["tokens"]), float(state["seconds"]), state["log"], trained=int(state["trained"])
         )
     device_type = torch.device(s.device).type
     net: torch.nn.Module = model

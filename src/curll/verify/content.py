@@ -265,10 +265,3 @@ class Rates:
             }
             for stage, s in sorted(self._sums.items())
         }
-
-
-def rates(df: pd.DataFrame, table: pd.DataFrame, checks: Any) -> dict[str, dict[str, Any]]:
-    """:class:`Rates` of one table."""
-    tally = Rates(checks)
-    tally.add(df, table)
-    return tally.result()

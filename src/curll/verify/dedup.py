@@ -7,7 +7,8 @@
   a row is flagged when its cosine with an earlier kept row is >= threshold (semhash keeps
   the first of each group, so the result depends only on the input order). Rows are known by
   their ids: the texts themselves are not needed (nor held).
-- :func:`cross_rate`: the share of the vectors ``b`` with a near-duplicate among ``a``.
+- :class:`CrossIndex` (built once on ``a``) and :func:`cross_rate`: the share of the vectors ``b``
+  with a near-duplicate among ``a``.
 - :func:`choose_index`: ``auto`` picks the exact index for small inputs, usearch for large.
 
 Embeddings are passed in (one encoding per text for all the comparisons of a run).
@@ -109,12 +110,22 @@ def near_duplicates(
     return [Duplicate(d.record["text"], d.duplicate_of["text"], float(d.score)) for d in result.filtered]
 
 
+class CrossIndex:
+    """An index over the rows of ``a`` (unit vectors), built once, asked about several ``b``."""
+
+    def __init__(self, a: np.ndarray, index: Index = "exact") -> None:
+        self._sem = _semhash([f"a{i}" for i in range(len(a))], a, index) if len(a) else None
+
+    def rate(self, b: np.ndarray, *, threshold: float) -> float:
+        """Share of the rows of ``b`` with cosine >= threshold to some row of ``a``."""
+        if self._sem is None or not len(b):
+            return 0.0
+        keys = [f"b{i}" for i in range(len(b))]
+        self._sem.model = _Lookup(keys, b)  # the rows of b are looked up, not encoded
+        result = self._sem.deduplicate([{"text": k} for k in keys], threshold=threshold)
+        return len(result.filtered) / len(b)
+
+
 def cross_rate(a: np.ndarray, b: np.ndarray, *, threshold: float, index: Index = "exact") -> float:
     """Share of the rows of ``b`` with cosine >= threshold to some row of ``a`` (unit vectors)."""
-    if not len(a) or not len(b):
-        return 0.0
-    sem = _semhash([f"a{i}" for i in range(len(a))], a, index)
-    keys = [f"b{i}" for i in range(len(b))]
-    sem.model = _Lookup(keys, b)
-    result = sem.deduplicate([{"text": k} for k in keys], threshold=threshold)
-    return len(result.filtered) / len(b)
+    return CrossIndex(a, index).rate(b, threshold=threshold)

@@ -35,7 +35,7 @@ from curll.config.verify import ContentChecks, VerifyParams, WordRange
 from curll.errors import CurllError
 from curll.verify import content
 from curll.verify import filters as flt
-from curll.verify.dedup import ExactIndex, choose_index, cross_rate, exact_duplicates, near_duplicates
+from curll.verify.dedup import CrossIndex, ExactIndex, choose_index, exact_duplicates, near_duplicates
 from curll.verify.encoder import Encoder
 from curll.verify.scratch import VectorFile
 
@@ -188,9 +188,9 @@ class Screen:
                 self.dropped[stage] += len(dups)
         pairs: dict[str, float] = {}
         for n, si in enumerate(stages):
-            a = self._vectors.stage(si)[1]  # read once for all the later stages
-            index = choose_index(p.index, len(a), p.auto_above)  # built on stage si's rows
+            a = self._vectors.stage(si)[1]
+            earlier = CrossIndex(a, choose_index(p.index, len(a), p.auto_above))  # once for all later stages
             for sj in stages[n + 1 :]:
                 b = self._vectors.stage(sj)[1]
-                pairs[f"{si}-{sj}"] = round(cross_rate(a, b, threshold=p.threshold, index=index), 6)
+                pairs[f"{si}-{sj}"] = round(earlier.rate(b, threshold=p.threshold), 6)
         return rates, pairs
