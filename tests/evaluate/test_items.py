@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from curll.artifacts import records as records_of
-from curll.evaluate.items import CUT, TOO_LONG, build_items, drop_unfit, fit_prompt, user_turn
+from curll.chat import CUT, user_turn
+from curll.evaluate.items import TOO_LONG, build_items, drop_unfit, fit_prompt
 from curll.llm.embedded import train_bpe
 from curll.schemas.evaluate import ItemSchema
 from curll.split.records import build_records
@@ -66,7 +67,9 @@ def test_every_item_asks_exactly_its_training_user_turn():
     trained = {r: next(m for m in json.loads(msgs) if m["role"] == "user")["content"]
                for r, msgs in zip(recs["record_id"], recs["messages"], strict=True)}  # fmt: skip
     for item in records_of(items):
-        assert user_turn(item, item["context"]) == trained[item["item_id"]], item["type"]
+        assert user_turn(item["type"], item["question"], item["context"]) == trained[item["item_id"]], item[
+            "type"
+        ]
     assert "Question: which word rhymes with 'cat'?" in set(items["question"])
 
 

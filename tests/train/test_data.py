@@ -7,8 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from curll.chat import CUT
 from curll.llm.embedded import train_bpe
-from curll.train.data import CUT, IGNORE, best_fit, encode, fit, pack
+from curll.train.data import IGNORE, best_fit, encode, fit, pack
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from curll.llm.tasks import Answer, provenance
 from curll.llm.types import ChatRequest
 from curll.train.orders import SavedModel
 
-#: version of the test-prompt layout (:func:`curll.evaluate.items.user_turn`): change the tag
+#: version of the test-prompt layout (:func:`curll.chat.user_turn`): change the tag
 #: when the layout changes, so cached answers to the old prompts are not reused
 PROMPT_VERSION = hashlib.sha256(b"curll.evaluate.items/test-prompt/1").hexdigest()[:16]
 ANSWER_COLUMNS = ["item_id", "run", "order", "seed", "trained_to", "answer", "truncated"]

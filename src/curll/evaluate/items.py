@@ -9,7 +9,7 @@ passage in the training user turn, less the ``Question: `` label that CQA turns 
 its type, in record-id order: the released records do not keep the generation order) and
 ``dropped`` (empty for an item that is asked; else why not, see :func:`drop_unfit`). A
 passage's text comes from the passage record of the same unit, so the released records alone
-are enough; :func:`user_turn` rebuilds the training user turn exactly.
+are enough; :func:`curll.chat.user_turn` rebuilds the training user turn exactly.
 
 :func:`fit_prompt` renders the chat prompt and, when it is longer than the limit, cuts the
 end of the passage (token by token, marked with "..."), never the question or the
@@ -19,27 +19,20 @@ instruction or question) is None: such an item is dropped before any model answe
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from curll.artifacts import records as records_of
+from curll.chat import CUT, question_of, turns_of, user_turn
 
 ITEM_COLUMNS = [
     "item_id", "stage", "indicator_id", "skill", "subskill", "goal", "indicator", "age_group", "type",
     "system", "context", "question", "reference", "q_index", "dropped",
 ]  # fmt: skip
-CUT = " ..."
-CQA_LABEL = "Question: "
 #: the ``dropped`` reason of an item whose prompt is over the limit even with its passage cut
 TOO_LONG = "prompt_too_long"
-
-
-def _turns(raw: str) -> tuple[str, str, str]:
-    msgs = {m["role"]: m["content"] for m in json.loads(raw)}
-    return msgs.get("system", ""), msgs["user"], msgs["assistant"]
 
 
 def build_items(
@@ -48,18 +41,16 @@ def build_items(
     """Test items of ``types``; at most ``max_per_type`` per stage and type (0: all), a sample
     drawn with ``seed`` from the records sorted by id (so the same records give the same items)."""
     test = records[records["split"] == "test"].sort_values("record_id")
-    passages = {r["unit_id"]: _turns(r["messages"])[2] for r in records_of(test[test["type"] == "context"])}
+    passages = {r["unit_id"]: turns_of(r["messages"])[2] for r in records_of(test[test["type"] == "context"])}
     info = indicators.set_index("indicator_id")[["goal", "age_group"]]
     rows: list[list[Any]] = []
     seen: dict[str, int] = {}
     for r in records_of(test[test["type"].isin(types)]):
-        system, user, reference = _turns(r["messages"])
-        context, question, key = "", user, f"{r['unit_id']}/{r['type']}"
+        system, user, reference = turns_of(r["messages"])
+        key = f"{r['unit_id']}/{r['type']}"
+        context = passages.get(r["unit_id"], "") if r["type"] in ("cqa", "csqa") else ""
+        question = question_of(r["type"], user, context)
         if r["type"] in ("cqa", "csqa"):
-            context = passages.get(r["unit_id"], "")
-            if context and user.startswith(context + "\n\n"):
-                question = user[len(context) + 2 :]
-                question = question.removeprefix(CQA_LABEL) if r["type"] == "cqa" else question
             seen[key] = seen.get(key, 0) + 1
         meta = info.loc[r["indicator_id"]]
         rows.append([r["record_id"], r["stage"], r["indicator_id"], r["skill"], r["subskill"], meta["goal"],
@@ -74,18 +65,9 @@ def build_items(
     return items.sort_values(["stage", "type", "item_id"]).reset_index(drop=True)
 
 
-def user_turn(item: dict[str, Any], context: str) -> str:
-    """The user message, laid out as in training (see :mod:`curll.split.records`)."""
-    if item["type"] == "cqa":
-        return f"{context}\n\n{CQA_LABEL}{item['question']}"
-    if item["type"] == "csqa":
-        return f"{context}\n\n{item['question']}"
-    return str(item["question"])
-
-
 def _messages(item: dict[str, Any], context: str) -> list[tuple[str, str]]:
     turns = [("system", item["system"])] if item["system"] else []
-    return [*turns, ("user", user_turn(item, context))]
+    return [*turns, ("user", user_turn(item["type"], str(item["question"]), context))]
 
 
 def fit_prompt(item: dict[str, Any], tokenizer: Any, limit: int) -> tuple[list[tuple[str, str]], bool] | None:

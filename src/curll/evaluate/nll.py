@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from curll.train.data import CUT, encode, fit, pack
+from curll.chat import CUT
+from curll.train.data import encode, fit, pack
 
 
 def record_nll(

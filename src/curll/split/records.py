@@ -1,31 +1,24 @@
 """Chat-format records (RecordSchema) from the verified instances and their unit's split.
 
 Each record is one conversation ending in the assistant turn that is trained on (or, in
-test, judged). ``messages`` is JSON: ``[{"role": "system"|"user"|"assistant", "content"}]``;
-the trainer puts the loss on assistant turns only. A passage record asks for the passage;
-CQA and CSQA records put the passage and the question in the user turn.
+test, judged), laid out by :mod:`curll.chat`: a passage record asks for the passage; CQA and
+CSQA records put the passage and the question in the user turn.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
 
 from curll.artifacts import records
+from curll.chat import record_chat, user_turn
 
 RECORD_COLUMNS = [
     "record_id", "unit_id", "stage", "indicator_id", "skill", "subskill", "indicator", "type", "split",
     "messages",
 ]  # fmt: skip
-
-
-def _chat(system: str, user: str, assistant: str) -> str:
-    turns = [{"role": "system", "content": system}] if system else []
-    turns += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
-    return json.dumps(turns, ensure_ascii=False)
 
 
 def _turns(kind: str, row: dict[str, Any], passage: str) -> tuple[str, str]:
@@ -34,9 +27,7 @@ def _turns(kind: str, row: dict[str, Any], passage: str) -> tuple[str, str]:
         return ask, row["text"]
     if kind == "ir":
         return row["instruction"], row["response"]
-    if kind == "cqa":
-        return f"{passage}\n\nQuestion: {row['question']}", row["answer"]
-    return f"{passage}\n\n{row['question']}", row["answer"]
+    return user_turn(kind, row["question"], passage), row["answer"]
 
 
 def record_frame(
@@ -60,7 +51,7 @@ def record_frame(
         meta = info.loc[row["indicator_id"]]
         out.append(
             [row["instance_id"], unit, row["stage"], row["indicator_id"], meta["skill"], meta["subskill"],
-             meta["indicator"], kind, split_of[unit], _chat(system, user, assistant)]
+             meta["indicator"], kind, split_of[unit], record_chat(system, user, assistant)]
         )  # fmt: skip
     return pd.DataFrame(out, columns=RECORD_COLUMNS)
 

@@ -9,7 +9,7 @@ line and the question: the passage's tokens are marked as the part that may be c
 Packing (:func:`pack`) never splits a document: every answer token is trained with its
 whole prompt in view. Documents go into rows best-fit decreasing (longest first, each into
 the row whose free space it fills most tightly), so rows are nearly full. A document longer
-than ``context`` loses the end of its passage, replaced by :data:`CUT` (as test prompts are
+than ``context`` loses the end of its passage, replaced by :data:`curll.chat.CUT` (as test prompts are
 cut in evaluation), never its question or answer; one without a passage to cut, or too long
 even without its passage, is dropped and counted. Inputs and targets are shifted *inside*
 each document (the last token of a document never predicts the first of the next); every
@@ -31,7 +31,6 @@ import numpy as np
 from curll.train.store import DocStore
 
 IGNORE = -100
-CUT = " ..."  # marks a cut passage (as curll.evaluate.items does for test prompts)
 Loss = Literal["assistant", "all"]
 PASSAGE_TYPES = frozenset({"cqa", "csqa"})
 
@@ -210,7 +209,7 @@ def pack(
     order: Sequence[int] | np.ndarray | None = None,
 ) -> Packed:  # fmt: skip
     """Rows of ``context`` positions (see the module docstring); ``cut_ids``: the tokens of
-    :data:`CUT`, put where a passage was cut. ``docs`` is consumed once, one at a time, into a
+    :data:`curll.chat.CUT`, put where a passage was cut. ``docs`` is consumed once, one at a time, into a
     :class:`~curll.train.store.DocStore`; ``order`` (default: as given) lists document indices
     in the order to pack them (a document may appear more than once), so documents can be read
     in file order and packed shuffled."""

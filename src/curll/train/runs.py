@@ -23,10 +23,11 @@ import numpy as np
 import pandas as pd
 import torch
 
+from curll.chat import CUT
 from curll.config.train import TrainParams
 from curll.errors import CurllError
 from curll.train import distributed
-from curll.train.data import CUT, Doc, Packed, encode, pack
+from curll.train.data import Doc, Packed, encode, pack
 from curll.train.hf import save_hf
 from curll.train.model import CausalLM, from_seed, preset
 from curll.train.orders import Run, plan
