@@ -17,6 +17,13 @@ from curll.llm.types import ChatRequest
 _HEAD = 1 << 20  # bytes hashed at each end of a weight file
 
 
+def model_label(name: str, model: str | Path) -> str:
+    """The model's name on every row and in every cache key: ``name@<fingerprint>`` for a local
+    folder (so new weights never reuse old answers), else ``name`` (a hub id pins no content)."""
+    folder = Path(model)
+    return f"{name}@{fingerprint(folder)}" if folder.is_dir() else name
+
+
 def fingerprint(folder: Path) -> str:
     """12 hex chars identifying a local model folder's content.
 

@@ -49,14 +49,14 @@ import random
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
+from curll.config.llm import JsonMode
 from curll.errors import CurllError
 from curll.llm.loops import LOOP_CHECK_EVERY, find_loop
 from curll.llm.redact import redact, server_of
 from curll.llm.types import ChatRequest, Completion
 
-JsonMode = Literal["json_schema", "json_object", "llamacpp", "vllm", "none"]
 RETRY_STATUS = frozenset({408, 409, 429})
 #: a server error whose message blames the request is final, not transient
 INVALID = re.compile(

@@ -28,12 +28,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from curll.llm.constrained import RowSpec
 from curll.llm.decode import Decoder, DecodeRequest
-from curll.llm.identity import fingerprint, request_seed
+from curll.llm.identity import model_label, request_seed
 from curll.llm.types import ChatRequest, Completion
 
 
@@ -90,9 +89,7 @@ class TransformersBackend:
 
         if threads > 0:
             torch.set_num_threads(threads)
-        folder = Path(model)
-        label = name or model
-        self.model = f"{label}@{fingerprint(folder)}" if folder.is_dir() else label
+        self.model = model_label(name or model, model)
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device

@@ -22,10 +22,9 @@ import multiprocessing as mp
 import os
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from curll.llm.identity import fingerprint, request_seed
+from curll.llm.identity import model_label, request_seed
 from curll.llm.types import ChatRequest, Completion
 
 
@@ -116,8 +115,7 @@ class VLLMBackend:
         seed: int = 0,
         name: str | None = None,
     ) -> None:
-        label = name or model  # ``name``: what the model is called instead of its path
-        self.model = f"{label}@{fingerprint(Path(model))}" if Path(model).is_dir() else label
+        self.model = model_label(name or model, model)  # ``name``: what it is called instead of its path
         args: dict[str, Any] = {
             "tensor_parallel_size": tensor_parallel,
             "gpu_memory_utilization": gpu_memory_utilization,
