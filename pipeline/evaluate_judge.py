@@ -51,17 +51,16 @@ def _rate(
     """Every judge's ratings, and with ``evaluate.rubric.enabled`` its rubric scores (else empty)."""
     p = params.evaluate
     panel: dict[str, tuple[Engine, dict[str, Task]]] = {}
+    llm = params.llm
     for name in p.judges:
-        llm = params.llm.model_copy(update={"use": name})
         engine = engines.enter_context(
-            engine_from_params(llm, models=params.llm_models, desc=f"judge {name}")
+            engine_from_params(llm, models=params.llm_models, desc=f"judge {name}", profile=name)
         )
-        schema = judge_schema(llm.profile.max_chars, explain=p.explain)
-        panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema) for t in p.types})
+        schema = judge_schema(llm.profiles[name].max_chars, explain=p.explain)
+        panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema, profile=name) for t in p.types})
     ratings = judge(answers, items, panel, explain=p.explain)
     if not p.rubric.enabled:
         return ratings, empty_table(RubricSchema)
-    tasks = {n: (engine, make_task(params.llm.model_copy(update={"use": n}), p.rubric.prompt,
-                                   rubric_schema(params.llm.profiles[n].max_chars)))
+    tasks = {n: (engine, make_task(llm, p.rubric.prompt, rubric_schema(llm.profiles[n].max_chars), profile=n))
              for n, (engine, _) in panel.items()}  # fmt: skip
     return ratings, rubric(answers, items, tasks)

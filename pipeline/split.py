@@ -60,9 +60,9 @@ def run(params: Params) -> None:
         sample = sample.assign(
             content=[ws.content(u, t) for u, t in zip(sample["unit_id"], sample["type"], strict=True)]
         )
-        llm = params.rater  # split.rater's profile, or llm.use's
-        task = make_task(llm, p.prompt, rating_schema(llm.profile.max_chars))
-        with engine_from_params(llm, models=params.llm_models, desc="split: rate") as engine:
+        rater, llm = params.rater, params.llm  # split.rater's profile, or llm.use's
+        task = make_task(llm, p.prompt, rating_schema(llm.profiles[rater].max_chars), profile=rater)
+        with engine_from_params(llm, models=params.llm_models, desc="split: rate", profile=rater) as engine:
             ratings = rate(sample, indicators, engine, task)
         made = records_made(units, ws.qa_counts()) if p.min_test_records else None  # for the top-up
         placed, rejects = select(units, ratings, p, content=ws.content, records=made)

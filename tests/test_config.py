@@ -235,7 +235,7 @@ def test_the_rater_is_a_profile_in_use_checked_against_its_own_budget(good):
         parse_params(data, source="params.yaml")
     data["split"]["rater"] = "smollm2-torch"
     params = parse_params(data, source="params.yaml")
-    assert params.rater.use == "smollm2-torch"
+    assert params.rater == "smollm2-torch"
     assert "smollm2-torch" in params.profiles_in_use()
     data["llm"]["profiles"]["smollm2-torch"]["sampling"]["max_tokens"] = 20
     with pytest.raises(CurllError, match="quality rating") as err:

@@ -68,13 +68,13 @@ class Params(Section):
         return self
 
     @property
-    def rater(self) -> LLMParams:
-        """``llm`` with the profile that rates split's units in use (``split.rater``, else ``llm.use``)."""
-        return self.llm if self.split.rater is None else self.llm.model_copy(update={"use": self.split.rater})
+    def rater(self) -> str:
+        """The profile that rates split's units: ``split.rater``, else ``llm.use``."""
+        return self.split.rater or self.llm.use
 
     def profiles_in_use(self) -> list[str]:
         """``llm.use``, split's rater and the judges, in that order, without repeats."""
-        return list(dict.fromkeys([self.llm.use, self.rater.use, *self.evaluate.judges]))
+        return list(dict.fromkeys([self.llm.use, self.rater, *self.evaluate.judges]))
 
     def local_models(self) -> dict[str, list[str]]:
         """{``llm_models.builtin`` name: profiles in use that name it}: what the llm_models stage builds."""

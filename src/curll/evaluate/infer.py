@@ -26,7 +26,7 @@ from curll.errors import CurllError
 from curll.evaluate.items import fit_prompt
 from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
-from curll.llm.protocol import Backend
+from curll.llm.factory import trained_model_backend
 from curll.llm.tasks import Answer, provenance
 from curll.llm.types import ChatRequest
 from curll.train.orders import SavedModel
@@ -35,16 +35,6 @@ from curll.train.orders import SavedModel
 #: when the layout changes, so cached answers to the old prompts are not reused
 PROMPT_VERSION = hashlib.sha256(b"curll.evaluate.items/test-prompt/1").hexdigest()[:16]
 ANSWER_COLUMNS = ["item_id", "run", "order", "seed", "trained_to", "answer", "truncated"]
-
-
-def backend(folder: str | Path, name: str, p: InferParams) -> Backend:
-    if p.backend == "vllm":
-        from curll.llm.vllm_backend import VLLMBackend
-
-        return VLLMBackend(str(folder), name=name, dtype=p.dtype, seed=p.sampling.seed)
-    from curll.llm.transformers_backend import TransformersBackend
-
-    return TransformersBackend(str(folder), name=name, device=p.device, dtype=p.dtype)
 
 
 def answer(model: SavedModel, items: pd.DataFrame, p: InferParams, cache: str | Path) -> pd.DataFrame:
@@ -64,8 +54,8 @@ def answer(model: SavedModel, items: pd.DataFrame, p: InferParams, cache: str | 
     sampling = p.sampling.to_sampling()
     requests = [ChatRequest.build(msgs, sampling=sampling, prompt_version=PROMPT_VERSION)  # type: ignore[arg-type]
                 for msgs, _ in fitted]  # fmt: skip
-    engine = Engine(backend(folder, name, p), RequestCache(cache), attempts=1, batch_size=p.batch_size,
-                    desc=f"answer {name}")  # fmt: skip
+    engine = Engine(trained_model_backend(folder, name, p), RequestCache(cache), attempts=1,
+                    batch_size=p.batch_size, desc=f"answer {name}")  # fmt: skip
     results = engine.run(requests)
     rows: list[dict[str, Any]] = []
     for item_id, (_, cut), req, res in zip(items["item_id"], fitted, requests, results, strict=True):

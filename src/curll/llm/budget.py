@@ -90,7 +90,7 @@ def task_schemas(params: Params) -> dict[str, dict[str, dict[str, Any]]]:
         }
     }
     rater = params.rater  # split's rater: llm.use's profile unless split.rater names another
-    out.setdefault(rater.use, {})["quality rating"] = rating_schema(rater.profile.max_chars)
+    out.setdefault(rater, {})["quality rating"] = rating_schema(params.llm.profiles[rater].max_chars)
     for judge in params.evaluate.judges:
         jcaps = params.llm.profiles[judge].max_chars
         tasks = out.setdefault(judge, {})

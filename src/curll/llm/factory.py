@@ -1,7 +1,9 @@
-"""Build the backend and engine that a params ``llm`` section describes.
+"""Build the backend and engine that a params ``llm`` profile describes.
 
-This is the only place that maps params to backend classes; every LLM stage calls
-:func:`engine_from_params`. Backends are imported here lazily, so a run on the openai
+This is the only place that maps params to backend classes: every LLM stage calls
+:func:`engine_from_params` with the name of the profile it asks (``None``: ``llm.use``; split's
+rater and each judge name theirs), and evaluation loads the trained models through
+:func:`trained_model_backend`. Backends are imported here lazily, so a run on the openai
 backend never imports torch, and nothing imports vllm unless a profile asks for it.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from curll.config.evaluate import InferParams
 from curll.config.llm import LlamaCppProfile, LLMParams, OpenAIProfile, TransformersProfile, VLLMProfile
 from curll.config.models import LLMModelsParams
 from curll.errors import CurllError
@@ -21,9 +24,10 @@ from curll.llm.tasks import Task
 from curll.prompts import load_prompt
 
 
-def make_backend(llm: LLMParams, *, models: LLMModelsParams) -> Backend:
-    """The active profile's backend; a built-in model name loads from the llm_models stage's folder."""
-    p = llm.profile
+def make_backend(llm: LLMParams, *, models: LLMModelsParams, profile: str | None = None) -> Backend:
+    """The backend of ``profile`` (default ``llm.use``); a built-in model name loads from the
+    llm_models stage's folder."""
+    p = llm.profiles[profile or llm.use]
     if isinstance(p, TransformersProfile):
         from curll.llm.transformers_backend import TransformersBackend
 
@@ -84,15 +88,21 @@ def make_backend(llm: LLMParams, *, models: LLMModelsParams) -> Backend:
 
 
 def engine_from_params(
-    llm: LLMParams, *, models: LLMModelsParams, desc: str, cache: str | Path | None = None
+    llm: LLMParams,
+    *,
+    models: LLMModelsParams,
+    desc: str,
+    cache: str | Path | None = None,
+    profile: str | None = None,
 ) -> Engine:
-    """The engine every LLM stage uses: the profile's backend, the shared cache, the attempts.
-    With ``cache`` (a generate shard's own file) answers are written there and the shared
-    ``llm.cache`` is only read. Use it as a context manager (``with engine_from_params(...) as
-    engine:``), so a backend that runs servers stops them when the stage ends."""
-    p = llm.profile
+    """The engine every LLM stage uses: the backend of ``profile`` (default ``llm.use``), the
+    shared cache, the attempts. With ``cache`` (a generate shard's own file) answers are written
+    there and the shared ``llm.cache`` is only read. Use it as a context manager (``with
+    engine_from_params(...) as engine:``), so a backend that runs servers stops them when the
+    stage ends."""
+    p = llm.profiles[profile or llm.use]
     return Engine(
-        make_backend(llm, models=models),
+        make_backend(llm, models=models, profile=profile),
         RequestCache(llm.cache) if cache is None else RequestCache(cache, base=llm.cache),
         attempts=llm.attempts,
         batch_size=p.batch_size,
@@ -101,8 +111,21 @@ def engine_from_params(
     )
 
 
-def make_task(llm: LLMParams, prompt: str | Path, schema: dict[str, Any]) -> Task:
-    """A task for ``prompt`` answered under ``schema`` with the profile's sampling for it (the
-    profile's ``task_sampling`` entry named by the prompt file's stem, if any)."""
+def make_task(
+    llm: LLMParams, prompt: str | Path, schema: dict[str, Any], *, profile: str | None = None
+) -> Task:
+    """A task for ``prompt`` answered under ``schema`` with the sampling of ``profile`` (default
+    ``llm.use``) for it (its ``task_sampling`` entry named by the prompt file's stem, if any)."""
     loaded = load_prompt(prompt)
-    return Task(loaded, schema, llm.profile.sampling_for(loaded.path.stem))
+    return Task(loaded, schema, llm.profiles[profile or llm.use].sampling_for(loaded.path.stem))
+
+
+def trained_model_backend(folder: str | Path, name: str, p: InferParams) -> Backend:
+    """The backend that answers test items with a trained model (a Hugging Face folder)."""
+    if p.backend == "vllm":
+        from curll.llm.vllm_backend import VLLMBackend
+
+        return VLLMBackend(str(folder), name=name, dtype=p.dtype, seed=p.sampling.seed)
+    from curll.llm.transformers_backend import TransformersBackend
+
+    return TransformersBackend(str(folder), name=name, device=p.device, dtype=p.dtype)
