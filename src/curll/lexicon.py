@@ -9,10 +9,9 @@ Used to reject invented "words" that a small model writes under a letters-only g
 from __future__ import annotations
 
 import functools
-import re
 
-_SPELLINGS = ((re.compile(r"is(e|ed|es|ing|ation|ations)$"), r"iz\1"), (re.compile(r"our(s?)$"), r"or\1"),
-              (re.compile(r"tre(s?)$"), r"ter\1"), (re.compile(r"ogue(s?)$"), r"og\1"))  # fmt: skip
+from curll.text import SPELLINGS
+from curll.text import words as text_words
 
 
 @functools.cache
@@ -33,14 +32,11 @@ def is_word(word: str) -> bool:
     words = dictionary()
     if w in words or w.removesuffix("'s") in words:
         return True
-    return any(pattern.search(w) and pattern.sub(repl, w) in words for pattern, repl in _SPELLINGS)
-
-
-_TOKENS = re.compile(r"[a-z0-9']+")
+    return any(pattern.search(w) and pattern.sub(repl, w) in words for pattern, repl in SPELLINGS)
 
 
 def english_share(text: str) -> float:
     """The share of ``text``'s words (numbers left out) that are English words; 1.0 for a
     text without words."""
-    found = [w for w in _TOKENS.findall(text.lower()) if any(c.isalpha() for c in w)]
+    found = [w for w in text_words(text) if any(c.isalpha() for c in w)]
     return sum(is_word(w) for w in found) / len(found) if found else 1.0

@@ -14,7 +14,6 @@ being kept here and dropped by verify (with the questions made on its passage).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +23,7 @@ from curll.lexicon import english_share
 from curll.llm.engine import Check
 from curll.llm.tasks import prompt_hash
 from curll.llm.types import ChatRequest
+from curll.text import words
 from curll.verify.content import FIELDS, degenerate
 
 #: the list key and the (question, answer) keys of each QA task's JSON answer
@@ -53,11 +53,10 @@ def task_schema(task: str, caps: MaxChars, *, n_pairs: int = 0, min_text_chars: 
 
 
 ECHO_WORDS = 8  # a run this long copied from the prompt's instructions is an echo, not an answer
-_WORD = re.compile(r"[a-z0-9']+")
 
 
 def _runs(text: str, n: int) -> set[tuple[str, ...]]:
-    w = _WORD.findall(text.lower())
+    w = words(text)
     return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
 
 
@@ -105,7 +104,7 @@ def form(task: str, parsed: dict[str, Any], checks: ContentChecks | None) -> str
         text = reply if task == "context" else f"{prompt} {reply}"
         if looped:
             reasons.append(looped)
-        elif task != "context" and len(_WORD.findall(prompt.lower())) < checks.min_prompt_words:
+        elif task != "context" and len(words(prompt)) < checks.min_prompt_words:
             reasons.append(f"short_prompt: {prompt!r} has fewer than {checks.min_prompt_words} words")
         elif (share := english_share(text)) < checks.english:
             reasons.append(

@@ -26,7 +26,6 @@ stage turns into drops (with reasons) and into rates per stage and type (DVC met
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,8 +34,8 @@ import numpy as np
 import pandas as pd
 
 from curll.lexicon import english_share
+from curll.text import SPELLINGS, words
 
-_WORDS = re.compile(r"[a-z0-9']+")
 _STOP = (
     "a an the and or but if then so of to in on at by for with from as is are was were be been being "
     "it its it's this that these those he she they we you i me my your his her their our them him us "
@@ -48,20 +47,10 @@ STOPWORDS = frozenset(_STOP.split())
 _SUFFIXES = ("ingly", "edly", "ing", "ies", "ied", "ier", "iest", "est", "ers", "er", "ed", "es", "ly", "s")
 
 
-def words(text: str) -> list[str]:
-    return _WORDS.findall(text.lower())
-
-
-_BRITISH = (
-    (re.compile(r"is(e|ed|es|ing|ation|ations|er|ers)$"), r"iz\1"),
-    (re.compile(r"our(s?)$"), r"or\1"),
-)
-
-
 def stem(word: str) -> str:
     """A crude stem, the same for a word's regular forms: a common suffix off (stories ->
     story, running -> run, stopped -> stop), then one final e (make, making -> mak)."""
-    for pattern, repl in _BRITISH:  # organise, organising -> organize, organizing
+    for pattern, repl in SPELLINGS:  # organise, organising -> organize, organizing
         if len(word) > 5:
             word = pattern.sub(repl, word)
     base = word

@@ -1,0 +1,27 @@
+"""Words of a text, and British spellings in American form: one definition for every check.
+
+:func:`words` is how verify's content checks, the dictionary share (:mod:`curll.lexicon`) and
+generate's retry checks split a text: lower-cased runs of letters, digits and apostrophes.
+:data:`SPELLINGS` maps a British ending to its American one (organise -> organize, organiser
+-> organizer, colour -> color, centre -> center, catalogue -> catalog); the dictionary check
+tries each rule on a word it does not know, and verify's stems apply them all.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[a-z0-9']+")
+
+#: (British ending, American replacement), for :func:`re.Pattern.sub`
+SPELLINGS = (
+    (re.compile(r"is(e|ed|es|ing|ation|ations|er|ers)$"), r"iz\1"),
+    (re.compile(r"our(s?)$"), r"or\1"),
+    (re.compile(r"tre(s?)$"), r"ter\1"),
+    (re.compile(r"ogue(s?)$"), r"og\1"),
+)
+
+
+def words(text: str) -> list[str]:
+    """The lower-cased words of ``text`` (letters, digits and apostrophes), in order."""
+    return _WORD.findall(text.lower())

@@ -1,0 +1,20 @@
+"""One definition of words and British spellings, used alike by the dictionary share and the
+stems of verify's checks (the two had drifted apart: "organiser" was no English word to the
+dictionary check, and "centre" and "center" had different stems)."""
+
+from __future__ import annotations
+
+from curll.lexicon import is_word
+from curll.text import words
+from curll.verify.content import stem
+
+
+def test_words_are_lower_cased_runs_with_apostrophes():
+    assert words("It's 3 o'clock -- the Colour-wheel!") == ["it's", "3", "o'clock", "the", "colour", "wheel"]
+
+
+def test_both_checks_map_every_british_ending():
+    for british, american in [("organiser", "organizer"), ("colours", "colors"), ("centre", "center"),
+                              ("catalogue", "catalog"), ("summarising", "summarizing")]:  # fmt: skip
+        assert is_word(british) and is_word(american), british
+        assert stem(british) == stem(american), british
