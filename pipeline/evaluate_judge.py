@@ -21,7 +21,7 @@ from curll.llm.engine import Engine
 from curll.llm.factory import engine_from_params, make_task
 from curll.llm.tasks import Task
 from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, RubricSchema
-from curll.yields import check_yields, measure, public
+from curll.yields import check_yields, measure, public, unit_frame
 from pipeline.report import say
 
 
@@ -32,9 +32,8 @@ def run(params: Params) -> None:
     with ExitStack() as engines:  # every judge's engine is closed (its servers stopped) at the end
         ratings, rubric_rows = _rate(params, items, answers, engines)
     stage_of = dict(zip(items["item_id"], items["stage"], strict=True))
-    units = pd.DataFrame({"stage": [stage_of[i] for i in ratings["item_id"]], "type": ratings["judge"],
-                          "kept": ratings["rating"].notna(), "reason": ratings["reason"]})  # fmt: skip
-    yields = measure(units)
+    stages = [stage_of[i] for i in ratings["item_id"]]
+    yields = measure(unit_frame(stages, ratings["judge"], ratings["rating"].notna(), ratings["reason"]))
     check_yields("evaluate_judge", yields, p.min_yield, key="evaluate.min_yield")
     stats = {**panel_stats(ratings), "yields": public(yields)}
     write_tables([(ratings, p.out.ratings, JudgeRatingSchema), (rubric_rows, p.out.rubric, RubricSchema)])

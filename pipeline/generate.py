@@ -6,7 +6,7 @@ in this process (``generate.runner: local``) or as Ray tasks (``ray``, at
 one task per index), and ``curll generate fold`` folds the shards' caches afterwards;
 ``generate_merge`` then joins the shards. Each shard writes
 ``out.shards/generations-<i>-of-<n>.parquet`` atomically and its answers to a cache file of
-its own (:func:`shard_cache`) over the shared ``llm.cache``, read only, so no two processes
+its own (:func:`curll.llm.cache.shard_cache`) over the shared ``llm.cache``, read only, so no two processes
 ever write one SQLite file; ``run`` folds the shard caches into ``llm.cache`` before and
 after its shards, so a rerun finds every answer and asks nothing twice.
 """
@@ -16,17 +16,15 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-import pandas as pd
-
 from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
-from curll.generate.shard import generate_shard, shard_path_name, shard_seeds
+from curll.generate.shard import generate_shard, shard_path_name, shard_seeds, shard_yields
 from curll.generate.tasks import task_schema
-from curll.llm.cache import fold as fold_caches
+from curll.llm.cache import fold_shards, shard_cache
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import GenerationSchema
-from curll.yields import check_yields, measure
+from curll.yields import check_yields
 from pipeline.report import say
 
 
@@ -50,19 +48,11 @@ def run(params: Params) -> None:
     fold(params)
 
 
-def shard_cache(params: Params, index: int) -> Path:
-    """The cache file shard ``index`` writes: ``<llm.cache folder>/shards/<name>-<i>-of-<n>``."""
-    main = Path(params.llm.cache)
-    return main.parent / "shards" / f"{main.stem}-{index:04d}-of-{params.generate.shards:04d}{main.suffix}"
-
-
 def fold(params: Params) -> None:
     """Fold every shard cache (of any shard count) into ``llm.cache`` and delete it."""
-    main = Path(params.llm.cache)
-    parts = sorted((main.parent / "shards").glob(f"{main.stem}-*-of-*{main.suffix}"))
-    if parts:
-        added, folded = fold_caches(main, parts)
-        say(f"generate: folded {folded} shard caches into {main} ({added} new answers)")
+    added, folded = fold_shards(params.llm.cache)
+    if folded:
+        say(f"generate: folded {folded} shard caches into {params.llm.cache} ({added} new answers)")
 
 
 def shard(params: Params, index: int) -> str:
@@ -86,14 +76,10 @@ def shard(params: Params, index: int) -> str:
     }
     # verify's checks that a new attempt can fix are asked again here (same thresholds)
     content = params.verify.content.for_profile(llm.use)
-    cache = shard_cache(params, index)
+    cache = shard_cache(llm.cache, index, p.shards)
     with engine_from_params(llm, models=params.llm_models, desc="generate", cache=cache) as engine:
         df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs, checks=content)
-    expected = {(int(s), t) for s, kind in zip(seeds["stage"], seeds["type"], strict=True)
-                for t in (("context", "cqa", "csqa") if kind == "context" else ("ir",))}  # fmt: skip
-    units = pd.DataFrame({"stage": df["stage"], "type": df["task"], "kept": df["status"] == "ok",
-                          "reason": df["reason"]})  # fmt: skip
-    check_yields(f"generate: shard {index}/{p.shards}", measure(units, expected), p.min_yield,
+    check_yields(f"generate: shard {index}/{p.shards}", shard_yields(seeds, df), p.min_yield,
                  key="generate.min_yield")  # fmt: skip
     path = Path(p.out.shards) / shard_path_name(index, p.shards)
     write_table(df, path, GenerationSchema)

@@ -7,8 +7,6 @@ candidate pair with its decision), ``out.graphml`` and ``out.graph_json`` (the g
 
 from __future__ import annotations
 
-import pandas as pd
-
 from curll.artifacts import read_table, write_json, write_table
 from curll.config import Params
 from curll.llm.factory import engine_from_params, make_task
@@ -16,7 +14,7 @@ from curll.schemas import EdgeSchema, IndicatorSchema
 from curll.skill_graph.analysis import build_graph, graph_stats, save_graph
 from curll.skill_graph.candidates import candidate_pairs
 from curll.skill_graph.edges import predict_edges, weight_schema
-from curll.yields import check_yields, measure, public
+from curll.yields import check_yields, measure, public, unit_frame
 from pipeline.report import say
 
 
@@ -31,9 +29,9 @@ def run(params: Params) -> None:
     with engine_from_params(llm, models=params.llm_models, desc="edges") as engine:
         edges = predict_edges(ind, pairs, engine, edge_task, weight_task, caps)
     stage_of = dict(zip(ind["indicator_id"], ind["stage"], strict=True))
-    units = pd.DataFrame({"stage": [stage_of[a] for a in edges["a_id"]], "type": "edge",
-                          "kept": edges["status"] == "ok", "reason": edges["reason"]})  # fmt: skip
-    yields = measure(units)
+    yields = measure(
+        unit_frame([stage_of[a] for a in edges["a_id"]], "edge", edges["status"] == "ok", edges["reason"])
+    )
     check_yields("skill_graph", yields, p.min_yield, key="skill_graph.min_yield")
     graph = build_graph(ind, edges)
     stats = {**graph_stats(graph, edges), "yields": public(yields)}

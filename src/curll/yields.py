@@ -39,6 +39,14 @@ def floor_for(minimum: float | Mapping[str, float], kind: str) -> float:
     return float(minimum)
 
 
+def unit_frame(
+    stage: Iterable[int], kind: str | Iterable[str], kept: Iterable[bool], reason: Iterable[str]
+) -> pd.DataFrame:
+    """The units :func:`measure` reads, one row each (``kind``: one type for all, or one a unit)."""
+    return pd.DataFrame({"stage": list(stage), "type": kind if isinstance(kind, str) else list(kind),
+                         "kept": list(kept), "reason": list(reason)})  # fmt: skip
+
+
 class Tally:
     """:func:`measure` a batch of units at a time (a stage that streams its rows)."""
 

@@ -38,6 +38,7 @@ from curll.llm.tasks import Answer, Task, ask, prompt_hash, provenance
 from curll.llm.types import canonical_json
 from curll.schemas.generation import GenerationSchema, SeedSchema
 from curll.streaming import check_unique, iter_table
+from curll.yields import measure, unit_frame
 
 
 def shard_of(seed_id: str, n: int) -> int:
@@ -146,3 +147,16 @@ def _row(task: str, seed: dict[str, Any], parent_id: str, answer: Answer) -> dic
         "prompt_tokens": res.prompt_tokens,
         "completion_tokens": res.completion_tokens,
     }
+
+
+def expected_groups(seeds: pd.DataFrame) -> set[tuple[int, str]]:
+    """The (stage, task) groups a shard's seeds ask for: a passage seed's passage and its QA
+    sets, an IR seed's pair (a group with no answer at all then reports a yield of 0)."""
+    return {(int(s), t) for s, kind in zip(seeds["stage"], seeds["type"], strict=True)
+            for t in (("context", "cqa", "csqa") if kind == "context" else ("ir",))}  # fmt: skip
+
+
+def shard_yields(seeds: pd.DataFrame, rows: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Yields per task and stage of one shard's generation rows (see :mod:`curll.yields`)."""
+    units = unit_frame(rows["stage"], rows["task"], rows["status"] == "ok", rows["reason"])
+    return measure(units, expected_groups(seeds))

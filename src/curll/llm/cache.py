@@ -162,3 +162,18 @@ def fold(main: str | Path, parts: Iterable[str | Path]) -> tuple[int, int]:
     finally:
         cache.close()
     return added, done
+
+
+def shard_cache(main: str | Path, index: int, n: int) -> Path:
+    """The cache file shard ``index`` of ``n`` writes beside ``main`` (the shared cache, which
+    it only reads): ``<main folder>/shards/<main name>-<i>-of-<n><suffix>``."""
+    m = Path(main)
+    return m.parent / "shards" / f"{m.stem}-{index:04d}-of-{n:04d}{m.suffix}"
+
+
+def fold_shards(main: str | Path) -> tuple[int, int]:
+    """:func:`fold` every shard cache of ``main`` (of any shard count) into it: (entries added,
+    parts folded); (0, 0) when there is none."""
+    m = Path(main)
+    parts = sorted((m.parent / "shards").glob(f"{m.stem}-*-of-*{m.suffix}"))
+    return fold(m, parts) if parts else (0, 0)
