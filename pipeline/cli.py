@@ -56,7 +56,7 @@ ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's de
 
 def load_checked(path: Path) -> Params:
     """The params file, validated, with every LLM task's token budget checked."""
-    from curll.llm.budget import check_budgets
+    from pipeline.budget import check_budgets
 
     params = load_params(path)
     check_budgets(params, path)

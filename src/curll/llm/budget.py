@@ -4,9 +4,10 @@ Every task bounds its strings (``maxLength``) and lists (``maxItems``) so a mode
 never stops still closes its JSON. That only works if the bounds fit in
 ``sampling.max_tokens``: a passage capped at 4,000 characters cannot be closed inside
 1,024 tokens (~3.5 characters each), and such an answer ends as unterminated JSON, is
-retried, and is rejected. :func:`check_budgets` checks every task a profile answers (the
-``curll`` command runs it after loading params, before any stage), so the mistake is a
-params error naming the profile's key instead of a run of rejects.
+retried, and is rejected. ``pipeline.budget.check_budgets`` checks every task a profile
+answers (the ``curll`` command runs it after loading params, before any stage), so the
+mistake is a params error naming the profile's key instead of a run of rejects; this module
+only measures schemas, and knows no task.
 
 :func:`max_chars` is the length of the longest compact JSON text the schema admits
 (every property present, every list full, every string at its cap, with the ``", "`` and
@@ -18,11 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from curll.config import Params
+from typing import Any
 
 
 class UnboundedSchemaError(ValueError):
@@ -68,64 +65,3 @@ def max_chars(schema: dict[str, Any], path: str = "$") -> int:
 def tokens_needed(chars: int, chars_per_token: float) -> int:
     """Tokens for an answer of ``chars`` characters, plus one for the end of the turn."""
     return math.ceil(chars / chars_per_token) + 1
-
-
-def task_schemas(params: Params) -> dict[str, dict[str, dict[str, Any]]]:
-    """{profile name: {task: schema}} for every task the params send to a profile."""
-    from curll.evaluate.judge import judge_schema, rubric_schema
-    from curll.generate.tasks import task_schema
-    from curll.skill_graph.edges import edge_schema, weight_schema
-    from curll.split.units import rating_schema
-    from curll.templates import templates_schema
-
-    gen = params.llm.profile
-    caps = gen.max_chars
-    pairs = {"cqa": params.generate.cqa_pairs, "csqa": params.generate.csqa_pairs}
-    out: dict[str, dict[str, dict[str, Any]]] = {
-        params.llm.use: {
-            "templates": templates_schema(params.templates),
-            **{t: task_schema(t, caps, n_pairs=pairs.get(t, 0)) for t in ("context", "ir", "cqa", "csqa")},
-            "edge": edge_schema("0" * 16, "f" * 16, caps),
-            "edge weight": weight_schema(caps),
-        }
-    }
-    rater = params.rater  # split's rater: llm.use's profile unless split.rater names another
-    out.setdefault(rater, {})["quality rating"] = rating_schema(params.llm.profiles[rater].max_chars)
-    for judge in params.evaluate.judges:
-        jcaps = params.llm.profiles[judge].max_chars
-        tasks = out.setdefault(judge, {})
-        tasks["judge rating"] = judge_schema(jcaps, explain=params.evaluate.explain)
-        if params.evaluate.rubric.enabled:
-            tasks["judge rubric"] = rubric_schema(jcaps)
-    return out
-
-
-def budget_problems(params: Params) -> list[tuple[str, str]]:
-    """(params key, message) for every task whose largest answer exceeds its profile's max_tokens."""
-    problems = []
-    for name, tasks in task_schemas(params).items():
-        profile = params.llm.profiles[name]
-        cpt, budget = float(profile.chars_per_token), profile.sampling.max_tokens
-        for task, schema in tasks.items():
-            key = f"llm.profiles.{name}.max_chars"
-            try:
-                chars = max_chars(schema)
-            except UnboundedSchemaError as exc:
-                problems.append((key, f"the {task} schema has no worst case: {exc}"))
-                continue
-            need = tokens_needed(chars, cpt)
-            if need > budget:
-                problems.append((key, (
-                    f"the largest {task} answer is {chars:,} characters (~{need:,} tokens at {cpt:g} "
-                    f"characters a token), more than sampling.max_tokens {budget:,}: lower max_chars "
-                    f"(or the list sizes), or raise max_tokens"
-                )))  # fmt: skip
-    return problems
-
-
-def check_budgets(params: Params, source: str | Path) -> None:
-    """Raise a :class:`~curll.errors.CurllError` (file ``source``, the profile's key) when a task
-    the params send to a profile cannot close its largest answer within its ``max_tokens``."""
-    from curll.config import raise_problems
-
-    raise_problems(budget_problems(params), source)
