@@ -20,6 +20,8 @@ from bench.harness.project import under_dvc
 from curll.artifacts import write_table
 from curll.schemas import RecordSchema
 
+pytestmark = pytest.mark.slow  # see the README's Tests: over the default run's time budget
+
 STAGE = """\
 stages:
   train:

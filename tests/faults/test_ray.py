@@ -14,6 +14,8 @@ from bench.harness.commands import curll
 from bench.harness.mix import FaultyServer
 from bench.harness.project import make_project
 
+pytestmark = pytest.mark.slow  # see the README's Tests: over the default run's time budget
+
 pytest.importorskip("ray")
 
 TABLES = ("generations", "contexts", "ir", "cqa", "csqa")
