@@ -33,7 +33,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, bytes, in
         return pristine, (project / SHARD).read_bytes(), len(server.requests), port
 
 
-@pytest.mark.parametrize("trial", range(2))
+@pytest.mark.parametrize("trial", [0, pytest.param(1, marks=pytest.mark.slow)])  # a second kill point: slow
 def test_repro_killed_at_a_seeded_point_restarts_to_the_same_bytes(reference, tmp_path, trial):
     pristine, expected, total, port = reference
     at = random.Random(trial).randrange(BATCH, total - BATCH)  # answers stored when killed

@@ -40,6 +40,7 @@ def digests(repo: Path) -> dict[str, str]:
     return {name: hashlib.sha256((repo / name).read_bytes()).hexdigest() for name in OUTS}
 
 
+@pytest.mark.slow  # about 50 s; the llama.cpp backend's own tests (real servers) stay in the default run
 def test_skill_graph_on_llamacpp_through_dvc_is_reproducible(tmp_path: Path):
     pytest.importorskip("xllamacpp")
     from curll.llm.gguf import packaged_file
