@@ -1,4 +1,4 @@
-"""The chat layout of a record: one home for how an instance becomes a conversation and back.
+"""The chat layout of a record: its turns, the QA user turn and the cut marker, written and read back.
 
 split writes records with :func:`record_chat`; train reads them (the loss on the assistant
 turn) and cuts long passages with :data:`CUT`; evaluate reads a test record back into its
@@ -8,7 +8,7 @@ trained on (:func:`user_turn`) and cuts passages the same way.
 Layout (``messages`` JSON, a list of ``{"role", "content"}``): an optional system turn, the
 user turn, the assistant turn. User turns by type:
 
-- ``context``: the request for a passage (the assistant writes the passage);
+- ``context``: the request for a passage (its wording is split's, :mod:`curll.split.records`);
 - ``ir``: the instruction;
 - ``cqa``: the passage, a blank line, ``Question: `` and the question;
 - ``csqa``: the passage, a blank line, and the question (the instruction of a skill task).
