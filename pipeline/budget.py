@@ -1,10 +1,11 @@
 """The token-budget check of every LLM task the params send to a profile, before any stage runs.
 
-The ``curll`` command runs :func:`check_budgets` after loading params. It walks every task
-(prompt) the params send, with the schema its answers must follow, built by the domain module
-that owns the task, and asks :mod:`curll.llm.budget` whether its largest answer closes inside
-its profile's ``sampling.max_tokens``. It lives in the command layer so that :mod:`curll.llm`
-imports no domain module.
+The ``curll`` command runs :func:`check_budgets` after loading params. It walks
+:func:`registry`, every domain's task definitions (:class:`curll.llm.tasks.TaskDef`, the
+objects the stages make their tasks from), takes the schema of each for every profile the
+params send it to, and asks :mod:`curll.llm.budget` whether its largest answer closes inside
+that profile's ``sampling.max_tokens``. It lives in the command layer so that
+:mod:`curll.llm` imports no domain module.
 """
 
 from __future__ import annotations
@@ -14,35 +15,26 @@ from typing import Any
 
 from curll.config import Params, raise_problems
 from curll.llm.budget import UnboundedSchemaError, max_chars, tokens_needed
+from curll.llm.tasks import TaskDef
+
+
+def registry() -> list[TaskDef]:
+    """Every LLM task of the pipeline, from the domain module that owns it."""
+    from curll.evaluate.judge import RATINGS, RUBRIC
+    from curll.generate.tasks import TASKS
+    from curll.skill_graph.edges import EDGE, WEIGHT
+    from curll.split.units import RATING
+    from curll.templates import TASK
+
+    return [TASK, *TASKS.values(), EDGE, WEIGHT, RATING, *RATINGS.values(), RUBRIC]
 
 
 def task_schemas(params: Params) -> dict[str, dict[str, dict[str, Any]]]:
     """{profile name: {task: schema}} for every task the params send to a profile."""
-    from curll.evaluate.judge import judge_schema, rubric_schema
-    from curll.generate.tasks import task_schema
-    from curll.skill_graph.edges import edge_schema, weight_schema
-    from curll.split.units import rating_schema
-    from curll.templates import templates_schema
-
-    gen = params.llm.profile
-    caps = gen.max_chars
-    pairs = {"cqa": params.generate.cqa_pairs, "csqa": params.generate.csqa_pairs}
-    out: dict[str, dict[str, dict[str, Any]]] = {
-        params.llm.use: {
-            "templates": templates_schema(params.templates),
-            **{t: task_schema(t, caps, n_pairs=pairs.get(t, 0)) for t in ("context", "ir", "cqa", "csqa")},
-            "edge": edge_schema("0" * 16, "f" * 16, caps),
-            "edge weight": weight_schema(caps),
-        }
-    }
-    rater = params.rater  # split's rater: llm.use's profile unless split.rater names another
-    out.setdefault(rater, {})["quality rating"] = rating_schema(params.llm.profiles[rater].max_chars)
-    for judge in params.evaluate.judges:
-        jcaps = params.llm.profiles[judge].max_chars
-        tasks = out.setdefault(judge, {})
-        tasks["judge rating"] = judge_schema(jcaps, explain=params.evaluate.explain)
-        if params.evaluate.rubric.enabled:
-            tasks["judge rubric"] = rubric_schema(jcaps)
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for task in registry():
+        for name in task.profiles(params):
+            out.setdefault(name, {})[task.name] = task.schema(params, params.llm.profiles[name].max_chars)
     return out
 
 

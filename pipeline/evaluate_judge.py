@@ -16,7 +16,7 @@ import pandas as pd
 
 from curll.artifacts import empty_table, read_table, write_json, write_tables
 from curll.config import Params
-from curll.evaluate.judge import judge, judge_schema, panel_stats, rubric, rubric_schema
+from curll.evaluate.judge import RATINGS, RUBRIC, judge, panel_stats, rubric
 from curll.llm.engine import Engine
 from curll.llm.factory import engine_from_params, make_task
 from curll.llm.tasks import Task
@@ -55,11 +55,9 @@ def _rate(
         engine = engines.enter_context(
             engine_from_params(llm, models=params.llm_models, desc=f"judge {name}", profile=name)
         )
-        schema = judge_schema(llm.profiles[name].max_chars, explain=p.explain)
-        panel[name] = (engine, {t: make_task(llm, p.prompts[t], schema, profile=name) for t in p.types})
+        panel[name] = (engine, {t: make_task(params, RATINGS[t], profile=name) for t in p.types})
     ratings = judge(answers, items, panel, explain=p.explain)
     if not p.rubric.enabled:
         return ratings, empty_table(RubricSchema)
-    tasks = {n: (engine, make_task(llm, p.rubric.prompt, rubric_schema(llm.profiles[n].max_chars), profile=n))
-             for n, (engine, _) in panel.items()}  # fmt: skip
+    tasks = {n: (engine, make_task(params, RUBRIC, profile=n)) for n, (engine, _) in panel.items()}
     return ratings, rubric(answers, items, tasks)

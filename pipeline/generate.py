@@ -20,7 +20,7 @@ from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
 from curll.generate.shard import generate_shard, shard_path_name, shard_seeds, shard_yields
-from curll.generate.tasks import task_schema
+from curll.generate.tasks import TASKS
 from curll.llm.cache import fold_shards, shard_cache
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import GenerationSchema
@@ -61,19 +61,8 @@ def shard(params: Params, index: int) -> str:
     if not 0 <= index < p.shards:
         raise CurllError(f"shard must be in 0..{p.shards - 1}", field="generate.shards")
     seeds = shard_seeds(params.seeds.out.seeds, index, p.shards)  # this shard's only
-    caps = llm.profile.max_chars
     pairs = {"cqa": p.cqa_pairs, "csqa": p.csqa_pairs}
-    # a passage of fewer than the profile's minimum words would be dropped by verify: ask for
-    # at least that many characters (6 a word, spaces included) in the grammar itself
-    min_chars = 6 * params.verify.context_words.for_profile(llm.use).min
-    tasks = {
-        name: make_task(
-            llm,
-            getattr(p.prompts, name),
-            task_schema(name, caps, n_pairs=pairs.get(name, 0), min_text_chars=min_chars),
-        )
-        for name in ("context", "ir", "cqa", "csqa")
-    }
+    tasks = {name: make_task(params, task) for name, task in TASKS.items()}
     # verify's checks that a new attempt can fix are asked again here (same thresholds)
     content = params.verify.content.for_profile(llm.use)
     cache = shard_cache(llm.cache, index, p.shards)

@@ -13,7 +13,7 @@ from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import EdgeSchema, IndicatorSchema
 from curll.skill_graph.analysis import build_graph, graph_stats, save_graph
 from curll.skill_graph.candidates import candidate_pairs
-from curll.skill_graph.edges import predict_edges, weight_schema
+from curll.skill_graph.edges import EDGE, WEIGHT, predict_edges
 from curll.yields import check_yields, measure, public, unit_frame
 from pipeline.report import say
 
@@ -24,8 +24,8 @@ def run(params: Params) -> None:
     pairs = candidate_pairs(ind, p.candidates, neighbours=p.neighbours, max_stage_gap=p.max_stage_gap)
     say(f"skill_graph: {len(pairs)} candidate pairs ({p.candidates})")
     caps = llm.profile.max_chars
-    edge_task = make_task(llm, p.prompts.edge, {})  # per-pair schemas are set in predict_edges
-    weight_task = make_task(llm, p.prompts.weight, weight_schema(caps))
+    edge_task = make_task(params, EDGE)  # predict_edges asks each pair under its own schema
+    weight_task = make_task(params, WEIGHT)
     with engine_from_params(llm, models=params.llm_models, desc="edges") as engine:
         edges = predict_edges(ind, pairs, engine, edge_task, weight_task, caps)
     stage_of = dict(zip(ind["indicator_id"], ind["stage"], strict=True))

@@ -32,7 +32,7 @@ from curll.schemas import (
 )
 from curll.split.core import RecordCounts, record_counts, require_records, select, split_stats
 from curll.split.records import indicator_info, record_frame
-from curll.split.units import rate, rated_sample, rating_schema, records_made, unit_index
+from curll.split.units import RATING, rate, rated_sample, records_made, unit_index
 from curll.split.workspace import Workspace
 from curll.streaming import iter_table, write_table_streams
 from pipeline.report import say
@@ -61,7 +61,7 @@ def run(params: Params) -> None:
             content=[ws.content(u, t) for u, t in zip(sample["unit_id"], sample["type"], strict=True)]
         )
         rater, llm = params.rater, params.llm  # split.rater's profile, or llm.use's
-        task = make_task(llm, p.prompt, rating_schema(llm.profiles[rater].max_chars), profile=rater)
+        task = make_task(params, RATING, profile=rater)
         with engine_from_params(llm, models=params.llm_models, desc="split: rate", profile=rater) as engine:
             ratings = rate(sample, indicators, engine, task)
         made = records_made(units, ws.qa_counts()) if p.min_test_records else None  # for the top-up

@@ -10,7 +10,7 @@ from curll.artifacts import read_table, write_json, write_tables
 from curll.config import Params
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import IndicatorSchema, TemplateSchema
-from curll.templates import make_templates, templates_schema
+from curll.templates import TASK, make_templates
 from curll.yields import check_yields, public
 from pipeline.report import say
 
@@ -18,7 +18,7 @@ from pipeline.report import say
 def run(params: Params) -> None:
     p = params.templates
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
-    task = make_task(params.llm, p.prompt, templates_schema(p))
+    task = make_task(params, TASK)
     dictionary = p.dictionary.for_profile(params.llm.use)
     with engine_from_params(params.llm, models=params.llm_models, desc="templates") as engine:
         accepted, rejects, stats = make_templates(indicators, engine, task, p, dictionary=dictionary)

@@ -25,10 +25,12 @@ from typing import Any
 import pandas as pd
 
 from curll.artifacts import count_by, records
+from curll.config import Params
 from curll.config.generation import TemplatesParams
+from curll.config.llm import MaxChars
 from curll.lexicon import is_word
 from curll.llm.engine import Check, Engine
-from curll.llm.tasks import Answer, Task, ask, provenance
+from curll.llm.tasks import Answer, Task, TaskDef, ask, llm_use, provenance
 from curll.llm.types import ChatRequest
 from curll.yields import measure
 
@@ -118,6 +120,14 @@ def set_check(p: TemplatesParams, *, dictionary: bool = True) -> Check:
         return bad[0] if len(bad) == len(checked) else None
 
     return check
+
+
+def _schema(params: Params, caps: MaxChars) -> dict[str, Any]:
+    return templates_schema(params.templates)  # bounded by the params' word counts, not the caps
+
+
+#: the templates task, answered by ``llm.use``'s profile
+TASK = TaskDef("templates", lambda params: params.templates.prompt, _schema, llm_use)
 
 
 def make_templates(

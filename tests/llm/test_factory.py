@@ -6,6 +6,7 @@ from pathlib import Path
 import yaml
 
 from curll.config import parse_params
+from curll.generate.tasks import TASKS
 from curll.llm.factory import make_task
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,9 +17,10 @@ def test_a_task_gets_its_own_sampling_by_prompt_name():
     data = copy.deepcopy(data)
     data["llm"]["use"] = "embedded"
     data["llm"]["profiles"]["embedded"]["task_sampling"] = {"context": {"frequency_penalty": 0.5}}
-    llm = parse_params(data, source="params.yaml").llm
-    context = make_task(llm, ROOT / "prompts/context.j2", {})
-    cqa = make_task(llm, ROOT / "prompts/cqa.j2", {})
+    params = parse_params(data, source="params.yaml")
+    llm = params.llm
+    context = make_task(params, TASKS["context"])
+    cqa = make_task(params, TASKS["cqa"])
     assert context.sampling.frequency_penalty == 0.5
     assert cqa.sampling == llm.profile.sampling.to_sampling()
     # the changed sampling travels in the request (and so in its cache key)

@@ -23,16 +23,18 @@ criteria of grade-level fit (:data:`CRITERIA`), 1-5 each.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
 
 from curll.artifacts import records
+from curll.config import Params
+from curll.config.evaluate import TestType
 from curll.config.llm import MaxChars
 from curll.llm.engine import Engine
-from curll.llm.tasks import Task, ask, provenance
+from curll.llm.tasks import Task, TaskDef, ask, provenance
 
 RATING_COLUMNS = ["item_id", "run", "judge", "type", "rating", "explanation"]
 
@@ -77,6 +79,23 @@ def judge_schema(caps: MaxChars, *, explain: bool) -> dict[str, Any]:
     if explain:
         props["explanation"] = {"type": "string", "minLength": 1, "maxLength": caps.short}
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def _rating(kind: str) -> TaskDef:
+    def judges(params: Params) -> Sequence[str]:
+        return params.evaluate.judges if kind in params.evaluate.types else ()
+
+    def prompt(params: Params) -> str:
+        return params.evaluate.prompts[kind]  # type: ignore[index]  # kind: one of TestType
+
+    def schema(params: Params, caps: MaxChars) -> dict[str, Any]:
+        return judge_schema(caps, explain=params.evaluate.explain)
+
+    return TaskDef(f"judge rating ({kind})", prompt, schema, judges)
+
+
+#: the judge's rating of an answer, one prompt per test type, answered by every judge
+RATINGS = {kind: _rating(kind) for kind in get_args(TestType)}
 
 
 def judge(answers: pd.DataFrame, items: pd.DataFrame, judges: Panel, *, explain: bool) -> pd.DataFrame:
@@ -147,6 +166,15 @@ def rubric_schema(caps: MaxChars) -> dict[str, Any]:
         "required": [*CRITERIA, "explanation"],
         "additionalProperties": False,
     }  # fmt: skip
+
+
+def _rubric_judges(params: Params) -> Sequence[str]:
+    return params.evaluate.judges if params.evaluate.rubric.enabled else ()
+
+
+#: the optional rubric, answered by every judge when ``evaluate.rubric.enabled``
+RUBRIC = TaskDef("judge rubric", lambda params: params.evaluate.rubric.prompt,
+                 lambda params, caps: rubric_schema(caps), _rubric_judges)  # fmt: skip
 
 
 def rubric(

@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from curll.config import Params
 from curll.config.llm import MaxChars
 from curll.config.verify import ContentChecks
 from curll.lexicon import english_share
 from curll.llm.engine import Check
-from curll.llm.tasks import prompt_hash
+from curll.llm.tasks import TaskDef, llm_use, prompt_hash
 from curll.llm.types import ChatRequest
 from curll.text import words
 from curll.verify.content import FIELDS, degenerate
@@ -51,6 +52,21 @@ def task_schema(task: str, caps: MaxChars, *, n_pairs: int = 0, min_text_chars: 
     pair = _obj({q: _str(caps.short), a: _str(caps.short)})
     return _obj({list_key: {"type": "array", "items": pair, "minItems": n_pairs, "maxItems": n_pairs}})
 
+
+def _definition(name: str) -> TaskDef:
+    def schema(params: Params, caps: MaxChars) -> dict[str, Any]:
+        g = params.generate
+        # a passage of fewer than the profile's minimum words would be dropped by verify: ask
+        # for at least that many characters (6 a word, spaces included) in the grammar itself
+        min_chars = 6 * params.verify.context_words.for_profile(params.llm.use).min
+        n_pairs = {"cqa": g.cqa_pairs, "csqa": g.csqa_pairs}.get(name, 0)
+        return task_schema(name, caps, n_pairs=n_pairs, min_text_chars=min_chars)
+
+    return TaskDef(name, lambda params: str(getattr(params.generate.prompts, name)), schema, llm_use)
+
+
+#: the four generation tasks, answered by ``llm.use``'s profile
+TASKS = {name: _definition(name) for name in ("context", "ir", "cqa", "csqa")}
 
 ECHO_WORDS = 8  # a run this long copied from the prompt's instructions is an echo, not an answer
 

@@ -10,8 +10,8 @@ backend never imports torch, and nothing imports vllm unless a profile asks for 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from curll.config import Params
 from curll.config.evaluate import InferParams
 from curll.config.llm import LlamaCppProfile, LLMParams, OpenAIProfile, TransformersProfile, VLLMProfile
 from curll.config.models import LLMModelsParams
@@ -20,7 +20,7 @@ from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
 from curll.llm.local import gguf_source, model_source
 from curll.llm.protocol import Backend
-from curll.llm.tasks import Task
+from curll.llm.tasks import Task, TaskDef
 from curll.prompts import load_prompt
 
 
@@ -111,13 +111,13 @@ def engine_from_params(
     )
 
 
-def make_task(
-    llm: LLMParams, prompt: str | Path, schema: dict[str, Any], *, profile: str | None = None
-) -> Task:
-    """A task for ``prompt`` answered under ``schema`` with the sampling of ``profile`` (default
-    ``llm.use``) for it (its ``task_sampling`` entry named by the prompt file's stem, if any)."""
-    loaded = load_prompt(prompt)
-    return Task(loaded, schema, llm.profiles[profile or llm.use].sampling_for(loaded.path.stem))
+def make_task(params: Params, spec: TaskDef, *, profile: str | None = None) -> Task:
+    """``spec`` for ``profile`` (default ``llm.use``): its prompt, its schema under the profile's
+    ``max_chars``, and the profile's sampling for it (its ``task_sampling`` entry named by the
+    prompt file's stem, if any)."""
+    p = params.llm.profiles[profile or params.llm.use]
+    loaded = load_prompt(spec.prompt(params))
+    return Task(loaded, spec.schema(params, p.max_chars), p.sampling_for(loaded.path.stem))
 
 
 def trained_model_backend(folder: str | Path, name: str, p: InferParams) -> Backend:

@@ -1,5 +1,13 @@
 """A task is a prompt plus the JSON schema its answer must satisfy (kept apart from backends).
 
+:class:`TaskDef` is a task as the params describe it, one object defined beside the domain that
+owns it (``curll.generate.tasks``, ``curll.templates``, ``curll.skill_graph.edges``,
+``curll.split.units``, ``curll.evaluate.judge``): which prompt file, the schema of its answer for
+a profile's ``max_chars``, and which profiles the params send it to. A stage turns it into a
+:class:`Task` with :func:`curll.llm.factory.make_task`; the token-budget check
+(``pipeline.budget``) walks every domain's definitions with the same schemas, so the two
+cannot drift, and this package imports no domain module.
+
 :func:`ask` renders one request per row of fields, runs them through an
 :class:`~curll.llm.engine.Engine`, and returns each request with its result;
 :func:`provenance` turns a (request, result) into the columns every generated row keeps
@@ -9,13 +17,18 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from curll.llm.engine import Check, Engine
 from curll.llm.types import ChatRequest, Result, Sampling, canonical_json
 from curll.prompts import Prompt
+
+if TYPE_CHECKING:
+    from curll.config import Params
+    from curll.config.llm import MaxChars
 
 
 @dataclass(frozen=True)
@@ -36,6 +49,27 @@ class Task:
             schema=self.schema,
             prompt_version=self.prompt.version,
         )
+
+
+@dataclass(frozen=True)
+class TaskDef:
+    """A task as the params describe it (see the module docstring).
+
+    ``prompt(params)``: the prompt file; ``schema(params, caps)``: the answer's JSON schema under
+    a profile's ``max_chars`` (every string and list bounded, so the budget check can measure its
+    worst case); ``profiles(params)``: the profile names the params send it to (empty: not used).
+    ``check``, when a task has one, is attached by the code that runs it (it needs run-time
+    data, e.g. the rows an answer may quote)."""
+
+    name: str
+    prompt: Callable[[Params], str | Path]
+    schema: Callable[[Params, MaxChars], dict[str, Any]]
+    profiles: Callable[[Params], Sequence[str]]
+
+
+def llm_use(params: Params) -> Sequence[str]:
+    """``profiles`` of a task answered by ``llm.use``'s profile."""
+    return (params.llm.use,)
 
 
 @dataclass(frozen=True)

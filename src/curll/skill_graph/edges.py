@@ -16,7 +16,7 @@ import pandas as pd
 from curll.artifacts import records
 from curll.config.llm import MaxChars
 from curll.llm.engine import Engine
-from curll.llm.tasks import Answer, Task, ask, provenance
+from curll.llm.tasks import Answer, Task, TaskDef, ask, llm_use, provenance
 from curll.schemas.graph import EdgeSchema
 from curll.skill_graph.candidates import Pair
 
@@ -50,6 +50,15 @@ def weight_schema(caps: MaxChars) -> dict[str, Any]:
         "required": ["weight", "reason"],
         "additionalProperties": False,
     }
+
+
+#: the edge task (its schema here has placeholder ids of the right length: :func:`predict_edges`
+#: asks each pair under :func:`edge_schema` of its own ids) and the weight task, answered by
+#: ``llm.use``'s profile
+EDGE = TaskDef("edge", lambda params: params.skill_graph.prompts.edge,
+               lambda params, caps: edge_schema("0" * 16, "f" * 16, caps), llm_use)  # fmt: skip
+WEIGHT = TaskDef("edge weight", lambda params: params.skill_graph.prompts.weight,
+                 lambda params, caps: weight_schema(caps), llm_use)  # fmt: skip
 
 
 def predict_edges(

@@ -25,7 +25,7 @@ from curll.artifacts import records
 from curll.config.llm import MaxChars
 from curll.errors import CurllError
 from curll.llm.engine import Engine
-from curll.llm.tasks import Task, ask, provenance
+from curll.llm.tasks import Task, TaskDef, ask, provenance
 from curll.split.assign import tie_key
 
 UNIT_COLUMNS = ["unit_id", "type", "stage", "indicator_id", "content"]
@@ -41,6 +41,11 @@ def rating_schema(caps: MaxChars) -> dict[str, Any]:
         "required": ["rating", "explanation"],
         "additionalProperties": False,
     }
+
+
+#: the quality rating of a unit, answered by split's rater (``split.rater``, else ``llm.use``)
+RATING = TaskDef("quality rating", lambda params: params.split.prompt,
+                 lambda params, caps: rating_schema(caps), lambda params: (params.rater,))  # fmt: skip
 
 
 #: the QA blocks of a passage unit, in order: (type, title)
