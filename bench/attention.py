@@ -24,8 +24,9 @@ import numpy as np
 import torch
 
 from curll.config.train import OptimParams
+from curll.model.config import preset
+from curll.model.llama import CausalLM
 from curll.train.data import Doc, Packed, pack
-from curll.train.model import CausalLM, preset
 from curll.train.runs import mfu
 from curll.train.trainer import Settings, train
 

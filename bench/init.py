@@ -22,9 +22,10 @@ import numpy as np
 import torch
 
 from curll.config.train import OptimParams
-from curll.llm.embedded import train_bpe
+from curll.llm.bpe import train_bpe
+from curll.model.config import preset
+from curll.model.llama import CausalLM
 from curll.train.data import Doc, pack
-from curll.train.model import CausalLM, preset
 from curll.train.trainer import Settings, eval_loss, train
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -101,7 +101,7 @@ def load_requests(path: Path) -> dict[str, list[ChatRequest]]:
 def make_backend(config: str, torch_model: Path) -> Any:
     """The backend a configuration name describes (see the module docstring)."""
     from curll.config import load_params
-    from curll.llm.local import gguf_source
+    from curll.llm.sources import gguf_source
 
     if m := re.fullmatch(r"torch-t(\d+)-b(\d+)", config):
         from curll.llm.transformers_backend import TransformersBackend

@@ -17,9 +17,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from curll.config import load_params
+from curll.config.models import RandomModel
 from curll.llm.cache import RequestCache
-from curll.llm.embedded import TinyLlamaShape, build_embedded_model
 from curll.llm.engine import Engine
+from curll.llm.local import build_embedded_model, model_config
 from curll.llm.transformers_backend import TransformersBackend
 from curll.llm.types import ChatRequest, Sampling
 
@@ -56,9 +58,9 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         model = Path(tmp) / "model"
-        build_embedded_model(
-            ROOT / "src/curll/resources/taxonomy_builtin.yaml", model, TinyLlamaShape(), seed=0
-        )
+        spec = load_params(ROOT / "params.yaml").llm_models.builtin["embedded"]
+        assert isinstance(spec, RandomModel)
+        build_embedded_model(ROOT / spec.corpus, model, model_config(spec), spec.seed)
         backend = TransformersBackend(str(model), name="embedded")
         reqs = [
             ChatRequest.build(

@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from curll.train.loss import output_loss
+from curll.model.loss import output_loss
 
 
 def measure(a: argparse.Namespace, chunk: int) -> dict[str, float | None]:

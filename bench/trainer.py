@@ -27,9 +27,10 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 
 from curll.config import load_params
+from curll.model.config import preset
+from curll.model.hf import llama_config
+from curll.model.llama import CausalLM
 from curll.train.data import IGNORE, Doc, Packed, pack
-from curll.train.hf import llama_config
-from curll.train.model import CausalLM, preset
 from curll.train.trainer import Settings, train
 
 VOCAB = 4096

@@ -27,7 +27,7 @@ from curll.evaluate.infer import answer
 from curll.evaluate.items import build_items, drop_unfit
 from curll.schemas import IndicatorSchema, RecordSchema
 from curll.schemas.evaluate import UNTRAINED, AnswerSchema, ItemSchema
-from curll.train.orders import SavedModel, saved_models, untrained
+from curll.train.orders import SavedModel, saved_models, untrained, untrained_model
 from pipeline.report import say
 
 
@@ -38,11 +38,9 @@ def _tokenizer(params: Params) -> Any:
 
 
 def _untrained(params: Params, tok: Any, seed: int, folder: Path) -> SavedModel:
-    from curll.train.hf import save_hf
-    from curll.train.model import from_seed, preset
+    from curll.model.hf import save_hf
 
-    cfg = preset(params.train.preset, vocab_size=len(tok))
-    save_hf(from_seed(cfg, params.train.init, seed), tok, folder)
+    save_hf(untrained_model(params.train, len(tok), seed), tok, folder)
     return untrained(seed, folder)
 
 

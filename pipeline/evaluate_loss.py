@@ -25,7 +25,7 @@ from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate.nll import record_nll
 from curll.schemas.evaluate import LossSchema
-from curll.train.orders import SavedModel, saved_models, untrained
+from curll.train.orders import SavedModel, saved_models, untrained, untrained_model
 from curll.train.records import RecordFile
 from pipeline.report import say
 
@@ -44,8 +44,7 @@ def _held_out(params: Params) -> tuple[pd.DataFrame, list[str]]:
 
 def _models(params: Params, vocab: int) -> list[tuple[SavedModel, Callable[[], Any]]]:
     """Every trained model of every seed, and the untrained one of each seed, with a loader."""
-    from curll.train.hf import load_hf
-    from curll.train.model import from_seed, preset
+    from curll.model.hf import load_hf
 
     t = params.train
     runs = saved_models(t.out.models, t.seeds)
@@ -53,8 +52,7 @@ def _models(params: Params, vocab: int) -> list[tuple[SavedModel, Callable[[], A
         raise CurllError("no trained models: run the train stage", file=t.out.models)
     out: list[tuple[SavedModel, Callable[[], Any]]] = [(m, partial(load_hf, m.folder)) for m in runs]
     if params.evaluate.untrained:
-        cfg = preset(t.preset, vocab_size=vocab)
-        out += [(untrained(s, Path()), partial(from_seed, cfg, t.init, s)) for s in t.seeds]
+        out += [(untrained(s, Path()), partial(untrained_model, t, vocab, s)) for s in t.seeds]
     return out
 
 

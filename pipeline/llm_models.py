@@ -23,7 +23,8 @@ from curll.config.llm import LlamaCppProfile
 from curll.config.models import GGUFModel
 from curll.llm.gguf import check_gguf, checked_sha256
 from curll.llm.identity import fingerprint
-from curll.llm.local import build_local_model, gguf_source
+from curll.llm.local import build_local_model
+from curll.llm.sources import gguf_source
 from pipeline.report import say
 
 

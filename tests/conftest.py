@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from curll.config.models import RandomModel
 from tests.repro import Reproduced, reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,12 +39,23 @@ def write(tmp_path: Path):
 
 
 @pytest.fixture(scope="session")
-def embedded_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The embedded tiny model (random weights, local BPE), built once per test session."""
-    from curll.llm.embedded import TinyLlamaShape, build_embedded_model
+def embedded_spec() -> RandomModel:
+    """params.yaml's ``llm_models.builtin.embedded`` (its corpus as an absolute path)."""
+    from curll.config import load_params
+
+    spec = load_params(ROOT / "params.yaml").llm_models.builtin["embedded"]
+    assert isinstance(spec, RandomModel)
+    return spec.model_copy(update={"corpus": str(ROOT / spec.corpus)})
+
+
+@pytest.fixture(scope="session")
+def embedded_model(tmp_path_factory: pytest.TempPathFactory, embedded_spec: RandomModel) -> Path:
+    """The embedded tiny model as the ``llm_models`` stage builds it (our Llama at the shape
+    params.yaml names, random weights, local BPE), built once per test session."""
+    from curll.llm.local import build_local_model
 
     out = tmp_path_factory.mktemp("models") / "tiny"
-    build_embedded_model(ROOT / "src/curll/resources/taxonomy_builtin.yaml", out, TinyLlamaShape(), seed=0)
+    build_local_model("embedded", embedded_spec, out)
     return out
 
 

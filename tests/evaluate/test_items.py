@@ -10,7 +10,7 @@ import pytest
 from curll.artifacts import records as records_of
 from curll.chat import CUT, user_turn
 from curll.evaluate.items import TOO_LONG, build_items, drop_unfit, fit_prompt
-from curll.llm.embedded import train_bpe
+from curll.llm.bpe import train_bpe
 from curll.schemas.evaluate import ItemSchema
 from curll.split.records import build_records
 from tests import instances as inst

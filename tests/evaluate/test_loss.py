@@ -11,9 +11,10 @@ import pytest
 
 from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
 from curll.evaluate.nll import record_nll
-from curll.llm.embedded import train_bpe
-from curll.train.hf import save_hf
-from curll.train.model import from_seed, preset
+from curll.llm.bpe import train_bpe
+from curll.model.config import preset
+from curll.model.hf import save_hf
+from curll.model.llama import from_seed
 
 PASSAGE = "The cat sat by the door.\n\nIt waited for the rain to stop, then ran to the barn."
 CHATS = [
@@ -58,7 +59,7 @@ def hf_nll(folder, tok, chat) -> tuple[float, int]:
 
 def test_record_nll_equals_hugging_face_on_the_saved_folder(saved):
     folder, tok = saved
-    from curll.train.hf import load_hf
+    from curll.model.hf import load_hf
 
     types = [t for t, _ in CHATS]
     # several records share a row (document attention keeps them apart), two rows a forward pass
@@ -72,7 +73,7 @@ def test_record_nll_equals_hugging_face_on_the_saved_folder(saved):
 
 def test_packing_batching_and_a_record_too_long(saved):
     folder, tok = saved
-    from curll.train.hf import load_hf
+    from curll.model.hf import load_hf
 
     model = load_hf(folder)
     texts, types = [messages(c) for _, c in CHATS], [t for t, _ in CHATS]

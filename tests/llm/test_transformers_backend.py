@@ -9,8 +9,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from curll.llm.embedded import TinyLlamaShape, build_embedded_model
 from curll.llm.identity import fingerprint
+from curll.llm.local import build_local_model
 from curll.llm.transformers_backend import TransformersBackend
 from curll.llm.types import ChatRequest, Sampling
 
@@ -125,11 +125,10 @@ def test_a_prompt_too_long_fails_alone(backend):
     assert good.error is None and good.text
 
 
-def test_model_name_carries_a_content_fingerprint(tmp_path, embedded_model, backend):
+def test_model_name_carries_a_content_fingerprint(tmp_path, embedded_spec, embedded_model, backend):
     assert backend.model == f"embedded@{fingerprint(embedded_model)}"
-    corpus = Path(__file__).resolve().parents[2] / "src/curll/resources/taxonomy_builtin.yaml"
-    build_embedded_model(corpus, tmp_path / "again", TinyLlamaShape(), seed=0)
-    build_embedded_model(corpus, tmp_path / "reseeded", TinyLlamaShape(), seed=1)
+    build_local_model("embedded", embedded_spec, tmp_path / "again")
+    build_local_model("embedded", embedded_spec.model_copy(update={"seed": 1}), tmp_path / "reseeded")
     assert fingerprint(tmp_path / "again") == fingerprint(embedded_model)  # same inputs, same model
     assert fingerprint(tmp_path / "reseeded") != fingerprint(embedded_model)
 

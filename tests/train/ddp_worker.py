@@ -14,9 +14,10 @@ import numpy as np
 import torch
 
 from curll.config import load_params
+from curll.model.config import preset
+from curll.model.llama import CausalLM
 from curll.train import distributed
 from curll.train.data import Doc, Packed, pack
-from curll.train.model import CausalLM, preset
 from curll.train.trainer import Outcome, Settings, train
 
 VOCAB = 64

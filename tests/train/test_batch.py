@@ -10,10 +10,11 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from curll.config import load_params
-from curll.train.attention import cu_seqlens, cu_seqlens_host
+from curll.model.attention import cu_seqlens
+from curll.model.config import preset
+from curll.model.llama import CausalLM
 from curll.train.batch import Batch
 from curll.train.data import IGNORE, Doc, Packed, pack
-from curll.train.model import CausalLM, preset
 from curll.train.trainer import Settings, train
 
 VOCAB = 300
@@ -40,11 +41,6 @@ def test_host_batch_holds_what_the_device_would_compute():
     assert torch.equal(torch.from_numpy(b.targets), labels[trained])
     assert b.trained == int(trained.sum()) and b.tokens == int((doc_ids >= 0).sum())
     assert b.tokens < doc_ids.numel()  # the fixture has padding: a count of all positions would fail
-
-
-def test_cu_seqlens_host_starts_a_run_at_every_row():
-    doc = np.array([[0, 0, 1, 1, 1, -1], [-1, 2, 2, 2, 3, 3], [3, 3, 3, 3, 3, 3]])
-    assert cu_seqlens_host(doc).tolist() == [0, 2, 5, 6, 7, 10, 12, 18]
 
 
 def test_logits_at_flat_indices_equal_logits_under_the_bool_mask():

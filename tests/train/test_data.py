@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from curll.chat import CUT
-from curll.llm.embedded import train_bpe
+from curll.llm.bpe import train_bpe
 from curll.train.data import IGNORE, best_fit, encode, fit, pack
 
 

@@ -10,11 +10,12 @@ import torch
 
 from curll.artifacts import write_table
 from curll.config import load_params
-from curll.llm.embedded import train_bpe
+from curll.llm.bpe import train_bpe
+from curll.model.config import preset
+from curll.model.hf import load_hf
+from curll.model.llama import CausalLM
 from curll.schemas import RecordSchema
 from curll.train.data import encode, pack
-from curll.train.hf import load_hf
-from curll.train.model import CausalLM, preset
 from curll.train.orders import plan, saved_models
 from curll.train.records import RecordFile
 from curll.train.runs import run_order
@@ -242,3 +243,41 @@ def test_checkpoints_of_other_training_code_are_never_resumed(tok, monkeypatch, 
     key = runs.checkpoint_key(data, tok, p)
     monkeypatch.setattr(runs, "code_digest", lambda: "a trainer with a bug fixed")
     assert runs.checkpoint_key(data, tok, p) != key
+
+
+def test_the_code_digest_covers_the_model_package(monkeypatch):
+    """The model moved out of curll.train: an edit to it must still change the checkpoint key."""
+    from pathlib import Path
+
+    import curll.train.runs as runs
+
+    before = runs.code_digest()
+    real = Path.read_bytes
+
+    def edited(self: Path) -> bytes:
+        return real(self) + (b"# edited" if self.parts[-2:] == ("model", "llama.py") else b"")
+
+    monkeypatch.setattr(Path, "read_bytes", edited)
+    assert runs.code_digest() != before
+
+
+def test_the_untrained_model_is_the_preset_drawn_from_the_seed():
+    from curll.model.llama import from_seed
+    from curll.train.orders import untrained_model
+
+    a, b = untrained_model(P, 320, 7), from_seed(preset(P.preset, vocab_size=320), P.init, 7)
+    assert a.config == preset(P.preset, vocab_size=320)
+    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
+        assert torch.equal(x, y), name
+    assert not torch.equal(untrained_model(P, 320, 8).lm_head.weight, a.lm_head.weight)
+
+
+def test_mfu_is_reported_for_known_gpus_in_bf16_only(monkeypatch):
+    from curll.train import runs
+
+    assert runs.mfu(1e12, "cpu", torch.float32) is None
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H100 80GB HBM3")
+    assert runs.mfu(98.9e12, "cuda", torch.bfloat16) == pytest.approx(0.1)
+    assert runs.mfu(98.9e12, "cuda", torch.float32) is None
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Some GPU")
+    assert runs.mfu(98.9e12, "cuda", torch.bfloat16) is None

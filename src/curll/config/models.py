@@ -4,8 +4,9 @@ A profile's ``model`` may be one of ``llm_models.builtin``'s names; the ``llm_mo
 stage then builds that model into ``out.dir/<name>`` (a Hugging Face folder) before any
 LLM stage runs. Only models the params use (``llm.use``, ``split.rater`` and ``evaluate.judges``) are built.
 
-- ``kind: random``: a tiny random-weight Llama with a byte-level BPE tokenizer trained
-  on ``corpus``. Its text is meaningless; tests and CI use it because it costs nothing.
+- ``kind: random``: our Llama (:mod:`curll.model`, the model the train stage trains) at the
+  shape its fields name, random weights from ``seed``, with a byte-level BPE tokenizer
+  trained on ``corpus``. Its text is meaningless; tests and CI use it because it costs nothing.
 - ``kind: gguf``: a GGUF file converted once (weights dequantised to float32, the
   tokenizer rebuilt from the file's own vocabulary). ``file`` is a path, or with
   ``package`` a file inside that installed Python package (found without importing it).

@@ -18,8 +18,8 @@ from curll.config.models import LLMModelsParams
 from curll.errors import CurllError
 from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
-from curll.llm.local import gguf_source, model_source
 from curll.llm.protocol import Backend
+from curll.llm.sources import gguf_source, model_source
 from curll.llm.tasks import Task, TaskDef
 from curll.prompts import load_prompt
 

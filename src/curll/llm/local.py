@@ -1,66 +1,68 @@
-"""Build and find the local models that ``llm_models.builtin`` names (see :mod:`curll.config.models`).
+"""Build the local models that ``llm_models.builtin`` names (see :mod:`curll.config.models`).
 
-:func:`build_local_model` writes one model as a Hugging Face folder: a random tiny Llama
-(:mod:`curll.llm.embedded`) or a converted GGUF file (:mod:`curll.llm.gguf`, after its
-sha256 is checked). :func:`model_source` maps a profile's ``model`` to what the backend
-loads: the built folder for a built-in name, the value itself otherwise (a folder or a
-hub id). :func:`gguf_source` does the same for a llamacpp profile, which needs no
-conversion: the GGUF file itself.
+:func:`build_local_model` writes one model as a Hugging Face folder, atomically:
+
+- ``kind: random`` (:func:`build_embedded_model`): our Llama (:mod:`curll.model`, the model
+  the train stage trains) at the tiny shape the params name (:func:`model_config`), its
+  weights drawn by :func:`~curll.model.llama.from_seed` (:data:`INIT`) and written by
+  :func:`~curll.model.hf.save_hf`, with a byte-level BPE tokenizer trained on the params'
+  corpus (:func:`curll.llm.bpe.train_bpe`: ChatML specials and chat template). A fresh
+  machine has no GPU and no model hub, yet every LLM stage must run end to end: the folder
+  loads with ``AutoModelForCausalLM`` / ``AutoTokenizer.from_pretrained`` like any hub model,
+  so the ``transformers`` backend keeps its real loading path. Its text is meaningless;
+  constrained decoding still makes every answer schema-valid JSON, which is what the pipeline
+  needs to prove each stage. Same inputs give the same files.
+- ``kind: gguf``: a GGUF file converted by :func:`curll.llm.gguf.convert_gguf`, after its
+  sha256 is checked.
+
+Where a built model is found: :mod:`curll.llm.sources`.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from curll.config.models import GGUFModel, LLMModelsParams, RandomModel
-from curll.errors import CurllError
+from curll.config.models import GGUFModel, RandomModel
+from curll.model.config import Init, ModelConfig
+
+#: small weights (std 0.02, as Hugging Face draws a fresh Llama's): near-uniform next-token
+#: probabilities, so sampling spreads over the vocabulary
+INIT: Init = "normal"
 
 
-def gguf_path(spec: GGUFModel) -> Path:
-    """The GGUF file a spec names (inside its package, or a plain path)."""
-    from curll.llm.gguf import packaged_file
+def model_config(spec: RandomModel) -> ModelConfig:
+    """The shape a ``kind: random`` model's params name (``vocab_size``: the BPE's target)."""
+    return ModelConfig(vocab_size=spec.vocab_size, hidden=spec.hidden, layers=spec.layers, heads=spec.heads,
+                       kv_heads=spec.kv_heads, ffn=spec.ffn, max_positions=spec.max_positions)  # fmt: skip
 
-    path = packaged_file(spec.package, spec.file) if spec.package else Path(spec.file)
-    if not path.is_file():
-        raise CurllError("GGUF file not found", file=path, field="file")
-    return path
+
+def build_embedded_model(
+    corpus: str | Path, out_dir: str | Path, cfg: ModelConfig, seed: int
+) -> dict[str, Any]:
+    """Train the tokenizer on ``corpus`` (a text file) to ``cfg.vocab_size`` tokens, draw the
+    model of shape ``cfg`` (with the tokenizer's actual vocabulary) from ``seed``, and save both
+    to ``out_dir``. Returns a summary (shape, parameter count) for the stage's metrics."""
+    from curll.llm.bpe import train_bpe
+    from curll.model.hf import save_hf
+    from curll.model.llama import from_seed
+
+    tok = train_bpe(Path(corpus).read_text(encoding="utf-8").splitlines(), cfg.vocab_size)
+    model = from_seed(replace(cfg, vocab_size=len(tok)), INIT, seed)
+    save_hf(model, tok, out_dir)
+    return {"shape": asdict(model.config), "vocab_size": len(tok), "parameters": model.num_parameters(),
+            "seed": seed}  # fmt: skip
 
 
 def build_local_model(name: str, spec: RandomModel | GGUFModel, out_dir: str | Path) -> dict[str, Any]:
     """Write model ``name`` to ``out_dir`` (atomically); returns a summary for the stage's stats."""
     if isinstance(spec, RandomModel):
-        from curll.llm.embedded import TinyLlamaShape, build_embedded_model
-
-        shape = TinyLlamaShape(
-            spec.vocab_size, spec.hidden, spec.layers, spec.heads, spec.kv_heads, spec.ffn, spec.max_positions
-        )
-        return {"kind": "random", **build_embedded_model(spec.corpus, out_dir, shape, spec.seed)}
+        summary = build_embedded_model(spec.corpus, out_dir, model_config(spec), spec.seed)
+        return {"kind": "random", **summary}
     from curll.llm.gguf import checked_sha256, convert_gguf
+    from curll.llm.sources import gguf_path
 
     path = gguf_path(spec)
     checked_sha256(path, spec.sha256, name)
     return {"kind": "gguf", "package": spec.package or "", **convert_gguf(path, out_dir)}
-
-
-def gguf_source(model: str, models: LLMModelsParams) -> tuple[Path, str | None]:
-    """The GGUF file a llamacpp profile's ``model`` names, and the sha256 params expect of it:
-    an ``llm_models.builtin`` name of ``kind: gguf`` (checked), else a path (no hash)."""
-    spec = models.builtin.get(model)
-    if spec is None:
-        return Path(model), None
-    if not isinstance(spec, GGUFModel):
-        raise CurllError(f"llm_models.builtin.{model} is a {spec.kind} model: the llamacpp backend "
-                         "needs a GGUF file (kind: gguf)", field=f"llm_models.builtin.{model}")  # fmt: skip
-    return gguf_path(spec), spec.sha256
-
-
-def model_source(model: str, models: LLMModelsParams) -> str:
-    """What to load for a transformers profile's ``model``: the built folder of a built-in name
-    (an error naming the stage when it has not been built), else ``model`` itself."""
-    if model not in models.builtin:
-        return model
-    folder = Path(models.out.dir) / model
-    if not (folder / "config.json").is_file():
-        raise CurllError(f"local model {model!r} is not built: run the llm_models stage first", file=folder)
-    return str(folder)

@@ -1,1 +1,1 @@
-"""Training: the Llama-architecture model, packing, the trainer and the three orders."""
+"""Training: packing, the trainer and the three orders (the model itself: :mod:`curll.model`)."""

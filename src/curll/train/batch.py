@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import torch
 
-from curll.train.attention import cu_seqlens_host
+from curll.model.attention import cu_seqlens_host
 from curll.train.data import IGNORE
 
 
@@ -68,7 +68,7 @@ class Batch:
 def loss_sum(net: torch.nn.Module, t: dict[str, torch.Tensor], *, chunk: int = 0) -> torch.Tensor:
     """Summed cross-entropy (nats, float32, a 0-dim tensor left on the device) of ``net`` on a
     :meth:`Batch.to` batch: logits only at the positions with a loss, ``chunk`` of them at a
-    time when > 0 (:func:`curll.train.loss.output_loss`)."""
+    time when > 0 (:func:`curll.model.loss.output_loss`)."""
     loss: torch.Tensor = net(
         t["input_ids"], t["position_ids"], t["doc_ids"], t["select"],
         cu_seqlens=t["cu_seqlens"], targets=t["targets"], loss_chunk=chunk,

@@ -10,6 +10,9 @@ A run's ``name`` is ``seed-<seed>/<order>/<stages joined by "-">`` (``seed-42/in
 (:func:`saved_models` reads the folders back), and how evaluation tells models apart. Every
 order is planned once per seed, and a continual run starts from the previous run of its own
 seed. ``trained_to`` is the last stage the model has seen.
+
+Every run that starts from scratch starts from :func:`untrained_model` of its seed, which is
+also the untrained baseline the evaluation scores (:func:`untrained` names its entry).
 """
 
 from __future__ import annotations
@@ -17,9 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from curll.schemas.evaluate import UNTRAINED
+
+if TYPE_CHECKING:
+    from curll.config.train import TrainParams
+    from curll.model.llama import CausalLM
 
 Order = Literal["independent", "joint", "continual"]
 
@@ -90,3 +97,13 @@ def saved_models(root: str | Path, seeds: Sequence[int] | None = None) -> list[S
 def untrained(seed: int, folder: Path) -> SavedModel:
     """The entry of an untrained model of ``seed`` (the caller saves it at ``folder``)."""
     return SavedModel(f"{seed_prefix(seed)}/{UNTRAINED}", UNTRAINED, -1, seed, folder)
+
+
+def untrained_model(p: TrainParams, vocab_size: int, seed: int) -> CausalLM:
+    """The untrained model of ``train.preset`` (``train.init``) for ``seed``, with the
+    tokenizer's ``vocab_size``: the start of every run from scratch and the untrained baseline
+    (the same weights for the same params and seed)."""
+    from curll.model.config import preset
+    from curll.model.llama import from_seed
+
+    return from_seed(preset(p.preset, vocab_size=vocab_size), p.init, seed)

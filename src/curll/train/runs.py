@@ -3,9 +3,9 @@
 Contract of :func:`run_order`: for each run of :func:`curll.train.orders.plan` (for every
 seed in ``train.seeds`` and every order in ``train.order``) it packs the train records of the
 run's stages (documents shuffled with the run's seed, so a joint run mixes its stages), builds
-the model (``torch.manual_seed(seed)`` then the preset, or the previous run's final weights for
-continual), trains it (:func:`curll.train.trainer.train`, batches drawn with the run's seed,
-checkpoints under ``<out.checkpoints>/<key>/<run name>.pt`` with the key of
+the model (:func:`curll.train.orders.untrained_model` of the run's seed, then for continual the
+previous run's final weights), trains it (:func:`curll.train.trainer.train`, batches drawn with
+the run's seed, checkpoints under ``<out.checkpoints>/<key>/<run name>.pt`` with the key of
 :func:`checkpoint_key`), and saves it in Hugging Face format under ``models/<run name>``
 (``models/seed-42/continual/0-1``). Returns per-run metrics and the per-step log. Under DDP every rank calls
 it; only rank 0 writes checkpoints and models, and the others wait for it before the next run.
@@ -26,11 +26,11 @@ import torch
 from curll.chat import CUT
 from curll.config.train import TrainParams
 from curll.errors import CurllError
+from curll.model.hf import save_hf
+from curll.model.llama import CausalLM
 from curll.train import distributed
 from curll.train.data import Doc, Packed, encode, pack
-from curll.train.hf import save_hf
-from curll.train.model import CausalLM, from_seed, preset
-from curll.train.orders import Run, plan
+from curll.train.orders import Run, plan, untrained_model
 from curll.train.records import RecordFile
 from curll.train.trainer import Settings, eval_loss, train
 
@@ -62,12 +62,17 @@ def mfu(flops_per_s: float, device: str, dtype: torch.dtype) -> float | None:
     return round(flops_per_s / (peak * 1e12), 4) if peak else None
 
 
+#: the packages whose source makes a checkpoint: training (packing, trainer...) and the model
+CODE = ("model", "train")
+
+
 def code_digest() -> str:
-    """A hash of this package's source (model, packing, trainer...): checkpoints of other code
-    are never resumed."""
+    """A hash of the source of :data:`CODE` (``curll.model`` and ``curll.train``): checkpoints
+    of other code are never resumed."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    src = Path(__file__).parents[1]  # src/curll
+    for path in sorted(f for package in CODE for f in (src / package).glob("*.py")):
+        digest.update(path.relative_to(src).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -176,7 +181,7 @@ def run_order(
                 field="train.context",
             )
         s = settings(p, run.seed)
-        model = from_seed(preset(p.preset, vocab_size=len(tok)), p.init, run.seed)
+        model = untrained_model(p, len(tok), run.seed)
         opt_state = None
         if run.init_from is not None:
             weights, opt_state = finished.take(run.init_from)
@@ -192,7 +197,7 @@ def run_order(
         held: dict[str, Any] = {}
         if validation is not None and len(validation):
             val, scope = _held_out(validation, run, p, tok)
-            untrained = from_seed(preset(p.preset, vocab_size=len(tok)), p.init, run.seed)
+            untrained = untrained_model(p, len(tok), run.seed)
             held = {
                 "val_loss": eval_loss(
                     model, val, device=s.device, micro_batch=s.micro_batch, loss_chunk=s.loss_chunk

@@ -1,6 +1,6 @@
 """The tokenizer the models are trained with: local byte-level BPE or a named hub tokenizer.
 
-``local``: :func:`curll.llm.embedded.train_bpe` (ChatML specials and chat template) on the
+``local``: :func:`curll.llm.bpe.train_bpe` (ChatML specials and chat template) on the
 text of every message of the train records. ``hub``: ``AutoTokenizer.from_pretrained(name)``
 (e.g. ``HuggingFaceTB/SmolLM2-135M``, whose vocabulary has the ChatML tokens).
 """
@@ -34,7 +34,7 @@ def build_tokenizer(p: TokenizerParams, messages_json: Iterable[str]) -> Any:
                 f"tokenizer {p.name!r} lacks the ChatML tokens {missing}", field="tokenizer.name"
             )
         return tok
-    from curll.llm.embedded import train_bpe
+    from curll.llm.bpe import train_bpe
 
     return train_bpe(texts(messages_json), p.vocab_size)
 

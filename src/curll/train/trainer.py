@@ -35,10 +35,10 @@ from tqdm.auto import tqdm
 
 from curll.artifacts import atomic_path
 from curll.config.train import OptimParams
+from curll.model.llama import CausalLM
 from curll.train import distributed
 from curll.train.batch import Batch, loss_sum
 from curll.train.data import Packed
-from curll.train.model import CausalLM
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Settings:
     device: str = "cpu"
     dtype: torch.dtype = torch.float32
     compile: bool = False  # torch.compile the decoder layers (GPU: fewer, fused kernels)
-    loss_chunk: int = 0  # > 0: output layer and loss this many positions at a time (curll.train.loss)
+    loss_chunk: int = 0  # > 0: output layer and loss this many positions at a time (curll.model.loss)
 
 
 @dataclass

@@ -1,60 +1,18 @@
-"""The model: the 135M preset's size, the init, document masking, and HF round trip."""
+"""Document-aware attention: no K/V copies, runs of documents, the flash varlen path."""
 
 from __future__ import annotations
 
 import itertools
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F  # noqa: N812
 
-from curll.llm.embedded import train_bpe
-from curll.train.attention import cu_seqlens_host
-from curll.train.hf import load_hf, save_hf
-from curll.train.model import CausalLM, Documents, _rotate_half, cu_seqlens, preset, rope
-
-
-def test_smollm2_135m_preset_has_the_paper_parameter_count():
-    with torch.device("meta"):
-        model = CausalLM(preset("smollm2-135m"))
-    assert model.num_parameters() == 134_515_008
-    assert model.lm_head.weight is model.model.embed_tokens.weight
-
-
-def test_init_is_kaiming_normal_with_unit_norms():
-    torch.manual_seed(0)
-    model = CausalLM(preset("smollm2-8m", vocab_size=4096))
-    layer: Any = model.model.layers[0]
-    w = layer.mlp.up_proj.weight  # (ffn, D): fan-in D
-    assert w.std().item() == pytest.approx((2 / 192) ** 0.5, rel=0.05)
-    assert torch.equal(model.model.norm.weight, torch.ones(192))
-
-
-def test_normal_init_is_small_and_scales_the_residual_outputs_by_depth():
-    torch.manual_seed(0)
-    model = CausalLM(preset("smollm2-8m", vocab_size=4096), init="normal")
-    layer: Any = model.model.layers[0]
-    assert layer.mlp.up_proj.weight.std().item() == pytest.approx(0.02, rel=0.05)
-    assert model.model.embed_tokens.weight.std().item() == pytest.approx(0.02, rel=0.05)
-    for w in (layer.mlp.down_proj.weight, layer.self_attn.o_proj.weight):  # 6 layers: / sqrt(12)
-        assert w.std().item() == pytest.approx(0.02 / 12**0.5, rel=0.05)
-    assert model.lm_head.weight is model.model.embed_tokens.weight
-
-
-def test_documents_in_a_packed_row_do_not_see_each_other():
-    torch.manual_seed(0)
-    model = CausalLM(preset("tiny", vocab_size=100)).eval()
-    a, b = torch.randint(0, 100, (1, 5)), torch.randint(0, 100, (1, 4))
-    packed = torch.cat([a, b], dim=1)
-    pos = torch.tensor([[0, 1, 2, 3, 4, 0, 1, 2, 3]])
-    doc = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1, 1]])
-    with torch.no_grad():
-        together = model(packed, position_ids=pos, doc_ids=doc)
-        alone = model(b)
-        first = model(a)
-    torch.testing.assert_close(together[:, 5:], alone, rtol=1e-5, atol=1e-5)
-    torch.testing.assert_close(together[:, :5], first, rtol=1e-5, atol=1e-5)
+from curll.model.attention import Documents, cu_seqlens, cu_seqlens_host
+from curll.model.config import preset
+from curll.model.llama import CausalLM, _rotate_half, rope
 
 
 def _before(attn: Any, x: torch.Tensor, pos: torch.Tensor, doc: torch.Tensor) -> torch.Tensor:
@@ -101,6 +59,11 @@ def test_cu_seqlens_delimit_documents_and_row_starts():
     assert cu.tolist() == [0, 2, 5, 6, 7, 10, 12] and cu.dtype == torch.int32 and longest == 3
 
 
+def test_cu_seqlens_host_starts_a_run_at_every_row():
+    doc = np.array([[0, 0, 1, 1, 1, -1], [-1, 2, 2, 2, 3, 3], [3, 3, 3, 3, 3, 3]])
+    assert cu_seqlens_host(doc).tolist() == [0, 2, 5, 6, 7, 10, 12, 18]
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="flash varlen attention needs a CUDA GPU")
 def test_varlen_attention_on_cuda_equals_the_dense_mask_forward_and_backward():
     torch.manual_seed(0)
@@ -131,73 +94,6 @@ def test_varlen_attention_on_cuda_equals_the_dense_mask_forward_and_backward():
             assert ((a - b).norm() / b.norm()).item() < 1e-2, (name, what)
 
 
-def test_saved_folder_loads_in_transformers_with_identical_logits(tmp_path):
-    from transformers import AutoModelForCausalLM
-
-    tok = train_bpe(["a small corpus of words for the tokenizer"] * 10, 300)
-    torch.manual_seed(0)
-    model = CausalLM(preset("tiny", vocab_size=len(tok))).eval()
-    save_hf(model, tok, tmp_path / "m")
-    hf: Any = AutoModelForCausalLM.from_pretrained(tmp_path / "m")
-    hf.eval()
-    ids = torch.randint(0, len(tok), (2, 7))
-    with torch.no_grad():
-        torch.testing.assert_close(hf(ids).logits, model(ids), rtol=1e-4, atol=1e-4)
-        back = load_hf(tmp_path / "m").eval()
-        torch.testing.assert_close(back(ids), model(ids))
-
-
-def test_training_flops_count_the_output_layer_at_trained_positions_only():
-    cfg = preset("smollm2-135m")
-    out_layer = 49_152 * 576  # 28,311,552 weights: 21% of the 134.5M
-    per_position = 6 * (134_515_008 - out_layer) + 12 * 30 * 576 * 1024
-    assert cfg.train_flops(134_515_008, 1024, tokens=1000, trained=0) == per_position * 1000
-    assert (
-        cfg.train_flops(134_515_008, 1024, tokens=1000, trained=400)
-        == per_position * 1000 + 6 * out_layer * 400
-    )
-    assert out_layer / 134_515_008 == pytest.approx(0.21, abs=0.005)
-
-
-def test_mfu_is_reported_for_known_gpus_in_bf16_only(monkeypatch):
-    from curll.train import runs
-
-    assert runs.mfu(1e12, "cpu", torch.float32) is None
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H100 80GB HBM3")
-    assert runs.mfu(98.9e12, "cuda", torch.bfloat16) == pytest.approx(0.1)
-    assert runs.mfu(98.9e12, "cuda", torch.float32) is None
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Some GPU")
-    assert runs.mfu(98.9e12, "cuda", torch.bfloat16) is None
-
-
-def test_select_projects_only_the_chosen_positions():
-    torch.manual_seed(0)
-    model = CausalLM(preset("tiny", vocab_size=100)).eval()
-    ids = torch.randint(0, 100, (2, 7))
-    select = torch.rand(2, 7) < 0.5
-    with torch.no_grad():
-        full, some = model(ids), model(ids, select=select)
-    assert some.shape == (int(select.sum()), 100)
-    torch.testing.assert_close(some, full[select])
-
-
-def test_saved_files_are_byte_identical_for_identical_weights(tmp_path):
-    import hashlib
-
-    tok = train_bpe(["a small corpus of words for the tokenizer"] * 10, 300)
-
-    def saved(name: str) -> str:
-        torch.manual_seed(0)
-        save_hf(CausalLM(preset("tiny", vocab_size=len(tok))), tok, tmp_path / name)
-        return hashlib.md5((tmp_path / name / "model.safetensors").read_bytes()).hexdigest()
-
-    assert saved("a") == saved("b")
-    from safetensors import safe_open
-
-    with safe_open(str(tmp_path / "a" / "model.safetensors"), "pt") as f:
-        assert "lm_head.weight" not in set(f.keys())  # tied: stored once, as HF does
-
-
 @torch.library.custom_op("curll_test::varlen_reference", mutates_args=())
 def varlen_reference(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu: torch.Tensor, max_len: int
@@ -225,7 +121,7 @@ def test_host_runs_feed_one_compiled_graph_as_the_documents_change(monkeypatch):
     row (a max_len read from the data made it recompile as the longest document changed)."""
     from torch._dynamo.testing import CompileCounter
 
-    from curll.train import attention
+    from curll.model import attention
 
     monkeypatch.setattr(attention, "_VARLEN", varlen_reference)
     monkeypatch.setattr(attention, "varlen_runs", lambda device, dtype: True)

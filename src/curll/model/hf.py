@@ -1,9 +1,12 @@
-"""Hugging Face format for :class:`~curll.train.model.CausalLM`: save and load.
+"""Hugging Face format for :class:`~curll.model.llama.CausalLM`: save and load.
 
-:func:`save_hf` writes ``config.json`` (a ``LlamaConfig``), ``model.safetensors`` and the
-tokenizer files, atomically; ``AutoModelForCausalLM.from_pretrained`` then gives the same
-logits as our module (parameter names are HF's). :func:`load_hf` reads such a folder back
-into our module (the ``evaluate_loss`` stage scores the trained models with it).
+:func:`save_hf` writes ``config.json`` (:func:`llama_config`, the one ``LlamaConfig`` of our
+model), ``model.safetensors`` and the tokenizer files, atomically;
+``AutoModelForCausalLM.from_pretrained`` then gives the same logits as our module (parameter
+names are HF's). Every folder of our model is written by it: the trained models, the untrained
+baselines and the tiny random model of ``llm_models`` (:mod:`curll.llm.local`).
+:func:`load_hf` reads such a folder back into our module (the ``evaluate_loss`` stage scores
+the trained models with it).
 """
 
 from __future__ import annotations
@@ -12,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from curll.artifacts import atomic_dir
-from curll.train.model import CausalLM, ModelConfig
+from curll.model.config import ModelConfig
+from curll.model.llama import CausalLM
 
 
 def llama_config(cfg: ModelConfig, tokenizer: Any) -> Any:
+    """``cfg`` as a ``transformers.LlamaConfig``, with ``tokenizer``'s BOS, EOS and padding ids."""
     from transformers import LlamaConfig
 
     return LlamaConfig(

@@ -11,9 +11,10 @@ import torch
 import torch.nn.functional as F  # noqa: N812
 
 from curll.config import load_params
+from curll.model.config import preset
+from curll.model.llama import CausalLM
+from curll.model.loss import output_loss
 from curll.train.data import Doc, pack
-from curll.train.loss import output_loss
-from curll.train.model import CausalLM, preset
 from curll.train.trainer import Settings, eval_loss, train
 
 N, D, V = 37, 16, 211  # 37 positions: chunks of 8 leave a short last one

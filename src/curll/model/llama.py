@@ -1,79 +1,30 @@
 """The language model: a Llama-architecture decoder (SmolLM2's) in one readable file.
 
-:class:`ModelConfig` is the single source of shape; :data:`PRESETS` names the shapes we
-train (``smollm2-135m`` is the paper's model, the others fit a CPU). Module and parameter
-names follow Hugging Face's ``LlamaForCausalLM`` exactly, so :func:`save_hf` writes a folder
+Its shape is a :class:`~curll.model.config.ModelConfig`. Module and parameter names follow
+Hugging Face's ``LlamaForCausalLM`` exactly, so :func:`curll.model.hf.save_hf` writes a folder
 that ``AutoModelForCausalLM.from_pretrained`` loads with identical outputs.
+:func:`from_seed` draws an untrained model's weights from a seed.
 
 Shapes: B batch, T time, D hidden, H query heads, K key/value heads, E = D / H head dim,
 V vocab. Packed rows carry ``position_ids`` (restart at 0 for every document) and
-``doc_ids``: attention never crosses a document boundary (:class:`Documents`: flash
-attention over variable-length runs on a GPU, a block-diagonal causal mask elsewhere).
+``doc_ids``: attention never crosses a document boundary
+(:class:`~curll.model.attention.Documents`: flash attention over variable-length runs on a
+GPU, a block-diagonal causal mask elsewhere).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Literal
 
 import torch
 import torch.nn.functional as F  # noqa: N812 (the usual torch alias)
 from torch import nn
 
-from curll.train.attention import Documents, attend, cu_seqlens
-from curll.train.loss import output_loss
+from curll.model.attention import Documents, attend
+from curll.model.config import Init, ModelConfig
+from curll.model.loss import output_loss
 
-__all__ = ["PRESETS", "CausalLM", "Documents", "ModelConfig", "cu_seqlens", "preset", "rope"]
-
-Init = Literal["kaiming", "normal"]
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    vocab_size: int = 49152
-    hidden: int = 576
-    layers: int = 30
-    heads: int = 9
-    kv_heads: int = 3
-    ffn: int = 1536
-    norm_eps: float = 1e-5
-    rope_theta: float = 100000.0
-    max_positions: int = 8192
-    tie_embeddings: bool = True
-
-    def __post_init__(self) -> None:
-        if self.hidden % self.heads or self.heads % self.kv_heads:
-            raise ValueError("hidden must be a multiple of heads, and heads of kv_heads")
-
-    def train_flops(self, parameters: int, context: int, tokens: float, trained: float) -> float:
-        """Forward + backward FLOPs (PaLM appendix B) for ``tokens`` positions of which
-        ``trained`` carry a loss: 6 per weight per position for every matrix but the output
-        layer, which is applied at the trained positions only (6 * V * D each; the input
-        embedding is a lookup, no FLOPs), plus attention scores and values at
-        12 * layers * hidden * context per position (a full causal row, the usual convention).
-        ``parameters`` counts a tied embedding once."""
-        out_layer = self.vocab_size * self.hidden
-        body = parameters - out_layer * (1 if self.tie_embeddings else 2)
-        per_position = 6.0 * body + 12.0 * self.layers * self.hidden * context
-        return per_position * tokens + 6.0 * out_layer * trained
-
-
-PRESETS = {
-    # SmolLM2-135M: 134,515,008 parameters with its 49,152-token vocabulary
-    "smollm2-135m": ModelConfig(),
-    # CPU-sized shapes with the same proportions (GQA 3:1 or 2:1, SwiGLU, tied embeddings)
-    "smollm2-8m": ModelConfig(hidden=192, layers=6, heads=6, kv_heads=2, ffn=512, max_positions=2048),
-    "tiny": ModelConfig(hidden=64, layers=2, heads=4, kv_heads=2, ffn=192, max_positions=2048),
-}
-
-
-def preset(name: str, *, vocab_size: int | None = None) -> ModelConfig:
-    """A preset's shape, with the vocabulary of the tokenizer actually used."""
-    if name not in PRESETS:
-        raise KeyError(f"unknown model preset {name!r}; known: {', '.join(PRESETS)}")
-    cfg = PRESETS[name]
-    return replace(cfg, vocab_size=vocab_size) if vocab_size else cfg
+__all__ = ["CausalLM", "from_seed", "rope"]
 
 
 class LlamaRMSNorm(nn.Module):
@@ -169,7 +120,7 @@ class CausalLM(nn.Module):
     ``cu_seqlens``: the runs of ``doc_ids`` made on the host, for the varlen kernel.
     With ``targets`` (N,) for the selected positions, the summed cross-entropy (float32,
     0-dim) instead of logits, computed ``loss_chunk`` positions at a time when > 0
-    (:func:`~curll.train.loss.output_loss`: the (N, V) logits never whole in memory)."""
+    (:func:`~curll.model.loss.output_loss`: the (N, V) logits never whole in memory)."""
 
     def __init__(self, cfg: ModelConfig, init: Init = "kaiming") -> None:
         super().__init__()
