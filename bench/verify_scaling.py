@@ -1,7 +1,7 @@
 """Verify time for N and 4N passages: growth should be no worse than linear plus 10%.
 
 Builds contexts / IR tables of N and 4N rows (bench/corpus.py texts spread over five stages,
-with planted near-copies) and runs :func:`curll.verify.verify` on each with the default
+with planted near-copies) and runs :func:`bench.harness.verify.verify` on each with the default
 params (model2vec encoder, ``--index``). Reports both times and ``t(4N) / (4 t(N))``
 (target <= 1.10).
 
@@ -18,9 +18,9 @@ import time
 import pandas as pd
 
 from bench.corpus import corpus
+from bench.harness.verify import verify
 from curll.config import load_params
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema
-from curll.verify.core import verify
 from curll.verify.encoder import load_encoder
 from curll.verify.screen import Settings
 

@@ -8,6 +8,7 @@ servers that misbehave on purpose.
   test scripts (``FakeChatServer``); :mod:`bench.harness.mix` adds seeded faults (``FaultyServer``).
 - :mod:`bench.harness.kill`: SIGKILL a stage at a chosen point and read what it left.
 - :mod:`bench.harness.project`: a small generate-only project on a server's URL.
+- :mod:`bench.harness.verify`: the verify stage on tables in memory (``verify``).
 
 It lives here, not in tests/, so that benchmarks import nothing from the test suite.
 """

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ import pandera.pandas as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from curll.artifacts import empty_table, read_table, write_table
+from curll.artifacts import empty_table
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, RejectSchema
 from curll.streaming import check_unique, iter_table, whole_groups, write_table_streams
 from curll.verify import filters as flt
@@ -183,32 +182,6 @@ def _metrics(yields: dict[str, Any], parts: Mapping[str, Mapping[str, Any]]) -> 
     for section in sections:  # dedup: passages and IR only (QA pairs are checked within a passage)
         out[section] = {kind: parts[kind][section] for kind in KINDS if section in parts[kind]}
     return out
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    kept: dict[str, pd.DataFrame]  # by type: context, ir, cqa, csqa
-    rejects: pd.DataFrame
-    metrics: dict[str, Any]
-
-
-def verify(
-    tables: Mapping[str, pd.DataFrame], generations: pd.DataFrame, encoder: Encoder, settings: Settings
-) -> VerifyResult:
-    """:func:`verify_files` on tables in memory (small inputs: notebooks, tests, benches):
-    they are written to a scratch folder and the outputs read back."""
-    with tempfile.TemporaryDirectory(prefix="curll-verify-in-") as tmp:
-        where = Path(tmp)
-        inputs = {k: where / f"in-{k}.parquet" for k in KINDS}
-        outputs = {k: where / f"out-{k}.parquet" for k in KINDS}
-        for k in KINDS:
-            write_table(tables[k], inputs[k], SCHEMAS[k])
-        write_table(generations, where / "generations.parquet", GenerationSchema)
-        metrics = verify_files(
-            inputs, where / "generations.parquet", outputs, where / "rejects.parquet", encoder, settings
-        )
-        kept = {k: read_table(outputs[k], SCHEMAS[k]) for k in KINDS}
-        return VerifyResult(kept, read_table(where / "rejects.parquet", RejectSchema), metrics)
 
 
 def plot_tables(metrics: dict[str, Any]) -> dict[str, pd.DataFrame]:
