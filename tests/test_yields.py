@@ -39,6 +39,15 @@ def test_measure_weights_reasons_and_expected_groups():
     assert "examples" not in public(y)["context"]["0"]
 
 
+def test_units_with_a_detail_column_give_the_code_alone_and_keep_the_detail_whole():
+    """verify's drops: code and detail apart (curll.verify.verdict), never split on a colon."""
+    units = pd.DataFrame({"stage": [0, 0, 0], "type": "ir", "kept": [False, False, True],
+                          "reason": ["unparsed", "unparsed", ""],
+                          "detail": ["schema: missing response", "", ""]})  # fmt: skip
+    y = measure(units)["ir"]["0"]
+    assert y["reasons"] == {"unparsed": 2} and y["examples"] == {"unparsed": "schema: missing response"}
+
+
 def test_check_names_every_low_group_with_its_top_reasons():
     y = measure(units([(2, "context", False, "words: 9 not in [40, 250]", 1)] * 3 + [(2, "ir", True, "", 1)]))
     with pytest.raises(YieldError) as err:

@@ -2,8 +2,10 @@
 
 A stage describes what it did as one row per unit (a request, an instance, a rating):
 its curriculum ``stage``, its ``type`` (context, ir, cqa, csqa, a template kind, a judge),
-whether it was ``kept``, and the ``reason`` when not (``"code: detail"``). Units may carry
-a ``weight`` (a rejected CQA request stands for its 5 pairs). :func:`measure` turns that
+whether it was ``kept``, and the ``reason`` when not: ``"code: detail"``, or the code alone
+when the units carry a ``detail`` column (verify's drops, :mod:`curll.verify.verdict`,
+whose code and detail are never joined). Units may carry a ``weight`` (a rejected CQA
+request stands for its 5 pairs). :func:`measure` turns that
 into yields per type and stage; :func:`check_yields` raises :class:`YieldError` when any
 (stage, type) group falls below its floor, naming the stage, each low group's yield and
 its most common reasons with an example, e.g.::
@@ -65,15 +67,19 @@ class Tally:
 
     def add(self, units: pd.DataFrame) -> None:
         weights = units["weight"] if "weight" in units else pd.Series(1, index=units.index)
-        for stage, kind, kept, reason, w in zip(
-            units["stage"], units["type"], units["kept"], units["reason"], weights, strict=True
+        details = units["detail"] if "detail" in units else [None] * len(units)
+        for stage, kind, kept, reason, given, w in zip(
+            units["stage"], units["type"], units["kept"], units["reason"], details, weights, strict=True
         ):
             g = self._group(stage, kind)
             g["in"] += int(w)
             if kept:
                 g["kept"] += int(w)
             else:
-                code, _, detail = str(reason).partition(":")
+                if given is None:
+                    code, _, detail = str(reason).partition(":")
+                else:
+                    code, detail = str(reason), str(given)
                 code = code.strip() or "unknown"
                 g["reasons"][code] += int(w)
                 g["examples"].setdefault(code, detail.strip()[:80])
@@ -94,7 +100,8 @@ class Tally:
 def measure(units: pd.DataFrame, expected: Iterable[tuple[int, str]] = ()) -> dict[str, dict[str, Any]]:
     """{type: {stage: {"in", "kept", "yield", "reasons": {code: count}, "examples": {code: detail}}}}.
 
-    ``units`` has columns stage, type, kept (bool), reason, and optionally weight (default 1)."""
+    ``units`` has columns stage, type, kept (bool), reason, and optionally weight (default 1)
+    and detail (then reason is the code alone)."""
     tally = Tally(expected)
     tally.add(units)
     return tally.result()

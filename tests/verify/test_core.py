@@ -85,6 +85,11 @@ def test_each_filter_drops_with_its_reason(result):
     assert len(ir) == 3 and ir[inst.hx("r1")] == "exact_duplicate"
     kept = set(result.kept["context"]["instance_id"])
     assert kept == {inst.hx("c0"), inst.hx("c2"), inst.hx("c5")}
+    rej = result.rejects.set_index("id")["detail"]  # the evidence, as each check wrote it
+    assert rej[inst.hx("c3")] == "2 not in [10, 500]" and rej[inst.hx("c6")] == "text"
+    assert rej[inst.hx("c4")] == f"dup of {inst.hx('c2')}" and rej[inst.hx("r2")] == "instruction"
+    assert rej[inst.hx("c1")].startswith(f"dup of {inst.hx('c0')} (0.9")
+    assert rej[inst.hx("bad")] == "schema: missing response"  # the request's own reason, whole
 
 
 def test_qa_pairs_follow_their_passage_and_sets_are_checked(result):

@@ -7,7 +7,8 @@ stop after one sentence keeps writing.
 
 :func:`check` is the filter applied after schema validation: (keep, reason).
 :func:`engine_check` is the same test plus :func:`echo` and verify's content checks that a new
-attempt can fix (:func:`form`: loops, short prompts, other languages), run inside the engine so
+attempt can fix (:func:`form`: loops, short prompts, other languages; verify's own functions,
+:func:`curll.verify.content.text_check`), run inside the engine so
 a failed answer is asked again (next attempt, new seed) before it becomes a reject, instead of
 being kept here and dropped by verify (with the questions made on its passage).
 """
@@ -20,12 +21,12 @@ from typing import Any
 from curll.config import Params
 from curll.config.llm import MaxChars
 from curll.config.verify import ContentChecks
-from curll.lexicon import english_share
 from curll.llm.engine import Check
 from curll.llm.tasks import TaskDef, llm_use, prompt_hash
 from curll.llm.types import ChatRequest
 from curll.text import words
-from curll.verify.content import FIELDS, degenerate
+from curll.verify.content import FIELDS, text_check
+from curll.verify.verdict import Drop
 
 #: the list key and the (question, answer) keys of each QA task's JSON answer
 QA_KEYS = {
@@ -98,11 +99,19 @@ def echo(task: str, request: ChatRequest, parsed: dict[str, Any], quotable: str 
 QUOTABLE = ("skill", "subskill", "goal", "indicator", "template", "word", "context")
 
 
+#: the fields whose English share generate measures, where it differs from verify's (all the
+#: instance's fields): a passage is measured without its topic, as it always was at
+#: generation, so that a retry is decided as before
+ENGLISH_OF = {"context": ("text",)}
+
+
 def form(task: str, parsed: dict[str, Any], checks: ContentChecks | None) -> str | None:
-    """The reason an answer fails a content check of verify's that asking again can fix, with
-    verify's thresholds (``checks``, None: none), or None: ``degenerate`` (a field that loops, a
-    reply that repeats its prompt), ``short_prompt``, ``not_english``. A QA answer fails only
-    when none of its pairs passes (verify drops the bad pairs of a usable set)."""
+    """The reason an answer fails a content check of verify's that asking again can fix, or None:
+    ``degenerate`` (a field that loops, a reply that repeats its prompt), ``short_prompt``,
+    ``not_english``. Decided by verify's own :func:`~curll.verify.content.text_check`, with
+    verify's thresholds (``checks``; None: no check), on each unit's texts named as verify's
+    tables name them. A QA answer fails only when none of its pairs passes (verify drops the
+    bad pairs of a usable set), with its first pair's reason."""
     if checks is None:
         return None
     if task in QA_KEYS:
@@ -112,23 +121,14 @@ def form(task: str, parsed: dict[str, Any], checks: ContentChecks | None) -> str
         units = [(str(parsed["instruction"]), str(parsed["response"]))]
     else:
         units = [(str(parsed["expanded_topic"]), str(parsed["generated_text"]))]
-    names, pair = FIELDS[task]
-    reasons = []
-    for prompt, reply in units:
-        looped = degenerate(dict(zip(names, (prompt, reply), strict=True)), n=checks.ngram,
-                            limit=checks.max_repeated, pair=pair)  # fmt: skip
-        text = reply if task == "context" else f"{prompt} {reply}"
-        if looped:
-            reasons.append(looped)
-        elif task != "context" and len(words(prompt)) < checks.min_prompt_words:
-            reasons.append(f"short_prompt: {prompt!r} has fewer than {checks.min_prompt_words} words")
-        elif (share := english_share(text)) < checks.english:
-            reasons.append(
-                f"not_english: {share:.0%} of its words are English words (minimum {checks.english:.0%})"
-            )
-        else:
+    names, english_of = FIELDS[task][0], ENGLISH_OF.get(task, ())
+    first: Drop | None = None
+    for unit in units:
+        gone = text_check(task, dict(zip(names, unit, strict=True)), checks, english_of=english_of)
+        if gone is None:
             return None
-    return reasons[0] if reasons else None
+        first = first or gone
+    return None if first is None else str(first)
 
 
 def engine_check(

@@ -1,9 +1,13 @@
 """Content checks of generated instances: is it about its seed, its passage and its indicator,
 and is it text at all rather than a loop or an echo?
 
-Each check is a pure function of the text; :func:`check_table` applies them to a whole
-table and returns one row per instance with the outcome of every check, which the verify
-stage turns into drops (with reasons) and into rates per stage and type (DVC metrics):
+Every check keeps a row or drops it with a reason (:mod:`curll.verify.verdict`) and is a
+pure function of what was measured on the row's texts. :func:`row_verdict` runs them in
+order, and the first to fail names the drop. :mod:`curll.verify.content_table` applies them
+to a batch, and adds up the rates per stage and type that verify reports (DVC metrics).
+Generate runs the checks on an instance's own texts (:func:`text_check`: degenerate,
+short_prompt, not_english) before it accepts an answer, with the same functions and
+thresholds, so the two stages cannot disagree on them.
 
 - ``seed_word``: the vocabulary word of the seed appears in the passage (or in the IR
   pair), in any regular inflection (garden, gardens; run, running, ran is *not* found:
@@ -26,15 +30,14 @@ stage turns into drops (with reasons) and into rates per stage and type (DVC met
 
 from __future__ import annotations
 
-from collections import defaultdict
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
+from curll.config.verify import ContentChecks
 from curll.lexicon import english_share
 from curll.text import SPELLINGS, words
+from curll.verify.verdict import Drop, Verdict
 
 _STOP = (
     "a an the and or but if then so of to in on at by for with from as is are was were be been being "
@@ -111,16 +114,16 @@ def same_text(a: str, b: str) -> bool:
     return bool(sa and sb) and len(sa & sb) / len(sa | sb) >= 0.8
 
 
-def degenerate(fields: Mapping[str, str], *, n: int, limit: float, pair: tuple[str, str] | None) -> str:
-    """The reason an instance is degenerate ("" when it is not); ``pair``: (prompt field, reply
-    field) whose reply must not repeat the prompt (question/answer, instruction/response)."""
+def degenerate(fields: Mapping[str, str], *, n: int, limit: float, pair: tuple[str, str] | None) -> Verdict:
+    """Drop a degenerate instance: a field that loops, or (``pair``: (prompt field, reply field),
+    question/answer or instruction/response) a reply that repeats its prompt."""
     for name, text in fields.items():
         rate = repeated_ngrams(text, n)
         if rate > limit:
-            return f"degenerate: {name} repeats itself ({rate:.0%} of its {n}-grams are repeats)"
+            return Drop("degenerate", f"{name} repeats itself ({rate:.0%} of its {n}-grams are repeats)")
     if pair is not None and same_text(fields[pair[0]], fields[pair[1]]):
-        return f"degenerate: the {pair[1]} repeats the {pair[0]}"
-    return ""
+        return Drop("degenerate", f"the {pair[1]} repeats the {pair[0]}")
+    return None
 
 
 #: per type: the text fields checked for loops, and the (prompt, reply) pair that must differ
@@ -132,125 +135,90 @@ FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, str] | None]] = {
 }
 
 
-def check_table(
-    kind: str,
-    df: pd.DataFrame,
-    *,
-    passages: Mapping[str, str],
-    topic_scores: Sequence[float] | np.ndarray | None,
-    ngram: int,
-    repeat_limit: float,
-) -> pd.DataFrame:
-    """One row per instance of ``df`` (same order): ``seed_word`` (bool, or None where not
-    checked), ``grounding`` (float, CQA only), ``on_topic`` (cosine, or NaN), ``degenerate``
-    (a reason or ""), ``english`` (share of dictionary words), ``prompt_words`` (words of the
-    instruction or question; NaN for passages). ``passages``: context id -> passage text, for
-    QA rows."""
-    fields, pair = FIELDS[kind]
-    out: dict[str, list[Any]] = {"seed_word": [], "grounding": [], "degenerate": [], "english": [],
-                                 "prompt_words": []}  # fmt: skip
-    passage_stems: dict[str, frozenset[str]] = {}
-    for row in df[[*fields, "word", *(["context_id"] if kind in ("cqa", "csqa") else [])]].to_dict("records"):
-        texts = {f: str(row[f]) for f in fields}
-        if kind == "context":
-            out["seed_word"].append(has_word(texts["text"], row["word"]))
-        elif kind == "ir":
-            out["seed_word"].append(has_word(texts["instruction"] + " " + texts["response"], row["word"]))
-        else:
-            out["seed_word"].append(None)
-        if kind == "cqa":
-            cid = row["context_id"]
-            if cid not in passage_stems:  # once per passage, not once per pair
-                passage_stems[cid] = stems(passages.get(cid, ""))
-            out["grounding"].append(grounding(texts["answer"], passage_stems[cid]))
-        else:
-            out["grounding"].append(np.nan)
-        out["degenerate"].append(degenerate(texts, n=ngram, limit=repeat_limit, pair=pair))
-        out["english"].append(english_share(" ".join(texts.values())))
-        out["prompt_words"].append(len(words(texts[pair[0]])) if pair and kind != "context" else np.nan)
-    table = pd.DataFrame(out, index=df.index)
-    table["on_topic"] = np.nan if topic_scores is None else np.asarray(topic_scores, dtype=float)
-    return table
+def short_prompt(kind: str, n: float, least: int) -> Verdict:
+    """Drop an instruction (IR) or question (QA) of ``n`` < ``least`` words (NaN, a passage: keep)."""
+    if not n < least:
+        return None
+    field = "instruction" if kind == "ir" else "question"
+    return Drop("short_prompt", f"the {field} has {n:.0f} words (minimum {least})")
+
+
+def not_english(share: float, least: float) -> Verdict:
+    """Drop an instance whose ``share`` of English dictionary words is under ``least``."""
+    if not share < least:
+        return None
+    return Drop("not_english", f"{share:.0%} of its words are English words (minimum {least:.0%})")
+
+
+def seed_word(found: bool | None, word: str) -> Verdict:
+    """Drop an instance whose seed ``word`` was looked for and not ``found`` (None: not looked for)."""
+    return Drop("seed_word", f"{word!r} is not in the text") if found is False else None
+
+
+def off_topic(score: float, least: float) -> Verdict:
+    """Drop an on-topic ``score`` under ``least`` (0: off; NaN, not scored: keep)."""
+    if not (least > 0 and score < least):
+        return None
+    return Drop("off_topic", f"closer to its own indicator than to only {score:.0%} of the others "
+                             f"(minimum {least:.0%})")  # fmt: skip
+
+
+def ungrounded(share: float, least: float) -> Verdict:
+    """Drop a CQA answer with a grounding ``share`` under ``least`` (0: off; NaN, not CQA: keep)."""
+    if not (least > 0 and share < least):
+        return None
+    return Drop("ungrounded", f"{share:.0%} of the answer's content words are in its passage "
+                              f"(minimum {least:.0%})")  # fmt: skip
+
+
+def measure_texts(
+    kind: str, texts: Mapping[str, str], checks: ContentChecks, *, english_of: Sequence[str] = ()
+) -> dict[str, Any]:
+    """What the checks on an instance's own texts look at. ``texts``: its :data:`FIELDS` fields.
+    Returns ``degenerate`` (a Drop or None, with ``checks.ngram`` and ``checks.max_repeated``),
+    ``english`` (the share of dictionary words in the fields ``english_of``, default all) and
+    ``prompt_words`` (the words of the instruction or question; NaN for a passage)."""
+    names, pair = FIELDS[kind]
+    return {
+        "degenerate": degenerate(texts, n=checks.ngram, limit=float(checks.max_repeated), pair=pair),
+        "english": english_share(" ".join(texts[f] for f in (english_of or names))),
+        "prompt_words": len(words(texts[pair[0]])) if pair and kind != "context" else math.nan,
+    }
+
+
+def text_verdict(kind: str, measured: Mapping[str, Any], checks: ContentChecks) -> Verdict:
+    """The checks on an instance's own texts (``measured``: :func:`measure_texts`, or a row of
+    :func:`curll.verify.content_table.check_table`). The first to fail, in this order, names
+    the drop: degenerate, short_prompt, not_english."""
+    looped: Verdict = measured["degenerate"]
+    return (
+        looped
+        or short_prompt(kind, measured["prompt_words"], checks.min_prompt_words)
+        or not_english(measured["english"], checks.english)
+    )
+
+
+def text_check(
+    kind: str, texts: Mapping[str, str], checks: ContentChecks, *, english_of: Sequence[str] = ()
+) -> Verdict:
+    """:func:`text_verdict` of :func:`measure_texts`: the checks on one instance's own texts,
+    as generate runs them before it accepts an answer (:func:`curll.generate.tasks.form`)."""
+    return text_verdict(kind, measure_texts(kind, texts, checks, english_of=english_of), checks)
+
+
+def row_verdict(kind: str, t: Mapping[str, Any], checks: ContentChecks, word: str) -> Verdict:
+    """Every content check on one row of :func:`curll.verify.content_table.check_table`. The
+    first to fail names the drop:
+    :func:`text_verdict`'s checks, then seed_word (when ``checks.seed_word``), off_topic,
+    ungrounded."""
+    return (
+        text_verdict(kind, t, checks)
+        or (seed_word(t["seed_word"], word) if checks.seed_word else None)
+        or off_topic(t["on_topic"], checks.on_topic)
+        or ungrounded(t["grounding"], checks.grounded)
+    )
 
 
 def indicator_text(row: Mapping[str, Any]) -> str:
     """What an instance is compared with for ``on_topic``: sub-skill, goal and indicator."""
     return f"{row['subskill']}: {row['goal']}. {row['indicator']}"
-
-
-def flags(kind: str, df: pd.DataFrame, table: pd.DataFrame, checks: Any) -> dict[str, str]:
-    """{instance id: reason} for the rows ``checks`` (a ContentChecks) drops, the first failed
-    check naming it, in order: degenerate, short_prompt, not_english, seed_word, off_topic,
-    ungrounded."""
-    out: dict[str, str] = {}
-    for iid, word, t in zip(df["instance_id"], df["word"], table.to_dict("records"), strict=True):
-        if t["degenerate"]:
-            out[iid] = t["degenerate"]
-        elif t["prompt_words"] < checks.min_prompt_words:  # NaN (passages) compares False
-            field = "instruction" if kind == "ir" else "question"
-            n, least = t["prompt_words"], checks.min_prompt_words
-            out[iid] = f"short_prompt: the {field} has {n:.0f} words (minimum {least})"
-        elif t["english"] < checks.english:
-            share, least_share = t["english"], checks.english
-            out[iid] = f"not_english: {share:.0%} of its words are English words (minimum {least_share:.0%})"
-        elif checks.seed_word and t["seed_word"] is False:
-            out[iid] = f"seed_word: {word!r} is not in the text"
-        elif checks.on_topic > 0 and t["on_topic"] < checks.on_topic:
-            out[iid] = (
-                f"off_topic: closer to its own indicator than to only {t['on_topic']:.0%} of the others "
-                f"(minimum {checks.on_topic:.0%})"
-            )
-        elif kind == "cqa" and checks.grounded > 0 and t["grounding"] < checks.grounded:
-            out[iid] = (
-                f"ungrounded: {t['grounding']:.0%} of the answer's content words are in its passage "
-                f"(minimum {checks.grounded:.0%})"
-            )
-    return out
-
-
-class Rates:
-    """Per stage: rows checked, and the share passing each check (None where it does not apply;
-    ``on_topic_mean`` is the mean on-topic score), added a batch at a time: :meth:`add` takes a
-    batch and its :func:`check_table`; ``checks`` is a ContentChecks."""
-
-    def __init__(self, checks: Any) -> None:
-        self.checks = checks
-        self._sums: dict[int, defaultdict[str, float]] = {}
-
-    def add(self, df: pd.DataFrame, table: pd.DataFrame) -> None:
-        stages = df["stage"].to_numpy()
-        for stage in np.unique(stages):
-            t = table[stages == stage]
-            seed, topic, ground = (t[c].dropna() for c in ("seed_word", "on_topic", "grounding"))
-            s = self._sums.setdefault(int(stage), defaultdict(float))
-            added = dict(
-                n=len(t),
-                seed_n=len(seed),
-                seed_ok=int(seed.astype(bool).sum()),
-                topic_n=len(topic),
-                topic_ok=int((topic >= self.checks.on_topic).sum()),
-                ground_n=len(ground),
-                ground_ok=int((ground >= self.checks.grounded).sum()),
-                degenerate=int((t["degenerate"] != "").sum()),
-                english=int((t["english"] >= self.checks.english).sum()),
-                topic_sum=float(topic.sum()),
-            )
-            for k, v in added.items():
-                s[k] += v
-
-    def result(self) -> dict[str, dict[str, Any]]:
-        def share(ok: float, n: float) -> float | None:
-            return round(ok / n, 6) if n else None
-
-        return {
-            str(stage): {
-                "n": int(s["n"]),
-                "seed_word": share(s["seed_ok"], s["seed_n"]),
-                "on_topic": share(s["topic_ok"], s["topic_n"]) if self.checks.on_topic > 0 else None,
-                "on_topic_mean": share(s["topic_sum"], s["topic_n"]),
-                "grounded": share(s["ground_ok"], s["ground_n"]),
-                "degenerate": share(s["degenerate"], s["n"]),
-                "english": share(s["english"], s["n"]),
-            }
-            for stage, s in sorted(self._sums.items())
-        }

@@ -3,7 +3,8 @@
 Contract of :func:`verify_files`: reads the generate stage's tables (contexts, ir, cqa, csqa)
 and its generations (for the unparsed requests) from parquet, a batch at a time; writes the
 kept tables (same schemas, same row order) and one rejects table (every dropped row with
-its reason: the unparsed requests, then each type's drops in table order), all renamed into
+its reason code and detail, :mod:`curll.verify.verdict`: the unparsed requests, then each
+type's drops in table order), all renamed into
 place together, or none when anything fails, a yield below ``min_yield`` included; returns
 the metrics of paper Appendix B:
 
@@ -157,11 +158,10 @@ _EMPTY = {k: empty_table(s) for k, s in SCHEMAS.items()}
 
 
 def _units(rejects: pd.DataFrame, weight: Any = 1) -> pd.DataFrame:
-    """Yield units (see :mod:`curll.yields`) of reject rows (an unparsed QA request weighs as
-    many pairs as it should have made)."""
-    reason = rejects["reason"] + ": " + rejects["detail"]
-    return pd.DataFrame({"stage": rejects["stage"], "type": rejects["type"], "kept": False, "reason": reason,
-                         "weight": weight})  # fmt: skip
+    """Yield units (see :mod:`curll.yields`) of reject rows, their code and detail as they are (an
+    unparsed QA request weighs as many pairs as it should have made)."""
+    columns = {c: rejects[c] for c in ("stage", "type", "reason", "detail")}
+    return pd.DataFrame({**columns, "kept": False, "weight": weight})
 
 
 def _metrics(yields: dict[str, Any], parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """Row filters and set checks of the verify stage; every drop keeps its reason.
 
-A :data:`Filter` looks at one row and returns ``(keep, reason)``, the reason being
-``"<code>: <detail>"`` (codes in :data:`curll.schemas.quality.VERIFY_REASONS`) or ``""``
-when kept. Set checks (duplicates, QA counts, orphans) return ``{row id: reason}``.
-:func:`drop` applies either kind and returns (kept rows, reject rows).
+Every check follows :mod:`curll.verify.verdict`. A :data:`Filter` looks at one row and
+returns a :data:`~curll.verify.verdict.Verdict`: None keeps the row, a
+:class:`~curll.verify.verdict.Drop` drops it with its code and detail. Set checks (QA counts,
+orphans, and the duplicates in :mod:`curll.verify.screen`) return ``{row id: Drop}``.
+:func:`drop` applies those flags and returns (kept rows, reject rows). The reject rows take
+each Drop's code and detail as they are.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import numpy as np
 import pandas as pd
 
 from curll.artifacts import records
+from curll.verify.verdict import Drop, Verdict
 
-Filter = Callable[[Mapping[str, Any]], tuple[bool, str]]
+Filter = Callable[[Mapping[str, Any]], Verdict]
 REJECT_COLUMNS = ["type", "id", "stage", "indicator_id", "reason", "detail"]
 
 #: the text each instance type is compared, compressed and graded on
@@ -42,61 +45,60 @@ def reject_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def not_empty(*fields: str) -> Filter:
-    def check(row: Mapping[str, Any]) -> tuple[bool, str]:
+    def check(row: Mapping[str, Any]) -> Verdict:
         blank = [f for f in fields if not str(row[f]).strip()]
-        return (not blank, f"empty: {', '.join(blank)}" if blank else "")
+        return Drop("empty", ", ".join(blank)) if blank else None
 
     return check
 
 
 def word_range(field: str, lo: int, hi: int) -> Filter:
-    def check(row: Mapping[str, Any]) -> tuple[bool, str]:
+    def check(row: Mapping[str, Any]) -> Verdict:
         n = len(str(row[field]).split())
-        ok = lo <= n <= hi
-        return (ok, "" if ok else f"words: {n} not in [{lo}, {hi}]")
+        return None if lo <= n <= hi else Drop("words", f"{n} not in [{lo}, {hi}]")
 
     return check
 
 
-def flag(df: pd.DataFrame, filters: list[Filter]) -> dict[str, str]:
-    """{instance_id: reason} for rows failing a filter (the first failing filter names it)."""
-    out: dict[str, str] = {}
+def flag(df: pd.DataFrame, filters: list[Filter]) -> dict[str, Drop]:
+    """{instance_id: Drop} for rows failing a filter (the first failing filter names it)."""
+    out: dict[str, Drop] = {}
     for row in records(df):
         for f in filters:
-            keep, reason = f(row)
-            if not keep:
-                out[row["instance_id"]] = reason
+            if (gone := f(row)) is not None:
+                out[row["instance_id"]] = gone
                 break
     return out
 
 
-def qa_count(df: pd.DataFrame, expected: int) -> dict[str, str]:
+def qa_count(df: pd.DataFrame, expected: int) -> dict[str, Drop]:
     """Every pair of a passage whose QA set does not have ``expected`` pairs."""
     sizes = df.groupby("context_id")["instance_id"].transform("size")
     bad = df[sizes != expected]
     return {
-        i: f"qa_count: {n} pairs, expected {expected}"
+        i: Drop("qa_count", f"{n} pairs, expected {expected}")
         for i, n in zip(bad["instance_id"], sizes[bad.index], strict=True)
     }
 
 
-def orphans(df: pd.DataFrame, kept_contexts: Container[str]) -> dict[str, str]:
+def orphans(df: pd.DataFrame, kept_contexts: Container[str]) -> dict[str, Drop]:
     """QA pairs whose passage is not among ``kept_contexts`` (instance ids)."""
     return {
-        i: f"context_dropped: {c}"
+        i: Drop("context_dropped", c)
         for i, c in zip(df["instance_id"], df["context_id"], strict=True)
         if c not in kept_contexts
     }
 
 
-def flagged(df: pd.DataFrame, flags: Mapping[str, str]) -> np.ndarray:
+def flagged(df: pd.DataFrame, flags: Container[str]) -> np.ndarray:
     """Boolean mask of the rows whose instance id is in ``flags``."""
     return np.fromiter((i in flags for i in df["instance_id"]), dtype=bool, count=len(df))
 
 
-def drop(df: pd.DataFrame, kind: str, flags: Mapping[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def drop(df: pd.DataFrame, kind: str, flags: Mapping[str, Drop]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(rows not flagged, reject rows for the flagged ones) in the table's order; ``flags`` may
-    hold other rows' ids too (a stage's verdict)."""
+    hold other rows' ids too (a stage's verdict). A reject's reason and detail are its Drop's
+    code and detail."""
     hit = flagged(df, flags)
     gone = df[hit]
     rejects = reject_frame(
@@ -105,8 +107,8 @@ def drop(df: pd.DataFrame, kind: str, flags: Mapping[str, str]) -> tuple[pd.Data
             "id": gone["instance_id"],
             "stage": gone["stage"],
             "indicator_id": gone["indicator_id"],
-            "reason": [flags[i].split(":", 1)[0] for i in gone["instance_id"]],
-            "detail": [flags[i].split(":", 1)[-1].strip() for i in gone["instance_id"]],
+            "reason": [flags[i].code for i in gone["instance_id"]],
+            "detail": [flags[i].detail for i in gone["instance_id"]],
         }
     )
     return df[~hit].reset_index(drop=True), rejects

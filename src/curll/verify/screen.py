@@ -1,8 +1,9 @@
 """The verify stage's checks, applied a batch of rows at a time (the first of its two passes).
 
 A :class:`Screen` takes one instance type's batches in table order and keeps a verdict:
-``{instance id: "code: detail"}`` for every dropped row (a kept row is absent), the content
-rates per stage (:class:`curll.verify.content.Rates`) and the rows in and dropped per stage.
+``{instance id: Drop}`` for every dropped row (:mod:`curll.verify.verdict`; a kept row is
+absent), the content rates per stage (:class:`curll.verify.content_table.Rates`) and the
+rows in and dropped per stage.
 Order of checks, the first failing one naming the drop:
 
 - passages and IR (:meth:`Screen.add`): empty fields, passage length; the content checks
@@ -33,11 +34,12 @@ from tqdm.auto import tqdm
 
 from curll.config.verify import ContentChecks, VerifyParams, WordRange
 from curll.errors import CurllError
-from curll.verify import content
+from curll.verify import content_table
 from curll.verify import filters as flt
 from curll.verify.dedup import CrossIndex, ExactIndex, choose_index, exact_duplicates, near_duplicates
 from curll.verify.encoder import Encoder
 from curll.verify.scratch import VectorFile
+from curll.verify.verdict import Drop
 
 
 @dataclass(frozen=True)
@@ -96,8 +98,8 @@ class Screen:
     ) -> None:
         self.kind, self.settings, self.encoder, self.topics = kind, settings, encoder, topics
         self.source = source  # the table's file, named in errors
-        self.verdict: dict[str, str] = {}
-        self.rates = content.Rates(settings.checks)
+        self.verdict: dict[str, Drop] = {}
+        self.rates = content_table.Rates(settings.checks)
         self.rows_in: Counter[int] = Counter()
         self.dropped: Counter[int] = Counter()
         self._exact = ExactIndex()
@@ -107,7 +109,7 @@ class Screen:
     def kept_per_stage(self) -> dict[int, int]:
         return {s: n - self.dropped[s] for s, n in sorted(self.rows_in.items())}
 
-    def _drop(self, df: pd.DataFrame, flags: Mapping[str, str]) -> pd.DataFrame:
+    def _drop(self, df: pd.DataFrame, flags: Mapping[str, Drop]) -> pd.DataFrame:
         if not flags:
             return df
         hit = flt.flagged(df, flags)
@@ -119,12 +121,9 @@ class Screen:
         self, df: pd.DataFrame, passages: Mapping[str, str], topic: np.ndarray | None
     ) -> pd.DataFrame:
         checks = self.settings.checks
-        table = content.check_table(
-            self.kind, df, passages=passages, topic_scores=topic, ngram=checks.ngram,
-            repeat_limit=float(checks.max_repeated),
-        )  # fmt: skip
+        table = content_table.check_table(self.kind, df, passages=passages, topic_scores=topic, checks=checks)
         self.rates.add(df, table)
-        return self._drop(df, content.flags(self.kind, df, table, checks))
+        return self._drop(df, content_table.flags(self.kind, df, table, checks))
 
     def add(self, df: pd.DataFrame) -> None:
         """A batch of passages or IR pairs."""
@@ -141,7 +140,7 @@ class Screen:
         row_of = dict(zip(df["instance_id"], range(len(df)), strict=True))
         df = self._content(df, {}, self.topics.scores(vectors, df["indicator_id"]))
         repeats = self._exact.add(df["instance_id"].tolist(), [texts[row_of[i]] for i in df["instance_id"]])
-        df = self._drop(df, {i: f"exact_duplicate: dup of {o}" for i, o in repeats.items()})
+        df = self._drop(df, {i: Drop("exact_duplicate", f"dup of {o}") for i, o in repeats.items()})
         rows = [row_of[i] for i in df["instance_id"]]
         self._vectors.add(df["instance_id"].tolist(), df["stage"].to_numpy(), vectors[rows])
 
@@ -154,10 +153,10 @@ class Screen:
         df = self._drop(df, flt.qa_count(df, self.settings.qa_pairs[self.kind]))
         df = self._drop(df, flt.flag(df, [flt.not_empty("question", "answer")]))
         df = self._content(df, passages, None)
-        dups: dict[str, str] = {}
+        dups: dict[str, Drop] = {}
         for _, group in df.groupby("context_id", sort=False):
             found = exact_duplicates(group["instance_id"].tolist(), flt.texts_of(self.kind, group))
-            dups.update({i: f"exact_duplicate: dup of {o}" for i, o in found.items()})
+            dups.update({i: Drop("exact_duplicate", f"dup of {o}") for i, o in found.items()})
         self._drop(df, dups)
 
     def _check_adjacent(self, df: pd.DataFrame) -> None:
@@ -184,7 +183,9 @@ class Screen:
             dups = near_duplicates(ids, vectors, threshold=p.threshold, index=index)
             rates[str(stage)] = round(len(dups) / len(ids), 6)
             if p.drop:
-                self.verdict.update({d.id: f"near_duplicate: dup of {d.of} ({d.score:.3f})" for d in dups})
+                self.verdict.update(
+                    {d.id: Drop("near_duplicate", f"dup of {d.of} ({d.score:.3f})") for d in dups}
+                )
                 self.dropped[stage] += len(dups)
         pairs: dict[str, float] = {}
         for n, si in enumerate(stages):
