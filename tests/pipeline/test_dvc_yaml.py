@@ -29,3 +29,31 @@ def test_every_data_path_in_dvc_yaml_is_a_param():
         if not PARAM_ROOTED.match(path) and not path.startswith(CODE)
     ]
     assert literal == [], "write these as ${section.key} from params.yaml"
+
+
+def stage_params(tmp_path: Path, params: dict[str, Any]) -> dict[str, set[str]]:
+    """{stage: the params.yaml keys DVC resolves for it} for ``params``, read by DVC itself."""
+    from dvc.dependency.param import ParamsDependency
+    from dvc.repo import Repo
+
+    tmp_path.mkdir()
+    (tmp_path / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    Repo.init(str(tmp_path), no_scm=True)
+    with Repo(str(tmp_path)) as repo:
+        return {
+            s.name: {k for d in s.deps if isinstance(d, ParamsDependency) for k in d.params}
+            for s in repo.index.stages
+        }
+
+
+def test_stages_asking_llm_use_depend_on_its_profile_alone(tmp_path):
+    """An edit to a profile no stage of the run asks reruns none of the generation stages; a
+    switch of ``llm.use`` points them at the new profile."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    keys = stage_params(tmp_path / "a", params)
+    for stage in ("skill_graph", "templates", "generate"):
+        assert keys[stage] >= {"llm.use", "llm.attempts", f"llm.profiles.{params['llm']['use']}"}, stage
+        assert not keys[stage] & {"llm", "llm.profiles", "llm.profiles.vllm"}, stage
+    params["llm"]["use"] = "embedded"
+    assert "llm.profiles.embedded" in stage_params(tmp_path / "b", params)["generate"]
