@@ -1,4 +1,4 @@
-"""Semantic dedup: the model2vec path against semhash with the full MiniLM sentence-transformer.
+"""Semantic dedup: the model2vec encoder against the full MiniLM sentence-transformer.
 
 Both run the same code (:func:`curll.verify.near_duplicates`, exact index, same threshold) on
 the same seeded corpus (bench/corpus.py: distinct passages plus planted near-copies); only the

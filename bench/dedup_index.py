@@ -1,4 +1,4 @@
-"""Semantic dedup at scale: the approximate index (usearch, through semhash) against the exact
+"""Semantic dedup at scale: the approximate index (usearch, through vicinity) against the exact
 one (brute force), on ``--texts`` passages of bench/corpus.py (planted near-copies) encoded with
 the model2vec encoder.
 
@@ -36,7 +36,7 @@ def main() -> None:
     ap.add_argument("--model2vec", default="data/models/encoder")
     ap.add_argument("--exact-all", action="store_true")
     args = ap.parse_args()
-    texts = list(dict.fromkeys(corpus(args.texts)))  # semhash groups identical texts: unique ones
+    texts = list(dict.fromkeys(corpus(args.texts)))  # exact repeats are not near_duplicates: unique ones
     ids = [f"{i:08d}" for i in range(len(texts))]
     encoder = load_encoder("model2vec", args.model2vec)
     start = time.perf_counter()

@@ -3,15 +3,22 @@
 - :func:`normalise` / :func:`exact_duplicates` / :class:`ExactIndex`: texts equal after
   lower-casing, dropping punctuation and collapsing white space are duplicates; the first
   occurrence is kept (the index remembers 16 bytes of a hash per distinct text, not the text).
-- :func:`near_duplicates`: semhash's self-deduplication on precomputed, unit-length embeddings:
-  a row is flagged when its cosine with an earlier kept row is >= threshold (semhash keeps
-  the first of each group, so the result depends only on the input order). Rows are known by
-  their ids: the texts themselves are not needed (nor held).
+- :func:`near_duplicates`: self-deduplication of precomputed embeddings, greedy in input order:
+  a row is flagged when its cosine with an earlier kept row is >= threshold (the first of each
+  group is kept, so the result depends only on the input order). Rows are known by their ids:
+  the texts themselves are not needed (nor held).
 - :class:`CrossIndex` (built once on ``a``) and :func:`cross_rate`: the share of the vectors ``b``
   with a near-duplicate among ``a``.
 - :func:`choose_index`: ``auto`` picks the exact index for small inputs, usearch for large.
 
-Embeddings are passed in (one encoding per text for all the comparisons of a run).
+Embeddings are passed in (one encoding per text for all the comparisons of a run). The index
+is vicinity's (``basic``: brute force, exact; ``usearch``: approximate), the library semhash
+searches with, used directly: semhash 0.5 takes precomputed vectors for the rows it indexes
+(``SemHash.from_embeddings``, which still asks for an encoder) but encodes the rows it is asked
+about (``deduplicate`` has no way to take their vectors), so the cross-stage rates would need a
+stand-in encoder. The algorithm is semhash 0.5's (``self_deduplicate``, ``deduplicate``): the
+index proposes neighbours (100 a row, 1000 for rows that fill them), every candidate is
+rescored with an exact cosine, and the same rows are flagged with the same scores.
 """
 
 from __future__ import annotations
@@ -20,9 +27,12 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from vicinity.backends import AbstractBackend
 
 _PUNCT = re.compile(r"[^\w\s]+")
 _SPACE = re.compile(r"\s+")
@@ -73,25 +83,44 @@ class Duplicate:
     score: float
 
 
-class _Lookup:
-    """An Encoder for semhash that returns precomputed vectors (semhash re-encodes queries);
-    a record's "text" is its key."""
-
-    def __init__(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        self.table = dict(zip(keys, vectors, strict=True))
-
-    def encode(self, inputs: Sequence[str], **kwargs: Any) -> np.ndarray:
-        return np.stack([self.table[k] for k in inputs])
+_NEIGHBOURS = 100  # neighbours asked per row, then _MORE for the rows that fill them (semhash's)
+_MORE = 1000
 
 
-def _semhash(keys: Sequence[str], vectors: np.ndarray, index: Index) -> Any:
-    from semhash import SemHash
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length; a zero row stays zero (similar to nothing)."""
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
 
-    records = [{"text": k} for k in keys]
-    backend = "basic" if index == "exact" else "usearch"
-    return SemHash.from_embeddings(
-        vectors, records, model=_Lookup(keys, vectors), columns=["text"], ann_backend=backend
-    )
+
+def _build(vectors: np.ndarray, index: Index) -> AbstractBackend[Any]:
+    """vicinity's cosine backend over ``vectors``: ``basic`` (brute force) or ``usearch``."""
+    from vicinity.backends import get_backend_class
+
+    backend = get_backend_class("basic" if index == "exact" else "usearch")
+    return backend.from_vectors(vectors, **backend.argument_class().dict())
+
+
+def _neighbours(
+    backend: AbstractBackend[Any], queries: np.ndarray, threshold: float
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each query, the rows of the index the backend puts at cosine >= ``threshold`` (its own
+    scores), as (row numbers, scores); a query that fills _NEIGHBOURS is asked again for _MORE."""
+    found = [(rows, 1 - dist) for rows, dist in backend.threshold(queries, 1 - threshold, max_k=_NEIGHBOURS)]
+    if full := [i for i, (rows, _) in enumerate(found) if len(rows) >= _NEIGHBOURS]:
+        again = backend.threshold(queries[full], 1 - threshold, max_k=_MORE)
+        for i, (rows, dist) in zip(full, again, strict=True):
+            found[i] = (rows, 1 - dist)
+    return found
+
+
+def _closest(unit: np.ndarray, i: int, rows: np.ndarray, threshold: float) -> tuple[int, float] | None:
+    """The row among ``rows`` with the highest exact cosine to row ``i``, if >= threshold."""
+    if not len(rows):
+        return None
+    scores = unit[rows] @ unit[i]
+    best = int(np.argmax(scores))
+    return (int(rows[best]), float(scores[best])) if scores[best] >= threshold else None
 
 
 def near_duplicates(
@@ -99,31 +128,52 @@ def near_duplicates(
 ) -> list[Duplicate]:
     """Rows (after the first of each near-duplicate group) with cosine >= threshold to a kept row.
 
-    ``ids`` must be unique; remove exact duplicates first (they would all be flagged here too,
-    with a score of 1, but under the other reason).
+    Greedy in input order: row i is flagged, as a duplicate of the kept row with the highest
+    cosine, when that cosine is >= threshold; else it is kept. Only kept rows count (a row close
+    to a flagged row alone is kept). Candidates are the kept rows the index finds near row i
+    and the kept rows the flagged ones it finds are duplicates of; every cosine is rescored
+    exactly. ``ids`` must be unique; remove exact duplicates first (they would all be flagged
+    here too, with a score of 1, but under the other reason).
     """
     if len(ids) < 2:
         return []
     if len(set(ids)) < len(ids):
         raise ValueError("near_duplicates: ids must be unique")
-    result = _semhash(ids, vectors, index).self_deduplicate(threshold=threshold)
-    return [Duplicate(d.record["text"], d.duplicate_of["text"], float(d.score)) for d in result.filtered]
+    unit = _unit(vectors)
+    of = np.empty(len(ids), dtype=np.int64)  # the kept row each row stands for (itself if kept)
+    kept: list[int] = []
+    dups: list[Duplicate] = []
+    for i, (rows, scores) in enumerate(_neighbours(_build(vectors, index), vectors, threshold)):
+        near = rows[scores >= threshold]
+        best = _closest(unit, i, np.unique(of[near[near < i]]), threshold)
+        if best is None and len(near) >= _MORE:  # the neighbours may be cut: ask every kept row
+            best = _closest(unit, i, np.asarray(kept, dtype=np.int64), threshold)
+        if best is None:
+            kept.append(i)
+            of[i] = i
+        else:
+            of[i] = best[0]
+            dups.append(Duplicate(ids[i], ids[best[0]], best[1]))
+    return dups
 
 
 class CrossIndex:
     """An index over the rows of ``a`` (unit vectors), built once, asked about several ``b``."""
 
     def __init__(self, a: np.ndarray, index: Index = "exact") -> None:
-        self._sem = _semhash([f"a{i}" for i in range(len(a))], a, index) if len(a) else None
+        self._a = a
+        self._backend = _build(a, index) if len(a) else None
 
     def rate(self, b: np.ndarray, *, threshold: float) -> float:
-        """Share of the rows of ``b`` with cosine >= threshold to some row of ``a``."""
-        if self._sem is None or not len(b):
+        """Share of the rows of ``b`` with cosine >= threshold to some row of ``a`` (the rows the
+        index finds, rescored exactly)."""
+        if self._backend is None or not len(b):
             return 0.0
-        keys = [f"b{i}" for i in range(len(b))]
-        self._sem.model = _Lookup(keys, b)  # the rows of b are looked up, not encoded
-        result = self._sem.deduplicate([{"text": k} for k in keys], threshold=threshold)
-        return len(result.filtered) / len(b)
+        hits = 0
+        for row, (rows, _) in zip(b, _neighbours(self._backend, b, threshold), strict=True):
+            if len(rows) and (_unit(self._a[rows]) @ _unit(row)).max() >= threshold:
+                hits += 1
+        return hits / len(b)
 
 
 def cross_rate(a: np.ndarray, b: np.ndarray, *, threshold: float, index: Index = "exact") -> float:
