@@ -11,7 +11,7 @@ import pytest
 from curll.artifacts import write_table
 from curll.config import load_params
 from curll.errors import CurllError
-from curll.generate.merge import read_shards, split_instances
+from curll.generate.merge import merged, split_instances
 from curll.generate.shard import generate_shard, shard_of, shard_path_name
 from curll.generate.tasks import task_schema
 from curll.llm.tasks import Task
@@ -22,6 +22,12 @@ from tests.fakes import engine
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS = {"cqa": 2, "csqa": 1}
+
+
+def read_shards(shard_dir: Path, n: int) -> pd.DataFrame:
+    """Every generation of the ``n`` shards in merge order, in one table (small tables only)."""
+    parts = list(merged(shard_dir, n))
+    return pd.concat(parts) if parts else pd.DataFrame(columns=list(GenerationSchema.to_schema().columns))
 
 
 def seeds(n: int = 12) -> pd.DataFrame:

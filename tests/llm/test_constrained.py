@@ -8,20 +8,35 @@ import json
 import pytest
 import torch
 
-from curll.llm.constrained import (
-    RowSpec,
-    RowState,
-    apply_bitmask,
-    gumbel_scores,
-    sample_rows,
-    stop_bitmask,
-)
+from curll.llm.constrained import RowSpec, RowState, apply_bitmask, sample_rows, stop_bitmask
+
+
+def gumbel_scores(logits: torch.Tensor, row: RowSpec, gen: torch.Generator) -> torch.Tensor:
+    """The reference, one row at a time: scores (V,) whose argmax is a sample from the row's
+    tempered, nucleus-filtered distribution (sample_rows must draw the same tokens)."""
+    if row.temperature == 0:
+        return logits  # greedy
+    z = logits / row.temperature
+    if row.top_p < 1.0:
+        probs = torch.softmax(z, dim=-1)
+        sorted_p, order = probs.sort(descending=True)
+        # drop a token when the mass before it already reaches top_p (the first always stays)
+        drop_sorted = (sorted_p.cumsum(-1) - sorted_p) >= row.top_p
+        z = z.masked_fill(torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted), float("-inf"))
+    u = torch.rand(z.shape, generator=gen).clamp_(1e-10, 1.0 - 1e-7).to(z.device)
+    return z - torch.log(-torch.log(u))
+
+
+def sample(state: RowState, logits: torch.Tensor) -> int:
+    """One token from one row's logits (V,), the way the decode loop draws it."""
+    return sample_rows(logits[None], [state])[0]
 
 
 def draw(logits: torch.Tensor, row: RowSpec, n: int) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(row.seed)
-    picks = [int(gumbel_scores(logits, row, gen).argmax()) for _ in range(n)]
-    return torch.bincount(torch.tensor(picks), minlength=logits.numel()).float() / n
+    """Token frequencies of ``n`` draws by sample_rows (one row state, asked n times in a batch)."""
+    state = RowState(row, [], logits.numel(), stop_bitmask([], 1), "cpu")
+    picks = torch.tensor(sample_rows(logits.expand(n, -1).clone(), [state] * n))
+    return torch.bincount(picks, minlength=logits.numel()).float() / n
 
 
 def test_frequencies_match_the_tempered_softmax():
@@ -80,15 +95,15 @@ def test_penalties_lower_tokens_the_answer_used_not_the_prompt():
     stops = stop_bitmask([9], 1)
     logits = torch.tensor([2.0, 1.9, -1.0, -1.0, 1.5, 0.0, 0.0, 0.0, 0.0, 0.0])
     presence = RowState(RowSpec(None, 0, 0.0, 1.0, presence_penalty=1.0), [0, 1], 10, stops, "cpu")
-    assert presence.sample(logits) == 0  # the prompt's tokens are not penalised
+    assert sample(presence, logits) == 0  # the prompt's tokens are not penalised
     presence.accept(0)
-    assert presence.sample(logits) == 1  # 0 was used once: 2.0 - 1.0 < 1.9
+    assert sample(presence, logits) == 1  # 0 was used once: 2.0 - 1.0 < 1.9
     presence.accept(1)
-    assert presence.sample(logits) == 4  # both used: 1.0 and 0.9 < 1.5
+    assert sample(presence, logits) == 4  # both used: 1.0 and 0.9 < 1.5
     frequency = RowState(RowSpec(None, 0, 0.0, 1.0, frequency_penalty=0.3), [], 10, stops, "cpu")
     for token in (0, 0):
         frequency.accept(token)
-    assert frequency.sample(logits) == 1  # two uses: 2.0 - 0.6 = 1.4 < 1.9
+    assert sample(frequency, logits) == 1  # two uses: 2.0 - 0.6 = 1.4 < 1.9
     assert logits[0] == 2.0  # the caller's logits are left alone
 
 

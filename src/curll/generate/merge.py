@@ -204,9 +204,3 @@ class MergeStats:
             "reject_reasons": dict(self.reasons),
             "tokens": dict(self.tokens),
         }
-
-
-def read_shards(shard_dir: str | Path, n: int) -> pd.DataFrame:
-    """Every generation in merge order, in memory (small tables and tests)."""
-    parts = list(merged(shard_dir, n))
-    return pd.concat(parts) if parts else pd.DataFrame(columns=list(GenerationSchema.to_schema().columns))

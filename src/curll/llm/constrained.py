@@ -6,7 +6,7 @@ its sampling params and the tokens it has produced. One decode step:
 
 1. :func:`apply_bitmask` masks, for every constrained row, the tokens its grammar forbids
    (the bitmask was filled when the row accepted its previous token);
-2. :meth:`RowState.sample` applies the row's repetition penalty, temperature and top-p and
+2. :func:`sample_rows` applies each row's repetition penalty, temperature and top-p and
    draws a token by the Gumbel-max trick: ``argmax(logits / T + Gumbel noise)`` is an
    exact sample from ``softmax(logits / T)``, and the noise comes from the row's own
    generator, so a request's answer does not depend on which requests share its batch;
@@ -40,25 +40,13 @@ class RowSpec:
     frequency_penalty: float = 0.0
 
 
-def gumbel_scores(logits: torch.Tensor, row: RowSpec, gen: torch.Generator) -> torch.Tensor:
-    """Scores (V,) whose argmax is a sample from the row's tempered, nucleus-filtered distribution."""
-    if row.temperature == 0:
-        return logits  # greedy
-    z = logits / row.temperature
-    if row.top_p < 1.0:
-        probs = torch.softmax(z, dim=-1)
-        sorted_p, order = probs.sort(descending=True)
-        # drop a token when the mass before it already reaches top_p (the first always stays)
-        drop_sorted = (sorted_p.cumsum(-1) - sorted_p) >= row.top_p
-        z = z.masked_fill(torch.zeros_like(drop_sorted).scatter(0, order, drop_sorted), float("-inf"))
-    u = torch.rand(z.shape, generator=gen).clamp_(1e-10, 1.0 - 1e-7).to(z.device)
-    return z - torch.log(-torch.log(u))
-
-
 def sample_rows(logits: torch.Tensor, states: Sequence[RowState]) -> list[int]:
-    """One token per row of ``logits`` (B, V), as :func:`gumbel_scores` would draw row by row
-    (each row's noise from its own generator), but with batched tensor work and one host
-    sync: on a GPU the per-row version spent more time waiting than the model computing."""
+    """One token per row of ``logits`` (B, V, already grammar-masked): row i's penalties,
+    temperature and top-p, then the argmax of its scores plus Gumbel noise drawn (V values)
+    from ``states[i].generator`` (temperature 0: the argmax, no draw), so a row draws what it
+    would alone. Batched tensor work and one host sync: on a GPU a row-by-row version spent
+    more time waiting than the model computing (tests/llm/test_constrained.py keeps that
+    version as the reference)."""
     b, v = logits.shape
     dev = logits.device
     z = (
@@ -133,10 +121,6 @@ class RowState:
     @property
     def constrained(self) -> bool:
         return self.matcher is not None
-
-    def sample(self, logits: torch.Tensor) -> int:
-        """A token from this row's (already grammar-masked) logits (V,)."""
-        return sample_rows(logits[None], [self])[0]
 
     def penalised(self, logits: torch.Tensor) -> torch.Tensor:
         if self.counts is None:
