@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from curll.verify.dedup import CrossIndex, cross_rate
+from curll.verify.dedup import CrossIndex
 
 
 def stages(n_stages: int, rows: int, dims: int, seed: int = 0) -> list[np.ndarray]:
@@ -45,7 +45,9 @@ def main() -> None:
     pairs = [(i, j) for i in range(len(vecs)) for j in range(i + 1, len(vecs))]
 
     start = time.perf_counter()
-    per_pair = [cross_rate(vecs[i], vecs[j], threshold=args.threshold, index=args.index) for i, j in pairs]
+    per_pair = [
+        CrossIndex(vecs[i], args.index).rate(vecs[j], threshold=args.threshold) for i, j in pairs
+    ]  # a new index for every pair
     before = time.perf_counter() - start
 
     start = time.perf_counter()

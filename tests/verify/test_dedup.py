@@ -7,7 +7,6 @@ import pytest
 from curll.verify.dedup import (
     CrossIndex,
     ExactIndex,
-    cross_rate,
     exact_duplicates,
     near_duplicates,
     normalise,
@@ -50,9 +49,9 @@ def test_threshold_is_respected(encoder):
 def test_cross_rate_is_the_share_of_b_repeating_a(encoder):
     a = PASSAGES[:3]
     b = [COPY, PARAPHRASE, PASSAGES[3], PASSAGES[4]]
-    rate = cross_rate(encoder.encode(a), encoder.encode(b), threshold=0.95)
+    rate = CrossIndex(encoder.encode(a)).rate(encoder.encode(b), threshold=0.95)
     assert rate == 0.5
-    assert cross_rate(encoder.encode(a), encoder.encode(a)[:0], threshold=0.95) == 0.0
+    assert CrossIndex(encoder.encode(a)).rate(encoder.encode(a)[:0], threshold=0.95) == 0.0
 
 
 def test_one_cross_index_answers_for_every_later_stage_as_a_fresh_one_would(encoder):
@@ -64,7 +63,7 @@ def test_one_cross_index_answers_for_every_later_stage_as_a_fresh_one_would(enco
     )
     once = CrossIndex(a)
     got = [once.rate(encoder.encode(b), threshold=0.95) for b in later]
-    assert got == [cross_rate(a, encoder.encode(b), threshold=0.95) for b in later] == [0.5, 2 / 3, 0.0]
+    assert got == [CrossIndex(a).rate(encoder.encode(b), threshold=0.95) for b in later] == [0.5, 2 / 3, 0.0]
     assert CrossIndex(a[:0]).rate(a, threshold=0.95) == 0.0
 
 

@@ -7,8 +7,8 @@
   a row is flagged when its cosine with an earlier kept row is >= threshold (the first of each
   group is kept, so the result depends only on the input order). Rows are known by their ids:
   the texts themselves are not needed (nor held).
-- :class:`CrossIndex` (built once on ``a``) and :func:`cross_rate`: the share of the vectors ``b``
-  with a near-duplicate among ``a``.
+- :class:`CrossIndex` (built once on ``a``): the share of the vectors ``b`` with a
+  near-duplicate among ``a``.
 - :func:`choose_index`: ``auto`` picks the exact index for small inputs, usearch for large.
 
 Embeddings are passed in (one encoding per text for all the comparisons of a run). The index
@@ -161,7 +161,7 @@ class CrossIndex:
     """An index over the rows of ``a`` (unit vectors), built once, asked about several ``b``."""
 
     def __init__(self, a: np.ndarray, index: Index = "exact") -> None:
-        self._a = a
+        self._a = _unit(a)  # once, not for every row of every b asked
         self._backend = _build(a, index) if len(a) else None
 
     def rate(self, b: np.ndarray, *, threshold: float) -> float:
@@ -171,11 +171,6 @@ class CrossIndex:
             return 0.0
         hits = 0
         for row, (rows, _) in zip(b, _neighbours(self._backend, b, threshold), strict=True):
-            if len(rows) and (_unit(self._a[rows]) @ _unit(row)).max() >= threshold:
+            if len(rows) and (self._a[rows] @ _unit(row)).max() >= threshold:
                 hits += 1
         return hits / len(b)
-
-
-def cross_rate(a: np.ndarray, b: np.ndarray, *, threshold: float, index: Index = "exact") -> float:
-    """Share of the rows of ``b`` with cosine >= threshold to some row of ``a`` (unit vectors)."""
-    return CrossIndex(a, index).rate(b, threshold=threshold)
