@@ -132,6 +132,22 @@ def metrics_cl(
     say(", ".join(f"{k} {v}" for k, v in result.final().items()) + f" -> {out}")
 
 
+@app.command("deps", help="Write dvc.yaml's code deps from what each stage imports (pipeline/codedeps.py).")
+def write_deps(
+    dvc_yaml: Annotated[Path, typer.Option("--dvc-yaml", help="the pipeline file")] = Path("dvc.yaml"),
+    check: Annotated[
+        bool, typer.Option("--check", help="change nothing; exit 1 if any stage's deps differ")
+    ] = False,
+) -> None:
+    from pipeline.codedeps import regenerate
+
+    stale = regenerate(dvc_yaml, write=not check)
+    if check and stale:
+        fail(f"{dvc_yaml}: code deps differ from the imports in stages {stale}: run `curll deps`")
+        raise typer.Exit(1)
+    say(f"{dvc_yaml}: " + (f"code deps rewritten in stages {stale}" if stale else "code deps up to date"))
+
+
 @app.command("params", help="Validate a params file and print it as curll reads it.")
 def show_params(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     loaded = load_checked(params)
