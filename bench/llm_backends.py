@@ -71,7 +71,9 @@ def capture(project: Path, out: Path) -> dict[str, int]:
         os.chdir(work)
         params = load_checked(Path("params.yaml"))
         for stage in LLM_STAGES:
-            __import__(f"pipeline.{stage}", fromlist=["run"]).run(params)
+            module = __import__(f"pipeline.{stage}", fromlist=["run"])
+            for item in params.evaluate.judges if stage == "evaluate_judge" else [None]:
+                module.run(params, *([item] if item else []))
     finally:
         os.chdir(here)
         engine_module.Engine.run = original  # type: ignore[method-assign]

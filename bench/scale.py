@@ -133,7 +133,7 @@ def project_params(base_url: str, encoder: Path, rate: int, per_stage: int = 0) 
     params["generate"].update(shards=4, cqa_pairs=5, csqa_pairs=3)
     params["verify_encoder"]["out"]["model"] = str(encoder)
     params["split"].update(
-        test_per_indicator=1, val_per_indicator=1, rate_per_indicator=rate, max_holdout=1.0, rater=None
+        test_per_indicator=1, val_per_indicator=1, rate_per_indicator=rate, max_holdout=1.0, rater="server"
     )
     params["tokenizer"]["vocab_size"] = 8192
     return params

@@ -47,9 +47,13 @@ STAGES = {
     "train": "Train the models of train.order (independent / joint / continual) for train.stages.",
     "evaluate_infer": "Every trained model (and an untrained one) answers the sampled test items.",
     "evaluate_loss": "Every model's loss on every stage's held-out answers (judge-free; no LLM).",
-    "evaluate_judge": "The judge panel rates every answer 1-5; parse failures and agreement.",
+    "evaluate_judge": "One judge of the panel rates every answer 1-5 (a DVC stage per judge: --judge).",
+    "evaluate_panel": "Every judge's ratings in one table; parse failures and agreement between judges.",
     "evaluate": "Stage x stage matrices, CL metrics (AP, FGT, BWT, FWT), figures and the HTML report.",
 }
+
+#: ``foreach`` stages (dvc.yaml): name -> (the option naming the item, what an item is)
+FOREACH = {"evaluate_judge": ("--judge", "judge: an evaluate.judges name")}
 
 ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's default is params.yaml)")]
 
@@ -66,12 +70,26 @@ def load_checked(path: Path) -> Params:
 def _stage_app(name: str, help_text: str) -> typer.Typer:
     sub = typer.Typer(help=help_text, no_args_is_help=True)
 
-    @sub.command("run", help=f"Run the '{name}' DVC stage with the params file's '{name}' section.")
-    def run(params: ParamsOpt = DEFAULT_PARAMS) -> None:
+    def run_stage(params: Path, *args: str) -> None:
         start = time.perf_counter()
         module = importlib.import_module(f"pipeline.{name}")
-        module.run(load_checked(params))
+        module.run(load_checked(params), *args)
         say(f"{name}: done in {time.perf_counter() - start:.1f} s")
+
+    if name in FOREACH:  # one DVC stage per item: the command names its item
+        option, about = FOREACH[name]
+
+        @sub.command("run", help=f"Run the '{name}' DVC stage for one {about}.")
+        def run_item(
+            item: str = typer.Option(..., option, help=about),  # a default: annotations are strings here
+            params: ParamsOpt = DEFAULT_PARAMS,
+        ) -> None:
+            run_stage(params, item)
+    else:
+
+        @sub.command("run", help=f"Run the '{name}' DVC stage with the params file's '{name}' section.")
+        def run(params: ParamsOpt = DEFAULT_PARAMS) -> None:
+            run_stage(params)
 
     app.add_typer(sub, name=name)
     return sub

@@ -60,7 +60,7 @@ def run(params: Params) -> None:
         sample = sample.assign(
             content=[ws.content(u, t) for u, t in zip(sample["unit_id"], sample["type"], strict=True)]
         )
-        rater, llm = params.rater, params.llm  # split.rater's profile, or llm.use's
+        rater, llm = params.split.rater, params.llm
         task = make_task(params, RATING, profile=rater)
         with engine_from_params(llm, models=params.llm_models, desc="split: rate", profile=rater) as engine:
             ratings = rate(sample, indicators, engine, task)

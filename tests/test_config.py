@@ -233,9 +233,12 @@ def test_the_rater_is_a_profile_in_use_checked_against_its_own_budget(good):
     data["split"]["rater"] = "nope"
     with pytest.raises(CurllError, match=r"split\.rater 'nope' is not one of llm\.profiles"):
         parse_params(data, source="params.yaml")
+    data["split"]["rater"] = None  # never implied (it was llm.use's): dvc.yaml keys on its name
+    with pytest.raises(CurllError, match=r"split\.rater"):
+        parse_params(data, source="params.yaml")
     data["split"]["rater"] = "smollm2-torch"
     params = parse_params(data, source="params.yaml")
-    assert params.rater == "smollm2-torch"
+    assert params.split.rater == "smollm2-torch"
     assert "smollm2-torch" in params.profiles_in_use()
     data["llm"]["profiles"]["smollm2-torch"]["sampling"]["max_tokens"] = 20
     with pytest.raises(CurllError, match="quality rating") as err:

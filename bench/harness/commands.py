@@ -50,6 +50,6 @@ def on_random_model(params: dict[str, Any]) -> dict[str, Any]:
     """``params`` (a loaded params.yaml) with every LLM stage, the judges included, on the tiny
     random model: the suite never loads SmolLM2 (the default of ``make run``)."""
     params["llm"]["use"] = "embedded"
-    params["split"]["rater"] = None  # llm.use's
+    params["split"]["rater"] = "embedded"
     params["evaluate"]["judges"] = ["embedded"]
     return params

@@ -51,7 +51,7 @@ def make_project(dest: Path, base_url: str, n_seeds: int = 4, **profile: object)
     shutil.copytree(ROOT / "prompts", dest / "prompts")
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["llm"]["use"] = "server"
-    params["split"]["rater"] = None  # llm.use's
+    params["split"]["rater"] = "server"
     server = params["llm"]["profiles"]["server"]
     server.update(base_url=base_url, timeout_s=0.5, max_retries=4, concurrency=4, batch_size=16)
     server.update(profile)

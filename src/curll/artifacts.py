@@ -156,6 +156,16 @@ def write_table(
             writer(valid, tmp)
 
 
+def write_table_and_stats(
+    df: pd.DataFrame, schema: type[pa.DataFrameModel], path: str | Path, stats_path: str | Path, stats: Any
+) -> dict[str, object]:
+    """:func:`write_table` ``df`` to ``path``, then ``stats`` (a mapping) as JSON to
+    ``stats_path``; return the stats as a dict (the importers' and stages' summary)."""
+    write_table(df, path, schema)
+    write_json(stats_path, stats)
+    return dict(stats)
+
+
 def write_tables(tables: Sequence[tuple[pd.DataFrame, str | Path, type[pa.DataFrameModel]]]) -> None:
     """All or nothing: validate every (frame, path, schema) first, then write each atomically;
     a table that fails validation leaves every output as it was (none is replaced)."""

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # see the README's Tests: over the default run's 
 BATCH = 4  # requests per backend call and cache commit here (the shrunk pipeline's is 32)
 OUTPUTS = {
     "split": ["data/split/ratings.parquet", "data/split/units.parquet", "data/split/records.parquet"],
-    "evaluate_judge": ["data/evaluate/ratings.parquet", "data/evaluate/rubric.parquet"],
+    "evaluate_judge@embedded": ["data/evaluate/panel/embedded/ratings.parquet"],
 }
 
 
@@ -28,7 +28,7 @@ OUTPUTS = {
     "stage",
     # the judges' trial (about 30 s) is kept out of the default run: it exercises the engine's
     # cache and batches as split's does
-    ["split", pytest.param("evaluate_judge", marks=pytest.mark.slow)],
+    ["split", pytest.param("evaluate_judge@embedded", marks=pytest.mark.slow)],
 )
 def test_an_llm_stage_killed_mid_run_restarts_to_the_same_bytes(reproduced: Reproduced, tmp_path, stage):
     repo = tmp_path / "repo"

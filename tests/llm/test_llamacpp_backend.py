@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import httpx
@@ -76,9 +77,9 @@ def test_answers_are_schema_valid_json_in_the_task_key_order(gguf):
 
 def test_the_same_request_gets_the_same_answer_whatever_else_is_asked_and_wherever(gguf):
     requests = [req(t, max_tokens=32) for t in TOPICS[:4]]
-    with backend(gguf, servers=1, threads=1) as one:
+    with closing(backend(gguf, servers=1, threads=1)) as one:
         alone = [one.complete([r])[0].text for r in requests]  # one at a time, in order
-    with backend(gguf, servers=2, threads=2) as two:  # two servers, another thread count
+    with closing(backend(gguf, servers=2, threads=2)) as two:  # two servers, another thread count
         together = two.complete(requests[::-1])[::-1]  # all at once, in reverse order
     assert [c.text for c in together] == alone
     assert len(set(alone)) == len(alone)  # and they are answers to different questions
@@ -101,13 +102,13 @@ def test_the_model_name_has_the_file_hash_and_engine_version_but_no_port(gguf):
     assert backend(gguf, threads=2, servers=2).model == b.model  # they do not change answers
     assert backend(gguf, parallel=4).model == f"{b.model}+parallel-4"  # batching does
     assert backend(gguf, stop_loops=False).model == f"{b.model}+no-stop-loops"
-    with b:
+    with closing(b):
         urls = b.start()
         assert all(url.split(":")[-1].split("/")[0] not in b.model for url in urls)
 
 
 def test_two_backends_run_at_once_on_ports_of_their_own(gguf):
-    with backend(gguf, servers=2) as a, backend(gguf) as b:
+    with closing(backend(gguf, servers=2)) as a, closing(backend(gguf)) as b:
         urls = a.start() + b.start()
         assert len(set(urls)) == 3 and all(u.startswith("http://127.0.0.1:") for u in urls)
         assert a.complete([req("cats")])[0].text == b.complete([req("cats")])[0].text

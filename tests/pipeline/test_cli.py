@@ -7,7 +7,7 @@ import pandas as pd
 import yaml
 
 from bench.harness.commands import curll
-from pipeline.cli import STAGES
+from pipeline.cli import FOREACH, STAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = ",Skills,Sub-skills,Goals,stage-1\n,Maths,Number,Count,Counts to 10\n,,,,Adds within 5\n"
@@ -19,7 +19,10 @@ def test_help_lists_every_dvc_stage_and_each_stage_is_a_curll_command(tmp_path):
     help_text = curll("--help", cwd=tmp_path).stdout
     for name, stage in dvc_stages.items():
         assert name in help_text
-        assert stage["cmd"] == f"curll {name} run"
+        if name in FOREACH:  # one DVC stage per item, the command naming it
+            assert stage["do"]["cmd"] == f"curll {name} run {FOREACH[name][0]} ${{item}}"
+        else:
+            assert stage["cmd"] == f"curll {name} run"
         assert (ROOT / "pipeline" / f"{name}.py").is_file()
 
 

@@ -16,7 +16,7 @@ from datasets import load_dataset
 from bench.harness.commands import curll, dvc, run
 from tests.repro import STAGES, Reproduced
 
-EVALUATE = {"evaluate_infer", "evaluate_loss", "evaluate_judge", "evaluate"}
+EVALUATE = {"evaluate_infer", "evaluate_loss", "evaluate_judge@embedded", "evaluate_panel", "evaluate"}
 GENERATED = {
     "generate",
     "generate_merge",

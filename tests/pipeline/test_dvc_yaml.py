@@ -10,8 +10,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = ("pipeline/", "src/curll/")  # the stage's own code is named by its place in the repo
-# a param, or a file the stage names inside a folder that is a param (plots/diversity.csv)
-PARAM_ROOTED = re.compile(r"^\$\{[A-Za-z0-9_.\-]+\}(/[A-Za-z0-9_.\-]+)*$")
+# a param, or a file the stage names inside a folder that is a param (plots/diversity.csv, or a
+# foreach stage's ${item})
+PARAM_ROOTED = re.compile(r"^\$\{[A-Za-z0-9_.\-]+\}(/([A-Za-z0-9_.\-]+|\$\{item\}))*$")
 
 
 def paths(entries: list[Any]) -> list[str]:
@@ -25,7 +26,7 @@ def test_every_data_path_in_dvc_yaml_is_a_param():
         f"{name}.{field}: {path}"
         for name, stage in stages.items()
         for field in ("deps", "outs", "metrics", "plots")
-        for path in paths(stage.get(field, []))
+        for path in paths(stage.get("do", stage).get(field, []))
         if not PARAM_ROOTED.match(path) and not path.startswith(CODE)
     ]
     assert literal == [], "write these as ${section.key} from params.yaml"
@@ -57,3 +58,21 @@ def test_stages_asking_llm_use_depend_on_its_profile_alone(tmp_path):
         assert not keys[stage] & {"llm", "llm.profiles", "llm.profiles.vllm"}, stage
     params["llm"]["use"] = "embedded"
     assert "llm.profiles.embedded" in stage_params(tmp_path / "b", params)["generate"]
+
+
+def test_rater_and_judges_depend_on_their_own_profiles_alone(tmp_path):
+    """split depends on ``split.rater``'s profile, each judge's stage on that judge's; adding a
+    judge adds a stage. Only llm_models reads every profile (it checks which are in use: a
+    rerun of 20 s whose outputs do not change, so nothing after it reruns)."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["llm"]["use"] = "smollm2"
+    params["split"]["rater"] = "embedded"
+    params["evaluate"]["judges"] = ["smollm2-torch", "embedded"]
+    keys = stage_params(tmp_path / "a", params)
+    profiles = {s: {k for k in ks if k.startswith("llm.profiles")} for s, ks in keys.items()}
+    assert profiles["split"] == {"llm.profiles.embedded"}
+    assert profiles["evaluate_judge@smollm2-torch"] == {"llm.profiles.smollm2-torch"}
+    assert profiles["evaluate_judge@embedded"] == {"llm.profiles.embedded"}
+    assert "llm.use" not in keys["split"] | keys["evaluate_judge@embedded"]
+    whole = sorted(s for s, ks in profiles.items() if "llm.profiles" in ks)
+    assert whole == ["llm_models"]

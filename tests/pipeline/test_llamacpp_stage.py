@@ -27,7 +27,7 @@ def small_slice(params: dict[str, Any]) -> dict[str, Any]:
     params["taxonomy"].update(stages=[0, 1], per_stage=1)
     params["train"]["stages"] = [0, 1]  # train and vocab stages must be the taxonomy's
     params["skill_graph"]["neighbours"] = 1
-    params["split"]["rater"] = None  # only llama.cpp in use: llm_models converts nothing
+    params["split"]["rater"] = "smollm2"  # only llama.cpp in use: llm_models converts nothing
     params["evaluate"]["judges"] = ["smollm2"]
     smollm2 = params["llm"]["profiles"]["smollm2"]
     assert smollm2["backend"] == "llamacpp"  # the default profile is what is tested

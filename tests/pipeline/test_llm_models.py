@@ -29,7 +29,7 @@ def gguf_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def params(tmp_path: Path, use: str, judges: list[str], gguf: Path | None = None, sha: str = "") -> Any:
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
     data["llm"]["use"] = use
-    data["split"]["rater"] = None  # llm.use's: only use and the judges are in use here
+    data["split"]["rater"] = use  # only use and the judges are in use here
     data["evaluate"]["judges"] = judges
     data["llm_models"]["out"] = {"dir": str(tmp_path / "models"), "stats": str(tmp_path / "stats.json")}
     embedded = data["llm_models"]["builtin"]["embedded"]

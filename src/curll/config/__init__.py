@@ -61,20 +61,15 @@ class Params(Section):
         unknown = [j for j in self.evaluate.judges if j not in self.llm.profiles]
         if unknown:
             raise ValueError(f"evaluate.judges {unknown} are not llm.profiles: {sorted(self.llm.profiles)}")
-        if self.split.rater is not None and self.split.rater not in self.llm.profiles:
+        if self.split.rater not in self.llm.profiles:
             raise ValueError(
                 f"split.rater '{self.split.rater}' is not one of llm.profiles: {sorted(self.llm.profiles)}"
             )
         return self
 
-    @property
-    def rater(self) -> str:
-        """The profile that rates split's units: ``split.rater``, else ``llm.use``."""
-        return self.split.rater or self.llm.use
-
     def profiles_in_use(self) -> list[str]:
         """``llm.use``, split's rater and the judges, in that order, without repeats."""
-        return list(dict.fromkeys([self.llm.use, self.rater, *self.evaluate.judges]))
+        return list(dict.fromkeys([self.llm.use, self.split.rater, *self.evaluate.judges]))
 
     def local_models(self) -> dict[str, list[str]]:
         """{``llm_models.builtin`` name: profiles in use that name it}: what the llm_models stage builds."""

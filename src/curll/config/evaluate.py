@@ -57,6 +57,7 @@ class EvaluateOutputs(Section):
     losses: PathStr
     items: PathStr
     answers: PathStr
+    panel: PathStr  # a folder: <judge>/ratings.parquet and rubric.parquet, one judge a stage
     ratings: PathStr
     rubric: PathStr
     judges: PathStr

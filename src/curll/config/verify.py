@@ -164,8 +164,9 @@ class SplitParams(Section):
         default=0,
         description="least test records per stage and type; short stages get more test units (0: off)",
     )
-    rater: StrictStr | None = Field(
-        default=None, description="the llm.profiles name that rates the units (null: llm.use)"
+    rater: StrictStr = Field(
+        description="the llm.profiles name that rates the units (named, never implied: dvc.yaml depends "
+        "on that profile's params alone)"
     )
     seed: int
     system_prompt: StrictStr

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, get_args
 
 import numpy as np
@@ -35,11 +36,19 @@ from curll.config.evaluate import TestType
 from curll.config.llm import MaxChars
 from curll.llm.engine import Engine
 from curll.llm.tasks import Task, TaskDef, ask, provenance
+from curll.yields import measure, unit_frame
 
 RATING_COLUMNS = ["item_id", "run", "judge", "type", "rating", "explanation"]
 
 
 Panel = Mapping[str, tuple[Engine, Mapping[str, Task]]]
+
+
+def judge_tables(panel_dir: str | Path, name: str) -> tuple[Path, Path]:
+    """Where one judge's ratings and rubric scores are kept: ``panel_dir/<name>/ratings.parquet``
+    and ``rubric.parquet`` (one folder a judge, so that each judge is its own DVC stage)."""
+    folder = Path(panel_dir) / name
+    return folder / "ratings.parquet", folder / "rubric.parquet"
 
 
 def answered(answers: pd.DataFrame) -> pd.DataFrame:
@@ -121,6 +130,14 @@ def item_scores(ratings: pd.DataFrame) -> pd.DataFrame:
     ``judged``: how many judges parsed."""
     g = ratings.groupby(["item_id", "run"], sort=True)["rating"]
     return pd.DataFrame({"score": g.mean(), "judged": g.count()}).reset_index()
+
+
+def rating_yields(ratings: pd.DataFrame, items: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """:func:`curll.yields.measure` of ``ratings`` with the judge as the type: per judge and
+    test stage (from ``items``' ``stage``), the share of ratings that parsed, and why not."""
+    stage_of = dict(zip(items["item_id"], items["stage"], strict=True))
+    stages = [stage_of[i] for i in ratings["item_id"]]
+    return measure(unit_frame(stages, ratings["judge"], ratings["rating"].notna(), ratings["reason"]))
 
 
 def panel_stats(ratings: pd.DataFrame) -> dict[str, Any]:

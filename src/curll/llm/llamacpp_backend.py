@@ -37,8 +37,7 @@ import time
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from curll.errors import CurllError
 from curll.llm.identity import request_seed
@@ -145,14 +144,6 @@ class LlamaCppBackend:
         self._client = None
         while self._running:
             self._running.pop()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 def _wait_for_loop(address: str, timeout_s: float = 120.0) -> None:

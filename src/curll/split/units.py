@@ -43,9 +43,9 @@ def rating_schema(caps: MaxChars) -> dict[str, Any]:
     }
 
 
-#: the quality rating of a unit, answered by split's rater (``split.rater``, else ``llm.use``)
+#: the quality rating of a unit, answered by split's rater (``split.rater``)
 RATING = TaskDef("quality rating", lambda params: params.split.prompt,
-                 lambda params, caps: rating_schema(caps), lambda params: (params.rater,))  # fmt: skip
+                 lambda params, caps: rating_schema(caps), lambda params: (params.split.rater,))  # fmt: skip
 
 
 #: the QA blocks of a passage unit, in order: (type, title)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from curll.artifacts import validate, write_json, write_table
+from curll.artifacts import validate, write_table_and_stats
 from curll.errors import CurllError
 from curll.schemas import IndicatorSchema
 from curll.taxonomy.curll_csv import read_curll_csvs
@@ -103,10 +103,9 @@ def save_taxonomy(
 ) -> dict[str, object]:
     """Write ``indicators.parquet`` (validated, atomic) and its stats JSON (counting the
     repeats ``dropped``); return the stats."""
-    stats = taxonomy_stats(df, dropped)
-    write_table(df, indicators_path, IndicatorSchema)
-    write_json(stats_path, stats)
-    return dict(stats)
+    return write_table_and_stats(
+        df, IndicatorSchema, indicators_path, stats_path, taxonomy_stats(df, dropped)
+    )
 
 
 __all__ = [

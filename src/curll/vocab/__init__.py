@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from curll.artifacts import validate, write_json, write_table
+from curll.artifacts import validate, write_table_and_stats
 from curll.errors import CurllError
 from curll.schemas import WordSchema
 from curll.vocab.bands import BandMode, assign_stages, vocab_stats
@@ -53,10 +53,7 @@ def save_vocab(
     df: pd.DataFrame, stages: Iterable[int], words_path: str | Path, stats_path: str | Path
 ) -> dict[str, object]:
     """Write ``words.parquet`` (validated, atomic) and its stats JSON; return the stats."""
-    stats = vocab_stats(df, stages)
-    write_table(df, words_path, WordSchema)
-    write_json(stats_path, stats)
-    return dict(stats)
+    return write_table_and_stats(df, WordSchema, words_path, stats_path, vocab_stats(df, stages))
 
 
 __all__ = [

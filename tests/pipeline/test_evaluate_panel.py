@@ -1,0 +1,86 @@
+"""One judge a DVC stage, then the panel: the joined tables and stats are what one stage
+rating with every judge wrote before (judge order kept), and a judge without its folder is an
+error that names the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from curll.artifacts import empty_table, write_table, write_tables
+from curll.config import Params, parse_params
+from curll.errors import CurllError
+from curll.evaluate.items import build_items
+from curll.evaluate.judge import judge, judge_tables, panel_stats, rating_yields
+from curll.schemas.evaluate import ItemSchema, JudgeRatingSchema, RubricSchema
+from curll.yields import public
+from pipeline import evaluate_panel
+from tests import instances as inst
+from tests.evaluate.test_items import records
+from tests.evaluate.test_judge import answers, number, tasks
+from tests.fakes import engine
+
+ROOT = Path(__file__).resolve().parents[2]
+JUDGES = ["smollm2-torch", "embedded"]  # llm.profiles names, not in their sorted order
+
+
+@pytest.fixture
+def items() -> pd.DataFrame:
+    return build_items(records(), inst.indicators(["i0", "i1"]), ("cqa", "csqa"), max_per_type=0, seed=1)
+
+
+def params(tmp_path: Path) -> Params:
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data["evaluate"]["judges"] = JUDGES
+    out = data["evaluate"]["out"]
+    for key in ("panel", "items", "ratings", "rubric", "judges"):
+        out[key] = str(tmp_path / Path(out[key]).name)
+    return parse_params(data, source="params.yaml")
+
+
+def rater(offset: int):
+    def rate(req):  # the first judge rates by the answer's number, the second breaks on some
+        n = number(req)
+        return "no json" if offset and n % 3 == 0 else {"rating": 1 + (n + offset) % 5, "explanation": "ok"}
+
+    return rate
+
+
+def test_the_panel_joins_the_judges_as_one_stage_rating_with_all_of_them_did(tmp_path, items):
+    p = params(tmp_path)
+    ans = answers(items)
+    panel = {name: (engine(rater(k), attempts=1)[0], tasks()) for k, name in enumerate(JUDGES)}
+    for name in JUDGES:  # what each evaluate_judge@<name> stage writes
+        ratings, rubric = judge_tables(p.evaluate.out.panel, name)
+        one = judge(ans, items, {name: panel[name]}, explain=True)
+        write_tables([(one, ratings, JudgeRatingSchema), (empty_table(RubricSchema), rubric, RubricSchema)])
+    write_table(items, p.evaluate.out.items, ItemSchema)
+    evaluate_panel.run(p)
+    together = judge(ans, items, panel, explain=True)  # the single stage of before
+    got = pd.read_parquet(p.evaluate.out.ratings)
+    pd.testing.assert_frame_equal(got, JudgeRatingSchema.validate(together), check_dtype=False)
+    assert list(dict.fromkeys(got["judge"])) == JUDGES
+    stats = json.loads(Path(p.evaluate.out.judges).read_text())
+    expected = {**panel_stats(together), "yields": public(rating_yields(together, items))}
+    assert stats == json.loads(json.dumps(expected))
+    assert stats["judges"]["embedded"]["parse_failures"] > 0  # the second judge's failures counted
+    assert "embedded|smollm2-torch" in stats["agreement"]
+
+
+def test_a_judge_without_its_folder_is_an_error_naming_it(tmp_path, items):
+    p = params(tmp_path)
+    write_table(items, p.evaluate.out.items, ItemSchema)
+    with pytest.raises(CurllError, match=r"smollm2-torch/ratings\.parquet"):
+        evaluate_panel.run(p)
+    assert not Path(p.evaluate.out.ratings).exists()
+
+
+def test_a_judge_stage_for_a_name_not_on_the_panel_is_an_error(tmp_path):
+    from pipeline import evaluate_judge
+
+    with pytest.raises(CurllError, match=r"'nope' is not one of evaluate\.judges"):
+        evaluate_judge.run(params(tmp_path), "nope")
