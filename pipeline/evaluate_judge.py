@@ -20,6 +20,7 @@ from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate.judge import RATINGS, RUBRIC, judge, judge_tables, rating_yields, rubric
 from curll.llm.factory import engine_from_params, make_task
+from curll.llm.tasks import Task
 from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, RubricSchema
 from curll.yields import check_yields
 from pipeline.report import say
@@ -36,7 +37,7 @@ def run(params: Params, name: str) -> None:
     with engine_from_params(
         params.llm, models=params.llm_models, desc=f"judge {name}", profile=name
     ) as engine:
-        tasks = {t: make_task(params, RATINGS[t], profile=name) for t in p.types}
+        tasks: dict[str, Task] = {t: make_task(params, RATINGS[t], profile=name) for t in p.types}
         ratings = judge(answers, items, {name: (engine, tasks)}, explain=p.explain)
         scores = (
             rubric(answers, items, {name: (engine, make_task(params, RUBRIC, profile=name))})
