@@ -12,7 +12,9 @@ sorted, after the stage's own module. Deps outside ``pipeline/`` and ``src/`` (d
 models) are the stage's own: they stay first, as written. ``curll deps`` rewrites dvc.yaml in
 place (comments and everything else kept); ``curll deps --check`` changes nothing and fails
 naming the stages whose deps differ (the test suite runs it). A ``foreach`` stage's deps are
-its ``do`` block's.
+its ``do`` block's. A stage without a ``deps:`` list, a module, or a dep under ``pipeline/`` or
+``src/`` that is not plain code (a data file there, or a dep with options) is an error naming
+the stage: such a dep would be dropped or written twice.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def imported_names(path: Path) -> set[str]:
     """Dotted module names imported anywhere in ``path``; ``from a import b`` gives ``a.b`` when
     ``b`` is a module, else ``a``."""
     names: set[str] = set()
-    package = ".".join(path.relative_to(ROOT / "src" if "src" in path.parts else ROOT).with_suffix("").parts)
+    top = ROOT / "src" if path.is_relative_to(ROOT / "src") else ROOT
+    package = ".".join(path.relative_to(top).with_suffix("").parts)
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
@@ -110,10 +113,15 @@ def _all_run(folder: Path, files: frozenset[Path]) -> bool:
     return all(p in files for p in folder.rglob("*.py") if has_code(p))
 
 
+def _is_code(path: Path) -> bool:
+    return path.suffix == ".py" or (path.is_dir() and any(path.rglob("*.py")))
+
+
 def _yaml() -> Any:
     from ruamel.yaml import YAML  # DVC's own YAML library: a round trip keeps comments and layout
 
     y = YAML()
+    y.preserve_quotes = True
     y.indent(mapping=2, sequence=4, offset=2)
     y.width = 4096
     return y
@@ -122,7 +130,8 @@ def _yaml() -> Any:
 def regenerate(dvc_yaml: Path, *, write: bool) -> list[str]:
     """Stages whose code deps in ``dvc_yaml`` differ from :func:`code_deps`; with ``write``, the
     file is rewritten (atomically) with the derived deps. A stage without a module
-    ``pipeline/<stage>.py`` is an error."""
+    ``pipeline/<stage>.py`` or a ``deps:`` list, or with a dep under ``pipeline/`` or ``src/``
+    that is not plain code, is a CurllError naming the stage (nothing is written)."""
     from curll.artifacts import atomic_write_text
     from curll.errors import CurllError
 
@@ -133,8 +142,19 @@ def regenerate(dvc_yaml: Path, *, write: bool) -> list[str]:
         if not (ROOT / "pipeline" / f"{name}.py").is_file():
             raise CurllError(f"{dvc_yaml}: stage '{name}' has no module pipeline/{name}.py")
         body = stage["do"] if "foreach" in stage else stage
-        deps = list(body.get("deps", []))
-        own = [d for d in deps if not (isinstance(d, str) and d.startswith(CODE_ROOTS))]
+        if "deps" not in body:
+            raise CurllError(
+                f"{dvc_yaml}: stage '{name}' has no deps: list (its own data deps, if any, first)"
+            )
+        deps = list(body["deps"])
+        for dep in deps:
+            path = next(iter(dep)) if isinstance(dep, dict) else str(dep)
+            if path.startswith(CODE_ROOTS) and (isinstance(dep, dict) or not _is_code(ROOT / path)):
+                raise CurllError(
+                    f"{dvc_yaml}: stage '{name}' dep {path!r} is under {' or '.join(CODE_ROOTS)} but is not"
+                    " plain code (a .py file or a folder of them): `curll deps` writes those deps"
+                )
+        own = [d for d in deps if not str(d).startswith(CODE_ROOTS)]
         wanted = own + code_deps(name)
         if deps != wanted:
             stale.append(name)

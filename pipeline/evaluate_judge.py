@@ -1,7 +1,7 @@
 """DVC stage ``evaluate_judge@<judge>``: one judge of the panel rates every answer.
 
 A ``foreach`` stage over ``evaluate.judges`` (``llm.profiles`` names), so each judge depends on
-its own profile's params alone, and adding a judge runs only that judge. Reads
+its own profile's params alone, and adding a judge leaves the other judges' stages as they are. Reads
 ``evaluate.out.items`` and ``evaluate.out.answers``; the judge rates every answer with
 ``evaluate.prompts[type]`` (with ``evaluate.explain``, a one-sentence reason after each rating)
 and, with ``evaluate.rubric.enabled``, scores its five criteria. Writes the folder
@@ -12,6 +12,8 @@ without the rubric) as one atomic step. Stops, writing nothing, when fewer than
 """
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 
@@ -25,9 +27,15 @@ from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, 
 from curll.yields import check_yields
 from pipeline.report import say
 
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
 
 def run(params: Params, name: str) -> None:
     p = params.evaluate
+    if not SAFE_NAME.fullmatch(name):  # it names a folder under evaluate.out.panel
+        raise CurllError(
+            f"judge '{name}' must be letters, digits, '_' and '-' (a folder name)", field="evaluate.judges"
+        )
     if name not in p.judges:
         raise CurllError(
             f"judge '{name}' is not one of evaluate.judges {list(p.judges)}", field="evaluate.judges"

@@ -20,7 +20,10 @@ pytestmark = pytest.mark.slow  # see the README's Tests: over the default run's 
 BATCH = 4  # requests per backend call and cache commit here (the shrunk pipeline's is 32)
 OUTPUTS = {
     "split": ["data/split/ratings.parquet", "data/split/units.parquet", "data/split/records.parquet"],
-    "evaluate_judge@embedded": ["data/evaluate/panel/embedded/ratings.parquet"],
+    "evaluate_judge@embedded": [
+        "data/evaluate/panel/embedded/ratings.parquet",
+        "data/evaluate/panel/embedded/rubric.parquet",
+    ],
 }
 
 

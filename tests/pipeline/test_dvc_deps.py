@@ -71,3 +71,20 @@ def test_a_stage_without_a_module_is_an_error(tmp_path):
     path.write_text("stages:\n  nosuch:\n    cmd: curll nosuch run\n")
     with pytest.raises(CurllError, match="nosuch"):
         regenerate(path, write=False)
+
+
+@pytest.mark.parametrize(
+    ("deps", "error"),
+    [
+        ("", "has no deps: list"),  # nowhere to write them
+        ("    deps:\n      - src/curll/resources/vocab_builtin.csv\n", "not plain code"),  # would be dropped
+        ("    deps:\n      - src/curll/seeds.py:\n          cache: false\n", "not plain code"),  # kept twice
+    ],
+)
+def test_a_dep_the_program_cannot_own_is_an_error_naming_the_stage(tmp_path, deps, error):
+    path = tmp_path / "dvc.yaml"
+    text = "stages:\n  seeds:\n    cmd: curll seeds run\n" + deps
+    path.write_text(text)
+    with pytest.raises(CurllError, match=f"stage 'seeds'.*{error}"):
+        regenerate(path, write=True)
+    assert path.read_text() == text  # nothing written

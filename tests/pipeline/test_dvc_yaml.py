@@ -74,5 +74,6 @@ def test_rater_and_judges_depend_on_their_own_profiles_alone(tmp_path):
     assert profiles["evaluate_judge@smollm2-torch"] == {"llm.profiles.smollm2-torch"}
     assert profiles["evaluate_judge@embedded"] == {"llm.profiles.embedded"}
     assert "llm.use" not in keys["split"] | keys["evaluate_judge@embedded"]
+    assert "evaluate.judges" not in keys["evaluate_judge@embedded"]  # another judge added: no rerun
     whole = sorted(s for s, ks in profiles.items() if "llm.profiles" in ks)
     assert whole == ["llm_models"]

@@ -84,3 +84,23 @@ def test_a_judge_stage_for_a_name_not_on_the_panel_is_an_error(tmp_path):
 
     with pytest.raises(CurllError, match=r"'nope' is not one of evaluate\.judges"):
         evaluate_judge.run(params(tmp_path), "nope")
+
+
+def test_a_judge_name_that_is_no_plain_folder_name_is_an_error(tmp_path):
+    from pipeline import evaluate_judge
+
+    with pytest.raises(CurllError, match=r"judge '\.\./x' must be letters, digits"):
+        evaluate_judge.run(params(tmp_path), "../x")
+
+
+def test_ratings_of_items_no_longer_sampled_are_an_error_naming_the_judge_file(tmp_path, items):
+    p = params(tmp_path)
+    ans = answers(items)
+    for k, name in enumerate(JUDGES):
+        ratings, rubric = judge_tables(p.evaluate.out.panel, name)
+        one = judge(ans, items, {name: (engine(rater(k), attempts=1)[0], tasks())}, explain=True)
+        write_tables([(one, ratings, JudgeRatingSchema), (empty_table(RubricSchema), rubric, RubricSchema)])
+    write_table(items.iloc[1:], p.evaluate.out.items, ItemSchema)  # the items changed since
+    with pytest.raises(CurllError, match=r"rated items are not in evaluate\.out\.items") as err:
+        evaluate_panel.run(p)
+    assert "smollm2-torch/ratings.parquet" in str(err.value)
