@@ -10,8 +10,8 @@ Same model, same prompts (the context task rendered for real seeds), same run:
 Tokens/s counts useful tokens: each answer's tokens up to its end (for ``generate``, up to
 its end-of-turn token; the steps a finished row keeps decoding in its batch are the cost).
 Reports the ratios ``curll b16 / curll b1`` (target >= 4) and ``curll b16 / generate b16``
-(target >= 0.75: constraints within 25%). Needs the converted model (``curll llm_models run``
-with the smollm2 profile in use, or ``--model FOLDER``).
+(target >= 0.75: constraints within 25%). Needs the converted model (``dvc repro llm_models@smollm2-torch``
+with that profile in use, as by default, or ``--model FOLDER``).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def run_generate(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default=str(ROOT / "data/models/llm/smollm2-135m-instruct"))
+    ap.add_argument("--model", default=str(ROOT / "data/models/llm/smollm2-torch/model"))
     ap.add_argument("--n", type=int, default=16, help="prompts (and the batch size)")
     ap.add_argument("--max-tokens", type=int, default=192)
     ap.add_argument("--threads", type=int, default=1)

@@ -33,7 +33,7 @@ app = typer.Typer(
 STAGES = {
     "taxonomy": "Skill taxonomy -> indicators table (stage, skill, sub-skill, goal, indicator).",
     "vocab": "Age-of-Acquisition vocabulary -> words per stage.",
-    "llm_models": "Build the local LLMs the profiles in use name (random tiny model, or a GGUF converted).",
+    "llm_models": "Make one LLM profile ready: build its model, or check its GGUF (a DVC stage per profile).",
     "skill_graph": "LLM prerequisite edges and weights between indicators -> GraphML/JSON + stats.",
     "templates": "LLM text-type templates per indicator and kind (context / instruction).",
     "seeds": "Seeds: indicator x word x type x template, deterministic.",
@@ -53,7 +53,10 @@ STAGES = {
 }
 
 #: ``foreach`` stages (dvc.yaml): name -> (the option naming the item, what an item is)
-FOREACH = {"evaluate_judge": ("--judge", "judge: an evaluate.judges name")}
+FOREACH = {
+    "llm_models": ("--profile", "profile: an llm.profiles name"),
+    "evaluate_judge": ("--judge", "judge: an evaluate.judges name"),
+}
 
 ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's default is params.yaml)")]
 

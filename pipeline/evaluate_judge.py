@@ -13,10 +13,6 @@ without the rubric) as one atomic step. Stops, writing nothing, when fewer than
 
 from __future__ import annotations
 
-import re
-
-import pandas as pd
-
 from curll.artifacts import atomic_dir, empty_table, read_table, write_tables
 from curll.config import Params
 from curll.errors import CurllError
@@ -27,15 +23,9 @@ from curll.schemas.evaluate import AnswerSchema, ItemSchema, JudgeRatingSchema, 
 from curll.yields import check_yields
 from pipeline.report import say
 
-SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
-
 
 def run(params: Params, name: str) -> None:
     p = params.evaluate
-    if not SAFE_NAME.fullmatch(name):  # it names a folder under evaluate.out.panel
-        raise CurllError(
-            f"judge '{name}' must be letters, digits, '_' and '-' (a folder name)", field="evaluate.judges"
-        )
     if name not in p.judges:
         raise CurllError(
             f"judge '{name}' is not one of evaluate.judges {list(p.judges)}", field="evaluate.judges"
@@ -59,5 +49,5 @@ def run(params: Params, name: str) -> None:
     with atomic_dir(folder) as tmp:
         ratings_path, rubric_path = judge_tables(tmp.parent, tmp.name)
         write_tables([(ratings, ratings_path, JudgeRatingSchema), (scores, rubric_path, RubricSchema)])
-    failed = float(pd.Series(ratings["rating"]).isna().mean()) if len(ratings) else 0.0
+    failed = float(ratings["rating"].isna().mean()) if len(ratings) else 0.0
     say(f"evaluate_judge@{name}: {len(ratings)} ratings, {failed:.1%} failed to parse -> {folder}")

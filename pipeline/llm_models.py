@@ -1,65 +1,72 @@
-"""DVC stage ``llm_models``: build the local LLMs that the profiles in use name.
+"""DVC stage ``llm_models@<profile>``: make one ``llm.profiles`` entry ready to load.
 
-Reads ``params.llm_models`` and the profiles of ``llm.use``, ``split.rater`` and ``evaluate.judges``. Every
-``transformers`` profile whose ``model`` is an ``llm_models.builtin`` name gets that model
-built into ``out.dir/<name>`` (a random tiny Llama, or a GGUF file converted with its own
-tokenizer); nothing else is built, so a run on llama.cpp, a server or a hub model builds
-nothing. ``out.dir/profiles.json`` and ``out.stats`` record, for every profile in use, its
-backend, model and what it loads; a ``llamacpp`` profile's GGUF file is checked (GGUF, and
-the sha256 params expect) and its hash recorded, so the LLM stages, which depend on this
-folder, rerun when the file changes. The stats add each built model's summary and
-fingerprint.
+A ``foreach`` stage over ``llm.profiles``, so every LLM stage depends on the folder of the
+one profile it asks (``llm.use``, ``split.rater`` or its judge) and on nothing of the others:
+an edit to a profile no stage asks reruns nothing downstream, and adding a judge leaves the
+other LLM stages as they are. A stage reads ``llm_models`` and its profile's ``backend`` and
+``model`` (what the other keys set is read when the model is loaded, by the stages asking).
+
+Writes ``out.dir/<profile>/`` (:func:`curll.llm.sources.profile_folder`) as one atomic step:
+
+- ``source.json``: the profile's backend and model, whether a stage asks it (``in_use``) and,
+  in use, what the backend loads; a ``llamacpp`` profile's GGUF file is checked (GGUF, and the
+  sha256 params expect) and its hash recorded, so a new file reruns the stages that ask it.
+- ``model/``: for a ``transformers`` or ``vllm`` profile in use whose ``model`` is an
+  ``llm_models.builtin`` name, that model built (a random tiny Llama, or a GGUF converted).
+
+A profile no stage asks is only recorded: nothing is loaded or checked, so an unused profile
+whose model is not installed is no error. ``out.stats/<profile>.json`` holds the record and
+the built model's summary and fingerprint.
 """
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from curll.artifacts import write_json
+from curll.artifacts import atomic_dir, write_json
 from curll.config import Params
-from curll.config.llm import LlamaCppProfile
+from curll.config.llm import LlamaCppProfile, TransformersProfile, VLLMProfile
 from curll.config.models import GGUFModel
+from curll.errors import CurllError
 from curll.llm.gguf import check_gguf, checked_sha256
 from curll.llm.identity import fingerprint
 from curll.llm.local import build_local_model
-from curll.llm.sources import gguf_source
+from curll.llm.sources import gguf_source, profile_folder
 from pipeline.report import say
 
 
-def run(params: Params) -> None:
-    p = params.llm_models
-    out = Path(p.out.dir)
-    wanted = params.local_models()
-    if out.is_dir():  # models no profile in use names any more
-        for stale in out.iterdir():
-            if stale.is_dir() and stale.name not in wanted:
-                shutil.rmtree(stale)
-    out.mkdir(parents=True, exist_ok=True)
+def run(params: Params, name: str) -> None:
+    models = params.llm_models
+    if name not in params.llm.profiles:
+        raise CurllError(f"profile '{name}' is not one of llm.profiles {sorted(params.llm.profiles)}",
+                         field="llm.profiles")  # fmt: skip
+    prof = params.llm.profiles[name]
+    record: dict[str, Any] = {"profile": name, "backend": prof.backend, "model": prof.model}
+    record["in_use"] = name in params.profiles_in_use()
     built: dict[str, Any] = {}
-    for name in wanted:
-        say(f"llm_models: building {name!r} ({p.builtin[name].kind}) -> {out / name}")
-        built[name] = {**build_local_model(name, p.builtin[name], out / name), "fingerprint": ""}
-        built[name]["fingerprint"] = fingerprint(out / name)
-    profiles = {}
-    for name in params.profiles_in_use():
-        prof = params.llm.profiles[name]
-        local = prof.model in wanted and prof.backend == "transformers"
-        profiles[name] = {
-            "backend": prof.backend,
-            "model": prof.model,
-            "loads": str(out / prof.model) if local else prof.model,
-        }
-        if isinstance(
-            prof, LlamaCppProfile
-        ):  # served as it is: its hash, so a new file reruns the LLM stages
-            path, expected = gguf_source(prof.model, p)
+    with atomic_dir(profile_folder(name, models)) as tmp:
+        if not record["in_use"]:
+            say(f"llm_models@{name}: no stage asks this profile; nothing loaded")
+        elif isinstance(prof, TransformersProfile | VLLMProfile) and prof.model in models.builtin:
+            spec = models.builtin[prof.model]
+            say(f"llm_models@{name}: building {prof.model!r} ({spec.kind}) -> {tmp.name}/model")
+            built = build_local_model(prof.model, spec, tmp / "model")
+            built["fingerprint"] = fingerprint(tmp / "model")
+            record["loads"] = str(profile_folder(name, models) / "model")
+        elif isinstance(prof, LlamaCppProfile):  # served as it is: its hash, so a new file reruns
+            path, expected = gguf_source(prof.model, models)
             check_gguf(path)
-            spec = p.builtin.get(prof.model)
-            if isinstance(spec, GGUFModel):  # a package's file by name: its path differs by machine
-                profiles[name]["loads"] = f"{spec.package}/{spec.file}" if spec.package else spec.file
-            profiles[name]["sha256"] = checked_sha256(path, expected, prof.model)
-    write_json(out / "profiles.json", profiles)  # the folder is never empty, even with nothing to build
-    write_json(p.out.stats, {"profiles": profiles, "built": built})
-    say(f"llm_models: {len(built)} local model(s) built: {', '.join(built) or 'none needed'}")
+            gguf = models.builtin.get(prof.model)
+            # a package's file by name: its path differs by machine
+            record["loads"] = (
+                (f"{gguf.package}/{gguf.file}" if gguf.package else gguf.file)
+                if isinstance(gguf, GGUFModel)
+                else prof.model
+            )
+            record["sha256"] = checked_sha256(path, expected, prof.model)
+        else:  # a hub id, a folder or a server's model: loaded as named
+            record["loads"] = prof.model
+        write_json(tmp / "source.json", record)
+    write_json(Path(models.out.stats) / f"{name}.json", {**record, "built": built})
+    say(f"llm_models@{name}: " + (f"built {prof.model!r}" if built else "nothing to build"))

@@ -46,6 +46,16 @@ def test_repo_params_load_frozen(good):
             "unknown key",
         ),
         (lambda d: d["llm"]["profiles"]["server"].pop("base_url"), "llm.profiles.server.base_url", "missing"),
+        (  # a profile's name keys DVC params and names its llm_models folder: no dot, no slash
+            lambda d: d["llm"]["profiles"].update({"a.b": d["llm"]["profiles"]["embedded"]}),
+            "llm.profiles.a.b",
+            "should match pattern",
+        ),
+        (
+            lambda d: d["llm"]["profiles"].update({"../x": d["llm"]["profiles"]["embedded"]}),
+            "llm.profiles.../x",
+            "should match pattern",
+        ),
         (lambda d: d["llm"]["profiles"]["server"].update(backend="tgi"), "llm.profiles.server", "backend"),
         (
             lambda d: d["llm"]["profiles"]["embedded"]["sampling"].update(temperature=3),

@@ -157,7 +157,7 @@ def write_table(
 
 
 def write_table_and_stats(
-    df: pd.DataFrame, schema: type[pa.DataFrameModel], path: str | Path, stats_path: str | Path, stats: Any
+    df: pd.DataFrame, path: str | Path, schema: type[pa.DataFrameModel], stats_path: str | Path, stats: Any
 ) -> dict[str, object]:
     """:func:`write_table` ``df`` to ``path``, then ``stats`` (a mapping) as JSON to
     ``stats_path``; return the stats as a dict (the importers' and stages' summary)."""

@@ -44,7 +44,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     embedded["sampling"]["max_tokens"] = 160
     (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     for stage in ("taxonomy", "vocab", "llm_models", "templates", "seeds"):
-        curll(stage, "run", cwd=dest)
+        curll(stage, "run", *(["--profile", "embedded"] if stage == "llm_models" else []), cwd=dest)
     shutil.rmtree(dest / ".curll")  # the generate runs below start from an empty cache
     return dest
 

@@ -90,7 +90,7 @@ def test_form_rejects_with_the_reason_verify_drops_the_same_texts_with(kind):
         reasons.append(form(kind, pair if kind == "ir" else {QA_LISTS[kind]: [pair]}, checks()))
     assert reasons == [str(dropped[i]) if i in dropped else None for i in table["instance_id"]]
     assert reasons[0] is None and None not in reasons[1:]
-    assert reasons[1] == f"short_prompt: the {q} has 1 words (minimum 3)"  # verify's wording
+    assert reasons[1] == f"short_prompt: the {q} has 1 word (minimum 3)"  # verify's wording
 
 
 def test_a_passage_is_measured_for_english_without_its_topic_as_generate_always_did():

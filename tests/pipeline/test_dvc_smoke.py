@@ -27,10 +27,12 @@ GENERATED = {
     "train",
     *EVALUATE,
 }
+ROOT = Path(__file__).resolve().parents[2]
+PROFILES = yaml.safe_load((ROOT / "params.yaml").read_text())["llm"]["profiles"]
 ALL_STAGES = {
     "taxonomy",
     "vocab",
-    "llm_models",
+    *(f"llm_models@{name}" for name in PROFILES),
     "skill_graph",
     "templates",
     "seeds",

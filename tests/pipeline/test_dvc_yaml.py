@@ -10,9 +10,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = ("pipeline/", "src/curll/")  # the stage's own code is named by its place in the repo
-# a param, or a file the stage names inside a folder that is a param (plots/diversity.csv, or a
-# foreach stage's ${item})
-PARAM_ROOTED = re.compile(r"^\$\{[A-Za-z0-9_.\-]+\}(/([A-Za-z0-9_.\-]+|\$\{item\}))*$")
+# a param, or a file the stage names inside a folder that is a param (plots/diversity.csv, a
+# foreach stage's ${item}, or the folder of the profile in use: ${llm.use})
+PARAM_ROOTED = re.compile(r"^\$\{[A-Za-z0-9_.\-]+\}(/([A-Za-z0-9_.\-]|\$\{[A-Za-z0-9_.\-]+\})+)*$")
 
 
 def paths(entries: list[Any]) -> list[str]:
@@ -32,8 +32,9 @@ def test_every_data_path_in_dvc_yaml_is_a_param():
     assert literal == [], "write these as ${section.key} from params.yaml"
 
 
-def stage_params(tmp_path: Path, params: dict[str, Any]) -> dict[str, set[str]]:
-    """{stage: the params.yaml keys DVC resolves for it} for ``params``, read by DVC itself."""
+def stage_params(tmp_path: Path, params: dict[str, Any], *, files: bool = False) -> dict[str, set[str]]:
+    """{stage: the params.yaml keys DVC resolves for it} for ``params``, read by DVC itself;
+    with ``files``, the paths of its other deps (relative to the repo) instead."""
     from dvc.dependency.param import ParamsDependency
     from dvc.repo import Repo
 
@@ -42,6 +43,11 @@ def stage_params(tmp_path: Path, params: dict[str, Any]) -> dict[str, set[str]]:
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     Repo.init(str(tmp_path), no_scm=True)
     with Repo(str(tmp_path)) as repo:
+        if files:
+            return {
+                s.name: {d.def_path for d in s.deps if not isinstance(d, ParamsDependency)}
+                for s in repo.index.stages
+            }
         return {
             s.name: {k for d in s.deps if isinstance(d, ParamsDependency) for k in d.params}
             for s in repo.index.stages
@@ -62,8 +68,9 @@ def test_stages_asking_llm_use_depend_on_its_profile_alone(tmp_path):
 
 def test_rater_and_judges_depend_on_their_own_profiles_alone(tmp_path):
     """split depends on ``split.rater``'s profile, each judge's stage on that judge's; adding a
-    judge adds a stage. Only llm_models reads every profile (it checks which are in use: a
-    rerun of 20 s whose outputs do not change, so nothing after it reruns)."""
+    judge adds a stage. Each profile has its llm_models stage, which reads only that profile's
+    backend and model (and which profiles are in use), and every LLM stage depends on the
+    folder of its own profile: an edit to a profile no stage asks reruns nothing after it."""
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["llm"]["use"] = "smollm2"
     params["split"]["rater"] = "embedded"
@@ -75,5 +82,13 @@ def test_rater_and_judges_depend_on_their_own_profiles_alone(tmp_path):
     assert profiles["evaluate_judge@embedded"] == {"llm.profiles.embedded"}
     assert "llm.use" not in keys["split"] | keys["evaluate_judge@embedded"]
     assert "evaluate.judges" not in keys["evaluate_judge@embedded"]  # another judge added: no rerun
-    whole = sorted(s for s, ks in profiles.items() if "llm.profiles" in ks)
-    assert whole == ["llm_models"]
+    assert not [s for s, ks in profiles.items() if "llm.profiles" in ks]  # no stage reads all of them
+    for name in params["llm"]["profiles"]:
+        assert profiles[f"llm_models@{name}"] == {f"llm.profiles.{name}.{k}" for k in ("backend", "model")}
+    folders = {
+        s: {f.removeprefix("data/models/llm/") for f in fs if f.startswith("data/models/llm/")}
+        for s, fs in stage_params(tmp_path / "b", params, files=True).items()
+    }
+    asking = {"skill_graph": "smollm2", "templates": "smollm2", "generate": "smollm2", "split": "embedded"}
+    asking |= {f"evaluate_judge@{name}": name for name in ("smollm2-torch", "embedded")}
+    assert {s: fs for s, fs in folders.items() if fs} == {s: {name} for s, name in asking.items()}

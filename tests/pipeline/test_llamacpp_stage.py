@@ -1,6 +1,6 @@
 """An LLM stage through real DVC on the default profile: SmolLM2 served by llama.cpp.
 
-``dvc repro skill_graph`` on two indicators runs taxonomy, llm_models (which only checks
+``dvc repro skill_graph`` on two indicators runs taxonomy, llm_models@smollm2 (which only checks
 the GGUF file and records its hash: nothing is converted) and skill_graph, whose requests go
 to real llama.cpp servers. A second ``dvc repro`` reruns nothing; a forced rerun with the
 request cache deleted asks the model again and writes byte-identical outputs."""
@@ -27,7 +27,7 @@ def small_slice(params: dict[str, Any]) -> dict[str, Any]:
     params["taxonomy"].update(stages=[0, 1], per_stage=1)
     params["train"]["stages"] = [0, 1]  # train and vocab stages must be the taxonomy's
     params["skill_graph"]["neighbours"] = 1
-    params["split"]["rater"] = "smollm2"  # only llama.cpp in use: llm_models converts nothing
+    params["split"]["rater"] = "smollm2"  # only llama.cpp in use: llm_models@smollm2 converts nothing
     params["evaluate"]["judges"] = ["smollm2"]
     smollm2 = params["llm"]["profiles"]["smollm2"]
     assert smollm2["backend"] == "llamacpp"  # the default profile is what is tested
@@ -52,8 +52,9 @@ def test_skill_graph_on_llamacpp_through_dvc_is_reproducible(tmp_path: Path):
     repo = lay_out(tmp_path / "repo", small_slice)
     first = dvc("repro", "skill_graph", cwd=repo)
     assert "Running stage 'skill_graph'" in first.stdout
-    assert not (repo / "data/models/llm/smollm2-135m-instruct").exists()  # nothing converted
-    profile = json.loads((repo / "data/models/llm/profiles.json").read_text())["smollm2"]
+    assert "Running stage 'llm_models@smollm2-torch'" not in first.stdout  # skill_graph does not ask it
+    assert not (repo / "data/models/llm/smollm2/model").exists()  # nothing converted
+    profile = json.loads((repo / "data/models/llm/smollm2/source.json").read_text())
     assert profile["backend"] == "llamacpp" and len(profile["sha256"]) == 64
     edges = pd.read_parquet(repo / OUTS[0])
     assert len(edges) > 0 and set(edges["backend"]) == {"llamacpp"}

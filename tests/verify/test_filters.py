@@ -27,7 +27,8 @@ def test_row_filters_and_content_checks_keep_with_none_and_drop_with_a_reason():
     assert degenerate(fields, n=3, limit=0.3, pair=("question", "answer")) == Drop(
         "degenerate", "the answer repeats the question"
     )
-    assert short_prompt("ir", 1, 3) == Drop("short_prompt", "the instruction has 1 words (minimum 3)")
+    assert short_prompt("ir", 1, 3) == Drop("short_prompt", "the instruction has 1 word (minimum 3)")
+    assert short_prompt("cqa", 2, 3) == Drop("short_prompt", "the question has 2 words (minimum 3)")
     assert short_prompt("context", float("nan"), 3) is None  # a passage has no prompt
     assert not_english(0.5, 0.8) == Drop("not_english", "50% of its words are English words (minimum 80%)")
     assert seed_word(False, "dog") == Drop("seed_word", "'dog' is not in the text")

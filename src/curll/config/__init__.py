@@ -26,7 +26,7 @@ from curll.config.generation import (
     SkillGraphParams,
     TemplatesParams,
 )
-from curll.config.llm import LLMParams, TransformersProfile
+from curll.config.llm import LLMParams
 from curll.config.models import LLMModelsParams
 from curll.config.train import TokenizerParams, TrainParams
 from curll.config.verify import SplitParams, SplitReleaseParams, VerifyEncoderParams, VerifyParams
@@ -70,15 +70,6 @@ class Params(Section):
     def profiles_in_use(self) -> list[str]:
         """``llm.use``, split's rater and the judges, in that order, without repeats."""
         return list(dict.fromkeys([self.llm.use, self.split.rater, *self.evaluate.judges]))
-
-    def local_models(self) -> dict[str, list[str]]:
-        """{``llm_models.builtin`` name: profiles in use that name it}: what the llm_models stage builds."""
-        out: dict[str, list[str]] = {}
-        for name in self.profiles_in_use():
-            profile = self.llm.profiles[name]
-            if isinstance(profile, TransformersProfile) and profile.model in self.llm_models.builtin:
-                out.setdefault(profile.model, []).append(name)
-        return out
 
 
 __all__ = ["DEFAULT_PARAMS", "Params", "load_params", "parse_params", "raise_problems"]

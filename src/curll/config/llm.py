@@ -154,6 +154,8 @@ class VLLMProfile(_Profile):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
 
 
+#: a profile's name keys DVC params (``llm.profiles.<name>``: no dots) and names folders (no slashes)
+ProfileName = Annotated[StrictStr, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
 AnyProfile = TransformersProfile | OpenAIProfile | LlamaCppProfile | VLLMProfile
 Profile = Annotated[AnyProfile, Field(discriminator="backend")]
 
@@ -164,7 +166,7 @@ class LLMParams(Section):
     use: Annotated[StrictStr, Field(min_length=1)]
     cache: PathStr = Field(description="SQLite request cache shared by every LLM stage (not a DVC output)")
     attempts: Positive = Field(description="tries per request before it is kept as a reject")
-    profiles: dict[str, Profile] = Field(min_length=1)
+    profiles: dict[ProfileName, Profile] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _use_is_a_profile(self) -> LLMParams:

@@ -1,8 +1,10 @@
-"""The ``llm_models`` section: local LLMs that a ``transformers`` profile can name.
+"""The ``llm_models`` section: local LLMs that a profile can name.
 
-A profile's ``model`` may be one of ``llm_models.builtin``'s names; the ``llm_models``
-stage then builds that model into ``out.dir/<name>`` (a Hugging Face folder) before any
-LLM stage runs. Only models the params use (``llm.use``, ``split.rater`` and ``evaluate.judges``) are built.
+A profile's ``model`` may be one of ``llm_models.builtin``'s names. For a ``transformers`` or
+``vllm`` profile in use (``llm.use``, ``split.rater`` or one of ``evaluate.judges``), the
+``llm_models@<profile>`` stage builds that model into ``out.dir/<profile>/model`` (a Hugging
+Face folder) before any LLM stage asks it; a ``llamacpp`` profile serves a ``kind: gguf``
+file as it is.
 
 - ``kind: random``: our Llama (:mod:`curll.model`, the model the train stage trains) at the
   shape its fields name, random weights from ``seed``, with a byte-level BPE tokenizer
@@ -53,8 +55,8 @@ LocalModel = Annotated[RandomModel | GGUFModel, Field(discriminator="kind")]
 
 
 class LLMModelsOutputs(Section):
-    dir: PathStr = Field(description="one Hugging Face folder per built model: <dir>/<name>")
-    stats: PathStr
+    dir: PathStr = Field(description="one folder per profile: <dir>/<profile> (source.json, model/)")
+    stats: PathStr = Field(description="a folder of metrics: <stats>/<profile>.json")
 
 
 class LLMModelsParams(Section):

@@ -82,7 +82,7 @@ class ContentParams(Section):
 
 
 class SemanticParams(Section):
-    """Near-duplicate detection (semhash): cosine >= threshold within a stage and type.
+    """Near-duplicate detection: cosine >= threshold within a stage and type (a vicinity index).
 
     encoder: ``model2vec`` (the verify_encoder stage's output, fast) or ``sentence-transformer``
     (the full source model; slow, the reference). index: ``exact`` (brute force, deterministic),

@@ -26,13 +26,14 @@ from curll.prompts import load_prompt
 
 def make_backend(llm: LLMParams, *, models: LLMModelsParams, profile: str | None = None) -> Backend:
     """The backend of ``profile`` (default ``llm.use``); a built-in model name loads from the
-    llm_models stage's folder."""
-    p = llm.profiles[profile or llm.use]
+    folder the ``llm_models@<profile>`` stage built."""
+    name = profile or llm.use
+    p = llm.profiles[name]
     if isinstance(p, TransformersProfile):
         from curll.llm.transformers_backend import TransformersBackend
 
         return TransformersBackend(
-            model_source(p.model, models),
+            model_source(name, p.model, models),
             name=p.model,
             device=p.device,
             dtype=p.dtype,
@@ -72,7 +73,7 @@ def make_backend(llm: LLMParams, *, models: LLMModelsParams, profile: str | None
             from curll.llm.vllm_backend import VLLMBackend
 
             return VLLMBackend(
-                model_source(p.model, models),
+                model_source(name, p.model, models),
                 tensor_parallel=p.tensor_parallel,
                 data_parallel=p.data_parallel,
                 gpu_memory_utilization=float(p.gpu_memory_utilization),

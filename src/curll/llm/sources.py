@@ -1,10 +1,12 @@
 """Where a profile's model is: the folder or GGUF file that ``llm_models.builtin`` names.
 
-:func:`model_source` maps a transformers profile's ``model`` to what the backend loads: the
-folder the ``llm_models`` stage built for a built-in name (:mod:`curll.llm.local`), the value
-itself otherwise (a folder or a hub id). :func:`gguf_source` does the same for a llamacpp
-profile, which needs no conversion: the GGUF file itself. Nothing here builds a model, so the
-LLM stages that only load one never import the model code.
+The ``llm_models@<profile>`` stage writes one folder per profile, :func:`profile_folder`
+(``out.dir/<profile>``); a built model is its ``model/`` folder (:func:`built_folder`).
+:func:`model_source` maps a transformers (or vLLM) profile's ``model`` to what the backend
+loads: that built folder for a built-in name (:mod:`curll.llm.local`), the value itself
+otherwise (a folder or a hub id). :func:`gguf_source` does the same for a llamacpp profile,
+which needs no conversion: the GGUF file itself. Nothing here builds a model, so the LLM
+stages that only load one never import the model code.
 """
 
 from __future__ import annotations
@@ -37,12 +39,26 @@ def gguf_source(model: str, models: LLMModelsParams) -> tuple[Path, str | None]:
     return gguf_path(spec), spec.sha256
 
 
-def model_source(model: str, models: LLMModelsParams) -> str:
-    """What to load for a transformers profile's ``model``: the built folder of a built-in name
-    (an error naming the stage when it has not been built), else ``model`` itself."""
+def profile_folder(profile: str, models: LLMModelsParams) -> Path:
+    """The folder the ``llm_models@<profile>`` stage writes (the LLM stages that ask
+    ``profile`` depend on it): ``out.dir/<profile>``."""
+    return Path(models.out.dir) / profile
+
+
+def built_folder(profile: str, models: LLMModelsParams) -> Path:
+    """Where ``profile``'s built-in model is built: the Hugging Face folder ``<profile folder>/model``."""
+    return profile_folder(profile, models) / "model"
+
+
+def model_source(profile: str, model: str, models: LLMModelsParams) -> str:
+    """What to load for ``profile``, whose ``model`` is given: the built folder of a built-in
+    name (an error naming the stage to run when it has not been built), else ``model`` itself."""
     if model not in models.builtin:
         return model
-    folder = Path(models.out.dir) / model
+    folder = built_folder(profile, models)
     if not (folder / "config.json").is_file():
-        raise CurllError(f"local model {model!r} is not built: run the llm_models stage first", file=folder)
+        raise CurllError(
+            f"profile {profile!r}'s model {model!r} is not built: run `dvc repro llm_models@{profile}`",
+            file=folder,
+        )
     return str(folder)

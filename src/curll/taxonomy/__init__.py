@@ -104,7 +104,7 @@ def save_taxonomy(
     """Write ``indicators.parquet`` (validated, atomic) and its stats JSON (counting the
     repeats ``dropped``); return the stats."""
     return write_table_and_stats(
-        df, IndicatorSchema, indicators_path, stats_path, taxonomy_stats(df, dropped)
+        df, indicators_path, IndicatorSchema, stats_path, taxonomy_stats(df, dropped)
     )
 
 

@@ -140,7 +140,7 @@ def short_prompt(kind: str, n: float, least: int) -> Verdict:
     if not n < least:
         return None
     field = "instruction" if kind == "ir" else "question"
-    return Drop("short_prompt", f"the {field} has {n:.0f} words (minimum {least})")
+    return Drop("short_prompt", f"the {field} has {n:.0f} word{'' if n == 1 else 's'} (minimum {least})")
 
 
 def not_english(share: float, least: float) -> Verdict:

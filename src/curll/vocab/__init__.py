@@ -53,7 +53,7 @@ def save_vocab(
     df: pd.DataFrame, stages: Iterable[int], words_path: str | Path, stats_path: str | Path
 ) -> dict[str, object]:
     """Write ``words.parquet`` (validated, atomic) and its stats JSON; return the stats."""
-    return write_table_and_stats(df, WordSchema, words_path, stats_path, vocab_stats(df, stages))
+    return write_table_and_stats(df, words_path, WordSchema, stats_path, vocab_stats(df, stages))
 
 
 __all__ = [
