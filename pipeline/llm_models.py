@@ -45,15 +45,16 @@ def run(params: Params, name: str) -> None:
     record: dict[str, Any] = {"profile": name, "backend": prof.backend, "model": prof.model}
     record["in_use"] = name in params.profiles_in_use()
     built: dict[str, Any] = {}
-    with atomic_dir(profile_folder(name, models)) as tmp:
+    folder = profile_folder(name, models)
+    with atomic_dir(folder) as tmp:
         if not record["in_use"]:
             say(f"llm_models@{name}: no stage asks this profile; nothing loaded")
         elif isinstance(prof, TransformersProfile | VLLMProfile) and prof.model in models.builtin:
             spec = models.builtin[prof.model]
-            say(f"llm_models@{name}: building {prof.model!r} ({spec.kind}) -> {tmp.name}/model")
+            say(f"llm_models@{name}: building {prof.model!r} ({spec.kind}) -> {folder / 'model'}")
             built = build_local_model(prof.model, spec, tmp / "model")
             built["fingerprint"] = fingerprint(tmp / "model")
-            record["loads"] = str(profile_folder(name, models) / "model")
+            record["loads"] = str(folder / "model")
         elif isinstance(prof, LlamaCppProfile):  # served as it is: its hash, so a new file reruns
             path, expected = gguf_source(prof.model, models)
             check_gguf(path)
