@@ -2,7 +2,7 @@
 
 ``curll STAGE run`` runs one DVC stage from ``params.yaml`` (this is each stage's
 ``cmd`` in dvc.yaml) and ends with ``STAGE: done in N s`` (its wall time, imports
-included). Other sub-commands are tools a user calls directly, such as
+included; ``STAGE@ITEM`` for a ``foreach`` stage). Other sub-commands are tools a user calls directly, such as
 ``curll taxonomy import``. A :class:`CurllError` (bad input, bad params) is printed
 as one clear line and exits with status 2; nothing is written in that case.
 """
@@ -77,7 +77,8 @@ def _stage_app(name: str, help_text: str) -> typer.Typer:
         start = time.perf_counter()
         module = importlib.import_module(f"pipeline.{name}")
         module.run(load_checked(params), *args)
-        say(f"{name}: done in {time.perf_counter() - start:.1f} s")
+        label = "@".join([name, *args])  # a foreach stage's DVC name: evaluate_judge@<judge>
+        say(f"{label}: done in {time.perf_counter() - start:.1f} s")
 
     if name in FOREACH:  # one DVC stage per item: the command names its item
         option, about = FOREACH[name]

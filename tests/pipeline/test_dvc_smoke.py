@@ -124,6 +124,15 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     code.write_text(code.read_text() + "\n# an edit that changes no output\n")
     assert ran(dvc("repro", cwd=repo).stdout) == {"seeds"}  # same seeds: generate stays
 
+    # a profile no stage asks: a setting of it reruns nothing; its model, only its own llm_models stage
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["llm"]["profiles"]["server"]["concurrency"] += 1
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert ran(dvc("repro", cwd=repo).stdout) == set()
+    params["llm"]["profiles"]["server"]["model"] = "another/model"
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert ran(dvc("repro", cwd=repo).stdout) == {"llm_models@server"}
+
     metrics = json.loads(dvc("metrics", "show", "--json", cwd=repo).stdout)
     flat = json.dumps(metrics)
     assert '"indicators"' in flat and '"instances"' in flat and '"back_edges"' in flat
