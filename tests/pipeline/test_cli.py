@@ -19,8 +19,9 @@ def test_help_lists_every_dvc_stage_and_each_stage_is_a_curll_command(tmp_path):
     help_text = curll("--help", cwd=tmp_path).stdout
     for name, stage in dvc_stages.items():
         assert name in help_text
-        if name in FOREACH:  # one DVC stage per item, the command naming it
-            assert stage["do"]["cmd"] == f"curll {name} run {FOREACH[name][0]} ${{item}}"
+        if name in FOREACH:  # one DVC stage per item (a list's item, a mapping's key), the command naming it
+            item = "${key}" if stage["foreach"] == "${llm.profiles}" else "${item}"
+            assert stage["do"]["cmd"] == f"curll {name} run {FOREACH[name][0]} {item}"
         else:
             assert stage["cmd"] == f"curll {name} run"
         assert (ROOT / "pipeline" / f"{name}.py").is_file()
