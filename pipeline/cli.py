@@ -2,8 +2,8 @@
 
 ``curll STAGE run`` runs one DVC stage from ``params.yaml`` (this is each stage's
 ``cmd`` in dvc.yaml) and ends with ``STAGE: done in N s`` (its wall time, imports
-included; ``STAGE@ITEM`` for a ``foreach`` stage). Other sub-commands are tools a user calls directly, such as
-``curll taxonomy import``. A :class:`CurllError` (bad input, bad params) is printed
+included; ``STAGE@ITEM`` for a ``foreach`` stage). Other sub-commands are tools a user
+calls directly, such as ``curll taxonomy import``. A :class:`CurllError` (bad input, bad params) is printed
 as one clear line and exits with status 2; nothing is written in that case.
 """
 
