@@ -32,7 +32,7 @@ from curll.errors import CurllError
 from curll.llm.gguf import check_gguf, checked_sha256
 from curll.llm.identity import fingerprint
 from curll.llm.local import build_local_model
-from curll.llm.sources import gguf_source, profile_folder
+from curll.llm.sources import built_folder, gguf_source, profile_folder
 from pipeline.report import say
 
 
@@ -51,10 +51,12 @@ def run(params: Params, name: str) -> None:
             say(f"llm_models@{name}: no stage asks this profile; nothing loaded")
         elif isinstance(prof, TransformersProfile | VLLMProfile) and prof.model in models.builtin:
             spec = models.builtin[prof.model]
-            say(f"llm_models@{name}: building {prof.model!r} ({spec.kind}) -> {folder / 'model'}")
-            built = build_local_model(prof.model, spec, tmp / "model")
-            built["fingerprint"] = fingerprint(tmp / "model")
-            record["loads"] = str(folder / "model")
+            target = built_folder(name, models)  # where the backends load it from
+            say(f"llm_models@{name}: building {prof.model!r} ({spec.kind}) -> {target}")
+            inside = tmp / target.relative_to(folder)
+            built = build_local_model(prof.model, spec, inside)
+            built["fingerprint"] = fingerprint(inside)
+            record["loads"] = str(target)
         elif isinstance(prof, LlamaCppProfile):  # served as it is: its hash, so a new file reruns
             path, expected = gguf_source(prof.model, models)
             check_gguf(path)
