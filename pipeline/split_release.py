@@ -9,6 +9,7 @@ writes ``out.dir`` (per-stage parquet splits + a dataset card, see :mod:`curll.r
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from curll.artifacts import read_table, write_json
 from curll.config import Params
@@ -17,7 +18,33 @@ from curll.schemas import ContextSchema, InstructionSchema, RecordSchema
 from curll.streaming import iter_table
 from pipeline.report import say
 
-MODEL_SECTIONS = ("tokenizer", "train", "evaluate")
+#: the params sections of the stages that make the data, recorded whole on the card
+DATA_SECTIONS = (
+    "taxonomy", "vocab", "llm_models", "skill_graph", "templates", "seeds", "generate",
+    "generate_merge", "verify_encoder", "verify", "split", "split_release",
+)  # fmt: skip
+
+
+def card_keys(params: Params) -> list[str]:
+    """The params keys the card records: the data sections and the LLM profiles in use (the
+    generating one and split's rater), never the model stages' sections nor a profile no data
+    stage asked. dvc.yaml declares the same keys for this stage (tests/pipeline/test_dvc_yaml.py
+    checks), so any edit the card would show reruns it."""
+    profiles = dict.fromkeys([params.llm.use, params.split.rater])
+    return [*DATA_SECTIONS, "llm.use", "llm.attempts", *(f"llm.profiles.{name}" for name in profiles)]
+
+
+def card_params(params: Params) -> dict[str, Any]:
+    """``params`` (as JSON values) cut to :func:`card_keys`, nested as in params.yaml."""
+    dumped: dict[str, Any] = params.model_dump(mode="json")
+    out: dict[str, Any] = {}
+    for key in card_keys(params):
+        *path, last = key.split(".")
+        src, dst = dumped, out
+        for part in path:
+            src, dst = src[part], dst.setdefault(part, {})
+        dst[last] = src[last]
+    return out
 
 
 def run(params: Params) -> None:
@@ -26,9 +53,7 @@ def run(params: Params) -> None:
         set(read_table(params.verify.out.contexts, ContextSchema, columns=["model"])["model"])
         | set(read_table(params.verify.out.ir, InstructionSchema, columns=["model"])["model"])
     )
-    # the card records how the data was made: the sections of the model stages are left out,
-    # so training or evaluation params never change the released files
-    dumped = params.model_dump(mode="json", exclude=set(MODEL_SECTIONS))
+    dumped = card_params(params)
     digest = params_hash(dumped)
 
     def card(counts: Counts) -> str:

@@ -159,7 +159,8 @@ rated 1-5 by the LLM; per indicator and unit type the best rated go to test, the
 validation, the rest to train. A passage and its questions always share a split, and train
 units overlapping a test unit (word n-grams) were removed.
 
-Params hash: `{params_digest}` (sha256 of the pipeline params, canonical JSON, first 16 hex).
+Params hash: `{params_digest}` (sha256 of the params that made the data: the data stages'
+sections and the LLM profiles used; canonical JSON, first 16 hex).
 
 <details><summary>Params</summary>
 

@@ -153,3 +153,25 @@ def test_seed_per_request_from_its_key_a_bad_prompt_fails_alone_and_folders_are_
     assert [a["seed"] for a in answers] == [request_seed(r, backend.model) for r in batch[:2]]
     assert answers[0]["seed"] != answers[1]["seed"]
     assert VLLMBackend("org/model").model == "org/model"  # a hub id: nothing to fingerprint
+
+
+def test_a_vllm_profile_on_a_builtin_model_is_labelled_by_its_name(fake_vllm, tmp_path):
+    """llm_models builds the folder without importing vllm; the factory's backend loads it and
+    is called ``embedded@fingerprint`` in cache keys, not by the folder's path."""
+    from curll.llm.factory import make_backend
+    from curll.llm.identity import fingerprint
+    from curll.llm.vllm_backend import VLLMBackend
+    from pipeline import llm_models
+    from tests.pipeline.test_llm_models import params
+
+    p = params(tmp_path, "embedded", ["embedded"])
+    on_vllm = p.llm.profiles["vllm"].model_copy(update={"model": "embedded"})
+    llm = p.llm.model_copy(update={"use": "vllm", "profiles": {**p.llm.profiles, "vllm": on_vllm}})
+    p = p.model_copy(update={"llm": llm})
+    llm_models.run(p, "vllm")
+    assert "vllm" not in sys.modules  # building the folder needs no vLLM
+    folder = tmp_path / "models" / "vllm" / "model"
+    backend = make_backend(p.llm, models=p.llm_models)
+    assert isinstance(backend, VLLMBackend) and backend._local is not None
+    assert backend.model == f"embedded@{fingerprint(folder)}"
+    assert backend._local.llm.model == str(folder)

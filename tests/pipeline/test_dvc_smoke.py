@@ -132,6 +132,16 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     params["llm"]["profiles"]["server"]["model"] = "another/model"
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     assert ran(dvc("repro", cwd=repo).stdout) == {"llm_models@server"}
+    # a new judge: every profile's stage (which profiles are in use changed), its own judge stage
+    # and the panel; the other judges' stages stay (checked with `dvc status`, nothing is run)
+    params["evaluate"]["judges"].append("server")
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    changed = set(json.loads(dvc("status", "--json", cwd=repo).stdout))
+    judged = {"evaluate_judge@server", "evaluate_panel"}
+    assert changed == {*(f"llm_models@{name}" for name in PROFILES), *judged}
+    params["evaluate"]["judges"].remove("server")
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    assert ran(dvc("repro", cwd=repo).stdout) == set()
 
     metrics = json.loads(dvc("metrics", "show", "--json", cwd=repo).stdout)
     flat = json.dumps(metrics)

@@ -92,3 +92,21 @@ def test_rater_and_judges_depend_on_their_own_profiles_alone(tmp_path):
     asking = {"skill_graph": "smollm2", "templates": "smollm2", "generate": "smollm2", "split": "embedded"}
     asking |= {f"evaluate_judge@{name}": name for name in ("smollm2-torch", "embedded")}
     assert {s: fs for s, fs in folders.items() if fs} == {s: {name} for s, name in asking.items()}
+
+
+def test_split_release_declares_every_param_its_card_records(tmp_path):
+    """The dataset card records the data stages' params and the profiles in use: the stage
+    declares exactly those keys, so an edit the card would show reruns it, and an edit to a
+    profile no data stage asks, or to a model stage's section, does not."""
+    from curll.config import parse_params
+    from pipeline.split_release import card_keys, card_params
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["split"]["rater"] = "embedded"
+    keys = stage_params(tmp_path / "repo", params)["split_release"]
+    parsed = parse_params(params)
+    assert keys == set(card_keys(parsed))
+    card = card_params(parsed)
+    assert set(card["llm"]["profiles"]) == {params["llm"]["use"], "embedded"}
+    assert card["llm"]["profiles"]["embedded"]["backend"] == "transformers" and "cache" not in card["llm"]
+    assert card["split"] == parsed.split.model_dump(mode="json") and not {"train", "evaluate"} & set(card)

@@ -102,7 +102,8 @@ def test_a_gguf_of_another_release_is_refused(tmp_path, gguf_file, profile):
     with pytest.raises(CurllError, match="sha256 is") as err:
         llm_models.run(params(tmp_path, profile, [profile], gguf_file, "0" * 64), profile)
     assert err.value.field == "llm_models.builtin.tiny-gguf.sha256"
-    assert not (tmp_path / "models").exists() or not any((tmp_path / "models").iterdir())  # nothing written
+    for folder in ("models", "stats"):  # nothing written
+        assert not (tmp_path / folder).exists() or not any((tmp_path / folder).iterdir())
 
 
 def test_a_llamacpp_profile_needs_a_gguf_model(tmp_path, gguf_file):

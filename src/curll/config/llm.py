@@ -90,8 +90,8 @@ class _Profile(Section):
 
 
 class TransformersProfile(_Profile):
-    """A local Hugging Face model: an ``llm_models.builtin`` name (built by the llm_models stage),
-    a local folder or a hub id.
+    """A local Hugging Face model: an ``llm_models.builtin`` name (built by its
+    ``llm_models@<profile>`` stage), a local folder or a hub id.
 
     threads: torch intra-op threads (0: torch's default); max_batch: rows decoded together
     (continuous batching); stop_loops: stop a JSON answer caught in a repetition loop early."""

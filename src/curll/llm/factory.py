@@ -74,6 +74,7 @@ def make_backend(llm: LLMParams, *, models: LLMModelsParams, profile: str | None
 
             return VLLMBackend(
                 model_source(name, p.model, models),
+                name=p.model,
                 tensor_parallel=p.tensor_parallel,
                 data_parallel=p.data_parallel,
                 gpu_memory_utilization=float(p.gpu_memory_utilization),
