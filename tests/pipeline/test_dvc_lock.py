@@ -1,6 +1,6 @@
 """The outputs committed to git (metrics, plots: ``cache: false``) are the ones ``dvc.lock``
-records: a file copied from a run without its lock, or left behind by a renamed stage, would
-make a fresh clone's `dvc status` report a change nobody made."""
+records: a file committed from another run than the lock (a fresh clone's `dvc status` would
+report a change nobody made) or left behind by a renamed stage (no stage updates it) fails."""
 
 from __future__ import annotations
 
