@@ -2,11 +2,21 @@
 
 Reads the train split of ``split.out.records`` and the tokenizer folder; writes one Hugging
 Face model folder per run under ``out.models`` (``<order>/<stages>``, e.g. ``continual/0-1``),
-``out.metrics`` (per run: steps, tokens, tokens/s, final loss, packing efficiency, and the
-loss on the validation records of the run's stages next to an untrained model's) and a loss
-curve per run in ``out.plots`` (``<run>.csv``). Checkpoints go to ``out.checkpoints`` (outside
-DVC's outputs; :func:`curll.train.runs.checkpoint_key` keys them by params, data and tokenizer),
-so a killed run resumes where it stopped.
+``out.metrics`` and a loss curve per run in ``out.plots`` (``<run>.csv``).
+
+``out.metrics``: ``orders``, ``processes``, ``budget`` (``train.budget``: ``data`` or ``steps``),
+``steps_per_stage`` (S_k by stage under ``steps``, else null) and ``runs``: per run, steps, tokens,
+tokens/s, final loss, the packed data's stats (``rows``, ``loss_tokens``... of one pass), the loss
+on the validation records of the run's stages next to an untrained model's, and ``compute``:
+what the run trained on, ``{steps, rows, loss_tokens, stages: {<part>: {steps, rows,
+loss_tokens}}, cumulative: {...}}``, rows counted with repeats (``context`` positions each),
+parts keyed by their stages (``"2"``; under ``data`` a joint run's rows mix its stages:
+``"0-1-2"``), and ``cumulative`` adding the runs a continual run continues. Under ``steps``,
+joint ``0-..-k``'s ``compute`` equals continual ``0-..-k``'s ``cumulative``.
+
+Checkpoints go to ``out.checkpoints`` (outside DVC's outputs;
+:func:`curll.train.runs.checkpoint_key` keys them by params, data and tokenizer), so a killed
+run resumes where it stopped.
 
 DDP: with ``train.processes`` > 1 the stage runs itself again under torchrun with that many
 processes; started by ``torchrun`` / ``accelerate launch`` directly it joins their group.
@@ -17,6 +27,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import yaml
@@ -42,6 +53,14 @@ def run(params: Params) -> None:
         _run(params, world)
 
 
+def steps_per_stage(budget: str, metrics: dict[str, Any]) -> dict[str, int] | None:
+    """S_k by stage, as the runs' ``compute`` spent it (``budget: steps``); None under ``data``."""
+    if budget != "steps":
+        return None
+    found = {k: v["steps"] for run in metrics.values() for k, v in run["compute"]["stages"].items()}
+    return dict(sorted(found.items(), key=lambda kv: int(kv[0])))
+
+
 def _run(params: Params, world: distributed.World) -> None:
     from transformers import AutoTokenizer
 
@@ -56,7 +75,9 @@ def _run(params: Params, world: distributed.World) -> None:
     for name, group in steps.groupby("run", sort=False):
         with atomic_path(Path(p.out.plots) / f"{str(name).replace('/', '_')}.csv") as tmp:
             group.drop(columns="run").to_csv(tmp, index=False)
-    write_json(p.out.metrics, {"orders": list(p.orders), "processes": world.size, "runs": metrics})
+    per_stage = steps_per_stage(p.budget, metrics)
+    write_json(p.out.metrics, {"orders": list(p.orders), "processes": world.size, "budget": p.budget,
+                               "steps_per_stage": per_stage, "runs": metrics})  # fmt: skip
     say("train: " + ", ".join(
         f"{k} loss {v['final_loss']} (held out {v.get('val_loss')}, untrained {v.get('val_loss_untrained')})"
         for k, v in metrics.items()

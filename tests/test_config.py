@@ -85,6 +85,17 @@ def test_repo_params_load_frozen(good):
         (lambda d: d["split"].update(test_per_indicator=-1), "split.test_per_indicator", "greater than"),
         (lambda d: d["train"].update(seeds=[42, 42]), "train.seeds", "must not repeat"),
         (lambda d: d["train"].update(seeds=[]), "train.seeds", "at least 1"),
+        (lambda d: d["train"].update(budget="tokens"), "train.budget", "'data' or 'steps'"),
+        (lambda d: d["train"].update(budget=None), "train.budget", "'data' or 'steps'"),
+        (lambda d: d["train"].update(steps_per_stage=-1), "train.steps_per_stage", "greater than or equal"),
+        (lambda d: d["train"].update(steps_per_stage="10"), "train.steps_per_stage", "valid integer"),
+        (  # a step count that budget data would ignore
+            lambda d: d["train"].update(budget="data", steps_per_stage=10),
+            "train.steps_per_stage",
+            r"steps_per_stage \(10\) is for budget: steps, not budget: data",
+        ),
+        (lambda d: d["train"]["optim"].update(rewarm="yes"), "train.optim.rewarm", "valid boolean"),
+        (lambda d: d["train"]["optim"].update(rewarm_steps=3), "train.optim.rewarm_steps", "unknown key"),
         (
             lambda d: d["evaluate"].update(judge_seeds=9),
             "evaluate.judge_seeds",
@@ -184,6 +195,19 @@ def test_stages_are_sorted(good):
     data = copy.deepcopy(good)
     data["vocab"]["stages"] = [4, 3, 2, 1, 0]
     assert parse_params(data).vocab.stages == (0, 1, 2, 3, 4)
+
+
+def test_train_budget_defaults_to_one_pass_of_data_and_rewarm(good):
+    data = copy.deepcopy(good)
+    for key in ("budget", "steps_per_stage"):
+        data["train"].pop(key, None)
+    data["train"]["optim"].pop("rewarm", None)
+    p = parse_params(data).train
+    assert (p.budget, p.steps_per_stage, p.optim.rewarm) == ("data", 0, True)
+    data["train"].update(budget="steps", steps_per_stage=12)
+    data["train"]["optim"].update(rewarm=False)
+    p = parse_params(data).train
+    assert (p.budget, p.steps_per_stage, p.optim.rewarm) == ("steps", 12, False)
 
 
 def test_unreadable_params_files(tmp_path):

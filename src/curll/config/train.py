@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, StrictStr, field_validator, model_validator
+from pydantic import Field, StrictBool, StrictStr, ValidationInfo, field_validator, model_validator
 
 from curll.config.base import Count, Number, PathStr, Positive, Section, Stages, unique_sorted
 
@@ -34,6 +34,10 @@ class OptimParams(Section):
 
     schedule: ``constant`` (after warmup), ``cosine`` (to ``min_lr_ratio * lr``), or ``wsd``
     (warmup-stable-decay: linear decay over the last ``decay`` fraction of steps).
+    rewarm: for the continual order only (an independent or joint run is one run, one schedule).
+    ``true``: the schedule, warm-up included, starts again at each continual stage and spans that
+    stage's steps; ``false``: one schedule spans the whole continual sequence of a seed (every
+    stage's steps, in order), so a later stage goes on where the previous one stopped.
     """
 
     lr: Annotated[Number, Field(gt=0)]
@@ -46,6 +50,7 @@ class OptimParams(Section):
     warmup: Unit
     decay: Unit
     min_lr_ratio: Unit
+    rewarm: StrictBool = Field(default=True, description="continual: the schedule restarts at each stage")
 
 
 class ContinualParams(Section):
@@ -73,6 +78,15 @@ class TrainParams(Section):
     holds several records, so this is not the paper's batch of 1,536, which counts records
     (instances): the paper's equals ``1536 / documents_per_row`` rows, and every run's
     ``records_per_step`` (``batch x documents_per_row``) is in the train metrics.
+    budget: the compute each run gets (:class:`curll.train.runs.Budget`). ``data``: every run makes
+    ``epochs`` passes over its own packed rows, so the orders get unequal steps. ``steps``: every
+    stage k is given S_k optimizer steps of ``batch`` full rows, the same for every order:
+    independent M_k trains S_k steps on stage k, continual trains S_k steps at stage k (its replay
+    rows included), joint M_0..k trains S_0 + ... + S_k steps on a seeded mixture holding exactly
+    S_j x ``batch`` rows of each stage j. Rows are cut or repeated (further seeded passes) to fill
+    the steps. The rule: S_k = ``steps_per_stage`` when > 0, else the same S for every stage,
+    ceil(``epochs`` x R / ``batch``) with R the packed train rows of the largest of ``stages``
+    (one ``epochs`` pass over it). ``steps_per_stage`` > 0 needs ``budget: steps``.
     """
 
     order: Order | Annotated[tuple[Order, ...], Field(min_length=1, strict=False)]
@@ -87,6 +101,12 @@ class TrainParams(Section):
     batch: Positive
     micro_batch: Positive
     epochs: Positive
+    budget: Literal["data", "steps"] = Field(
+        default="data", description="data: epochs passes over each run's rows; steps: S_k steps per stage"
+    )
+    steps_per_stage: Count = Field(
+        default=0, description="budget steps: optimizer steps per stage (0: epochs over the largest stage)"
+    )
     seeds: Annotated[tuple[int, ...], Field(min_length=1, strict=False)] = Field(
         description="each order is trained once per seed (init and data order)"
     )
@@ -126,6 +146,14 @@ class TrainParams(Section):
                 f" processes ({self.processes}): every process takes the same share of a step"
             )
         return self
+
+    @field_validator("steps_per_stage")
+    @classmethod
+    def _steps_per_stage(cls, v: int, info: ValidationInfo) -> int:
+        budget = info.data.get("budget")  # None: budget itself is invalid (its own error)
+        if v and budget not in (None, "steps"):
+            raise ValueError(f"steps_per_stage ({v}) is for budget: steps, not budget: {budget}")
+        return v
 
 
 __all__ = ["ContinualParams", "Count", "OptimParams", "TokenizerParams", "TrainParams"]

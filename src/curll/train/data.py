@@ -107,22 +107,83 @@ class Packed:
     position_ids = property(lambda self: self._all("position_ids"))
     doc_ids = property(lambda self: self._all("doc_ids"))
 
-    def stats(self) -> dict[str, Any]:
+    @property
+    def documents(self) -> int:
+        """Documents in the rows."""
+        return sum(len(r) for r in self._rows)
+
+    @property
+    def used(self) -> int:
+        """Positions holding a document token (inputs: each document's length - 1)."""
         lengths = self.store.lengths
-        used = int(sum(int(lengths[r].sum()) - len(r) for r in self._rows))  # inputs: length - 1 each
-        share = max(1, self.records)
-        return {
-            "rows": self.rows,
-            "tokens": used,
-            "loss_tokens": int(self._loss.sum()),
-            "packing_efficiency": round(used / max(1, self.rows * self.context), 4),
-            "records": self.records,
-            # a row packs several records: the paper's batch of 1,536 counts records, so its
-            # equivalent here is 1536 / documents_per_row rows per step
-            "documents_per_row": round(sum(len(r) for r in self._rows) / max(1, self.rows), 3),
-            "truncated": round(self.truncated / share, 4),
-            "dropped": round(self.dropped / share, 4),
-        }
+        return int(sum(int(lengths[r].sum()) - len(r) for r in self._rows))
+
+    def stats(self) -> dict[str, Any]:
+        return _stats([self])
+
+
+def _stats(parts: Sequence[Packed]) -> dict[str, Any]:
+    """:meth:`Packed.stats` of rows that several packs hold together."""
+    rows, used = sum(q.rows for q in parts), sum(q.used for q in parts)
+    records = sum(q.records for q in parts)
+    share = max(1, records)
+    return {
+        "rows": rows,
+        "tokens": used,
+        "loss_tokens": sum(q.loss_tokens(range(q.rows)) for q in parts),
+        "packing_efficiency": round(used / max(1, rows * parts[0].context), 4),
+        "records": records,
+        # a row packs several records: the paper's batch of 1,536 counts records, so its
+        # equivalent here is 1536 / documents_per_row rows per step
+        "documents_per_row": round(sum(q.documents for q in parts) / max(1, rows), 3),
+        "truncated": round(sum(q.truncated for q in parts) / share, 4),
+        "dropped": round(sum(q.dropped for q in parts) / share, 4),
+    }
+
+
+class Parts:
+    """Several :class:`Packed` (of one ``context`` and ``pad_id``) read as one, e.g. the stages of
+    a joint run packed apart so that each row holds one stage's documents: the rows are numbered
+    part after part (row r of part j is ``starts[j] + r``); ``labels`` name the parts (their
+    stages, ``"0"`` or ``"0-1-2"``). ``rows``, ``loss_tokens``, ``batch`` and ``stats`` are
+    :class:`Packed`'s over all the rows."""
+
+    def __init__(self, parts: Sequence[Packed], labels: Sequence[str]) -> None:
+        if not parts or len(parts) != len(labels):
+            raise ValueError(f"Parts: {len(parts)} parts and {len(labels)} labels")
+        self.parts, self.labels = list(parts), list(labels)
+        self.starts = np.concatenate([[0], np.cumsum([q.rows for q in parts])]).astype(np.int64)
+        self.context = parts[0].context
+
+    @property
+    def rows(self) -> int:
+        return int(self.starts[-1])
+
+    def part_of(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The part of each of ``rows``."""
+        return np.searchsorted(self.starts, np.asarray(rows, dtype=np.int64), side="right") - 1
+
+    def _split(self, rows: Sequence[int] | np.ndarray) -> list[tuple[np.ndarray, Packed, np.ndarray]]:
+        """Per part met: (mask over ``rows``, the part, its own row numbers)."""
+        idx = np.asarray(rows, dtype=np.int64)
+        part = self.part_of(idx)
+        return [(part == j, self.parts[j], idx[part == j] - self.starts[j]) for j in np.unique(part)]
+
+    def loss_tokens(self, rows: Sequence[int] | np.ndarray) -> int:
+        return sum(q.loss_tokens(local) for _, q, local in self._split(rows))
+
+    def batch(self, rows: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]:
+        if len(self.parts) == 1:
+            return self.parts[0].batch(rows)
+        out = self.parts[0].batch([])  # (0, T) arrays of the right dtypes
+        out = {k: np.empty((len(rows), *v.shape[1:]), dtype=v.dtype) for k, v in out.items()}
+        for mask, q, local in self._split(rows):
+            for k, v in q.batch(local).items():
+                out[k][mask] = v
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        return _stats(self.parts)
 
 
 def encode(

@@ -13,20 +13,27 @@ seed. ``trained_to`` is the last stage the model has seen.
 
 Every run that starts from scratch starts from :func:`untrained_model` of its seed, which is
 also the untrained baseline the evaluation scores (:func:`untrained` names its entry).
+
+Compute (``train.budget``, the rule in :class:`curll.config.train.TrainParams`): under ``steps``
+stage k gets :func:`stage_steps` S_k optimizer steps in every order, and :func:`budget_order`
+lays out the rows a run trains on; :func:`spent` counts what a run trained on, per stage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+import numpy as np
 
 from curll.schemas.evaluate import UNTRAINED
 
 if TYPE_CHECKING:
     from curll.config.train import TrainParams
     from curll.model.llama import CausalLM
+    from curll.train.data import Parts
 
 Order = Literal["independent", "joint", "continual"]
 
@@ -107,3 +114,58 @@ def untrained_model(p: TrainParams, vocab_size: int, seed: int) -> CausalLM:
     from curll.model.llama import from_seed
 
     return from_seed(preset(p.preset, vocab_size=vocab_size), p.init, seed)
+
+
+def stage_steps(p: TrainParams, stage_rows: Mapping[int, int]) -> dict[int, int]:
+    """S_k for each of ``train.stages`` (``train.budget: steps``): ``train.steps_per_stage`` when
+    > 0, else ceil(``epochs`` x the most packed train rows of a stage (``stage_rows``) / ``batch``),
+    the same for every stage."""
+    steps = p.steps_per_stage or -(-p.epochs * max(stage_rows.values(), default=0) // p.batch)
+    return dict.fromkeys(p.stages, steps)
+
+
+def fill(rows: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` row numbers out of ``rows``: passes over all rows (each a permutation drawn from
+    ``rng``) one after another, the last cut short."""
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate([rng.permutation(rows) for _ in range(-(-n // rows))])[:n]
+
+
+def budget_order(
+    starts: Sequence[int], steps: Sequence[int], stages: Sequence[int], *, batch: int, seed: int
+) -> np.ndarray:
+    """The rows a run trains on under ``train.budget: steps``, ``batch`` to a step. Part j holds
+    rows ``starts[j]`` to ``starts[j + 1]`` (of stage ``stages[j]``) and gives exactly
+    ``steps[j] x batch`` of them (:func:`fill`, drawn from (``seed``, stage): a stage gives the
+    same rows in every order). Several parts are shuffled together with ``seed``: a mixture that
+    draws each stage's rows in proportion to its steps."""
+    drawn = [starts[j] + fill(starts[j + 1] - starts[j], steps[j] * batch, np.random.default_rng([seed, k]))
+             for j, k in enumerate(stages)]  # fmt: skip
+    order = np.concatenate(drawn).astype(np.int64)
+    return order[np.random.default_rng(seed).permutation(len(order))] if len(drawn) > 1 else order
+
+
+def spent(data: Parts, order: np.ndarray, steps: Sequence[int]) -> dict[str, Any]:
+    """What a run trains on: optimizer ``steps`` (per part of ``data``: its share of the run's
+    steps), rows (``context`` positions each) and loss tokens of ``order``, in all and per part
+    (by the part's label: its stages)."""
+    part = data.part_of(order)
+    stages = {label: {"steps": int(steps[j]), "rows": int(np.count_nonzero(part == j)),
+                      "loss_tokens": data.loss_tokens(order[part == j])}
+              for j, label in enumerate(data.labels)}  # fmt: skip
+    return _total(stages)
+
+
+def cumulative(own: Mapping[str, Any], before: Mapping[str, Any] | None) -> dict[str, Any]:
+    """:func:`spent` of a run plus ``before``, the cumulative compute of the run it starts from
+    (a continual run's earlier stages; None from scratch)."""
+    stages = {k: dict(v) for k, v in (before or {"stages": {}})["stages"].items()}
+    for label, used in own["stages"].items():
+        stages[label] = {k: stages.get(label, {}).get(k, 0) + v for k, v in used.items()}
+    return _total(stages)
+
+
+def _total(stages: dict[str, dict[str, int]]) -> dict[str, Any]:
+    total = {key: sum(v[key] for v in stages.values()) for key in ("steps", "rows", "loss_tokens")}
+    return {**total, "stages": stages}

@@ -2,17 +2,22 @@
 
 Contract of :func:`run_order`: for each run of :func:`curll.train.orders.plan` (for every
 seed in ``train.seeds`` and every order in ``train.order``) it packs the train records of the
-run's stages (documents shuffled with the run's seed, so a joint run mixes its stages), builds
-the model (:func:`curll.train.orders.untrained_model` of the run's seed, then for continual the
-previous run's final weights), trains it (:func:`curll.train.trainer.train`, batches drawn with
-the run's seed, checkpoints under ``<out.checkpoints>/<key>/<run name>.pt`` with the key of
-:func:`checkpoint_key`), and saves it in Hugging Face format under ``models/<run name>``
-(``models/seed-42/continual/0-1``). Returns per-run metrics and the per-step log. Under DDP every rank calls
+run's stages (documents shuffled with the run's seed), builds the model
+(:func:`curll.train.orders.untrained_model` of the run's seed, then for continual the previous
+run's final weights), trains it (:func:`curll.train.trainer.train`, checkpoints under
+``<out.checkpoints>/<key>/<run name>.pt`` with the key of :func:`checkpoint_key`), and saves it
+in Hugging Face format under ``models/<run name>`` (``models/seed-42/continual/0-1``). Its rows
+and steps are :class:`Budget`'s: under ``train.budget: data`` one pack of the run's stages
+(a joint run's rows mix them) and ``epochs`` seeded passes over it; under ``steps`` one pack per
+stage and S_k steps of each. Returns per-run metrics (``compute``: :func:`~curll.train.orders.spent`
+and, with the runs it continues, ``cumulative``) and the per-step log. Under DDP every rank calls
 it; only rank 0 writes checkpoints and models, and the others wait for it before the next run.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -29,10 +34,10 @@ from curll.errors import CurllError
 from curll.model.hf import save_hf
 from curll.model.llama import CausalLM
 from curll.train import distributed
-from curll.train.data import Doc, Packed, encode, pack
-from curll.train.orders import Run, plan, untrained_model
+from curll.train.data import Doc, Packed, Parts, encode, pack
+from curll.train.orders import Run, budget_order, cumulative, plan, spent, stage_steps, untrained_model
 from curll.train.records import RecordFile
-from curll.train.trainer import Settings, eval_loss, train
+from curll.train.trainer import Settings, epoch_order, eval_loss, train
 
 
 def settings(p: TrainParams, seed: int | None = None) -> Settings:
@@ -158,6 +163,84 @@ class Finished:
         return self.held.pop(name)
 
 
+class Budget:
+    """Per run of ``runs``: its data, steps, row order and span of the learning-rate schedule.
+
+    ``data``: a run's rows as one part (``budget: data``; continual: its stage and replay) or
+    one part per stage (``budget: steps``, joint: stage j packed alone, as its independent run
+    packs it); its steps per part: ceil(``epochs`` x rows / ``batch``), or S_k
+    (:func:`~curll.train.orders.stage_steps`, from the rows of each stage packed alone).
+    ``order``: :func:`~curll.train.trainer.epoch_order` of the run's seed, or
+    :func:`~curll.train.orders.budget_order`. ``lr_span``: None (the run's own schedule) except
+    for continual runs with ``optim.rewarm: false``: (steps of the seed's earlier continual
+    runs, steps of all of them)."""
+
+    def __init__(self, records: RecordFile, tok: Any, p: TrainParams, runs: list[Run]) -> None:
+        self.records, self.tok, self.p, self.runs = records, tok, p, runs
+        self.held: dict[str, tuple[Parts, list[int]]] = {}  # packed ahead (for lr_span)
+        self.steps_of: dict[int, int] = {}
+        if p.budget == "steps":
+            meta = records.meta
+            rows = {} if p.steps_per_stage else {  # best-fit's row count does not depend on the order
+                k: _pack(records, own, np.arange(len(own)), p, tok).rows
+                for k in p.stages for own in [meta[meta["stage"] == k]]
+            }  # fmt: skip
+            self.steps_of = stage_steps(p, rows)
+        self.planned: dict[str, int] = {}  # steps of the runs packed so far
+
+    def data(self, run: Run) -> tuple[Parts, list[int]]:
+        return self.held.pop(run.name) if run.name in self.held else self._build(run)
+
+    def _stages(self, run: Run) -> tuple[int, ...]:
+        """The stages of the run's parts (a continual part holds its replay too)."""
+        return run.data_stages if self.p.budget == "steps" and run.order == "joint" else (run.trained_to,)
+
+    def _build(self, run: Run) -> tuple[Parts, list[int]]:
+        p, records, tok = self.p, self.records, self.tok
+        if p.budget == "steps" and run.order == "joint":
+            singles = [dataclasses.replace(run, data_stages=(k,)) for k in run.data_stages]
+            parts = [pack_run(records, r, p, tok) for r in singles]
+            labels = [str(k) for k in run.data_stages]
+        else:
+            parts, labels = [pack_run(records, run, p, tok)], ["-".join(map(str, run.data_stages))]
+        for part, label in zip(parts, labels, strict=True):
+            if part.rows == 0:
+                of = f" of stage {label}" if len(parts) > 1 else ""
+                raise CurllError(
+                    f"run {run.name}: none of its {part.records} train records{of} fits in train.context="
+                    f"{p.context} tokens, even with its passage cut; raise train.context",
+                    field="train.context",
+                )
+        if p.budget == "steps":
+            steps = [self.steps_of[k] for k in self._stages(run)]
+        else:
+            steps = [-(-p.epochs * parts[0].rows // p.batch)]
+        self.planned[run.name] = sum(steps)
+        return Parts(parts, labels), steps
+
+    def order(self, run: Run, data: Parts, steps: list[int]) -> np.ndarray:
+        if self.p.budget == "data":
+            return epoch_order(data.rows, self.p.epochs, run.seed)
+        starts = data.starts.tolist()
+        return budget_order(starts, steps, self._stages(run), batch=self.p.batch, seed=run.seed)
+
+    def _steps(self, run: Run) -> int:
+        """The run's steps; under ``budget: data`` a run not yet packed is packed now and held."""
+        if self.p.budget == "steps":
+            return sum(self.steps_of[k] for k in self._stages(run))
+        if run.name not in self.planned:
+            self.held[run.name] = self._build(run)
+        return self.planned[run.name]
+
+    def lr_span(self, run: Run) -> tuple[int, int] | None:
+        if run.order != "continual" or self.p.optim.rewarm:
+            return None
+        chain = [r for r in self.runs if r.order == "continual" and r.seed == run.seed]
+        steps = [self._steps(r) for r in chain]
+        at = chain.index(run)
+        return sum(steps[:at]), sum(steps)
+
+
 def run_order(
     records: RecordFile, tok: Any, p: TrainParams, validation: RecordFile | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -172,14 +255,10 @@ def run_order(
     todo = [r for seed in p.seeds for order in p.orders
             for r in plan(order, p.stages, seed=seed, replay=p.continual.replay)]  # fmt: skip
     finished = Finished(todo, carry=p.continual.optimizer == "carry")
+    budget = Budget(records, tok, p, todo)
     for run in todo:
-        data = pack_run(records, run, p, tok)
-        if data.rows == 0:
-            raise CurllError(
-                f"run {run.name}: none of its {data.records} train records fits in train.context="
-                f"{p.context} tokens, even with its passage cut; raise train.context",
-                field="train.context",
-            )
+        data, part_steps = budget.data(run)
+        order = budget.order(run, data, part_steps)
         s = settings(p, run.seed)
         model = untrained_model(p, len(tok), run.seed)
         opt_state = None
@@ -188,7 +267,8 @@ def run_order(
             model.load_state_dict(weights)
         ckpt = ckpts / f"{run.name}.pt"
         ckpt.parent.mkdir(parents=True, exist_ok=True)
-        out = train(model, data, s, ckpt=ckpt, optimizer_state=opt_state, desc=f"train {run.name}")
+        out = train(model, data, s, ckpt=ckpt, optimizer_state=opt_state, desc=f"train {run.name}",
+                    order=order, lr_span=budget.lr_span(run))  # fmt: skip
         if distributed.current().main:
             save_hf(model, tok, models / run.name)  # copies to the host; the live model stays
         distributed.barrier()
@@ -198,23 +278,20 @@ def run_order(
         if validation is not None and len(validation):
             val, scope = _held_out(validation, run, p, tok)
             untrained = untrained_model(p, len(tok), run.seed)
-            held = {
-                "val_loss": eval_loss(
-                    model, val, device=s.device, micro_batch=s.micro_batch, loss_chunk=s.loss_chunk
-                ),
-                "val_loss_untrained": eval_loss(
-                    untrained, val, device=s.device, micro_batch=s.micro_batch, loss_chunk=s.loss_chunk
-                ),
-                "val_rows": val.rows,
-                "val_scope": scope,
-            }
+            score = functools.partial(eval_loss, device=s.device, micro_batch=s.micro_batch,
+                                      loss_chunk=s.loss_chunk)  # fmt: skip
+            held = {"val_loss": score(model, val), "val_loss_untrained": score(untrained, val),
+                    "val_rows": val.rows, "val_scope": scope}  # fmt: skip
         flops = model.config.train_flops(model.num_parameters(), p.context, out.tokens, out.trained)
+        compute = spent(data, order, part_steps)
+        before = metrics[run.init_from]["compute"]["cumulative"] if run.init_from else None
         metrics[run.name] = {
             "seed": run.seed, "trained_to": run.trained_to, "steps": out.steps, "tokens": out.tokens,
             "tokens_per_s": round(out.tokens_per_s, 1), "final_loss": final, **held,
             "parameters": model.num_parameters(), **data.stats(),
             "records_per_step": round(p.batch * data.stats()["documents_per_row"], 1),
             "mfu": mfu(flops / max(out.seconds, 1e-9) / distributed.current().size, s.device, s.dtype),
+            "compute": {**compute, "cumulative": cumulative(compute, before)},
         }  # fmt: skip
         log += [{"run": run.name, **row} for row in out.log]
     return metrics, log

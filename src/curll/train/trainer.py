@@ -1,9 +1,12 @@
 """One training run: packed rows -> a trained model, with checkpoints and exact resume.
 
-Contract of :func:`train`: ``epochs`` passes over ``rows`` in an order drawn from ``seed``;
-each optimizer step consumes ``batch`` rows in ``batch / micro_batch`` forward passes and
-averages the loss over all trained tokens of the step (so accumulation equals one big batch).
-AdamW (decay on matrices only), gradient clipping, and the learning rate of :func:`lr_at`.
+Contract of :func:`train`: the rows of ``order`` one after another (default:
+:func:`epoch_order`, ``epochs`` passes over the rows in an order drawn from ``seed``); each
+optimizer step consumes the next ``batch`` rows (the last step what is left) in
+``batch / micro_batch`` forward passes and averages the loss over all trained tokens of the step
+(so accumulation equals one big batch). AdamW (decay on matrices only), gradient clipping, and
+the learning rate of :func:`lr_at`, over the run's own steps or, with ``lr_span``, at the run's
+place in a longer schedule (a continual stage with ``optim.rewarm: false``).
 Nothing is read back from the device between logged steps (a GPU keeps its queue full): the
 batches are made on the host (:class:`~curll.train.batch.Batch`) and the loss stays on the
 device until a step is logged.
@@ -24,10 +27,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -39,6 +42,25 @@ from curll.model.llama import CausalLM
 from curll.train import distributed
 from curll.train.batch import Batch, loss_sum
 from curll.train.data import Packed
+
+
+class Rows(Protocol):
+    """What :func:`train` reads of its data (:class:`~curll.train.data.Packed` or
+    :class:`~curll.train.data.Parts`): the row count, the loss tokens of rows, and a batch of rows."""
+
+    @property
+    def rows(self) -> int: ...
+
+    def loss_tokens(self, rows: Sequence[int] | np.ndarray) -> int: ...
+
+    def batch(self, rows: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]: ...
+
+
+def epoch_order(rows: int, epochs: int, seed: int) -> np.ndarray:
+    """The default order of :func:`train`: ``epochs`` permutations of ``rows`` rows, one after
+    another, drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.permutation(rows) for _ in range(epochs)])
 
 
 @dataclass(frozen=True)
@@ -107,14 +129,19 @@ def _save(path: Path, model: CausalLM, opt: torch.optim.Optimizer, step: int, ou
 
 def train(
     model: CausalLM,
-    data: Packed,
+    data: Rows,
     s: Settings,
     *,
     ckpt: Path,
     optimizer_state: dict[str, Any] | None = None,
     desc: str = "train",
     on_step: Callable[[int], None] | None = None,
+    order: np.ndarray | None = None,
+    lr_span: tuple[int, int] | None = None,
 ) -> Outcome:
+    """Train ``model`` on the rows of ``order`` (default :func:`epoch_order` of ``s``); see the
+    module docstring. ``lr_span``: (steps of the schedule before this run, the schedule's total
+    steps), default (0, this run's steps): step i runs at ``lr_at(before + i, total)``."""
     w = distributed.current()
     rank, world = w.rank, w.size
     model.to(s.device)
@@ -140,9 +167,9 @@ def train(
     net: torch.nn.Module = model
     if world > 1:
         net = torch.nn.parallel.DistributedDataParallel(model)
-    rng = np.random.default_rng(s.seed)
-    order = np.concatenate([rng.permutation(data.rows) for _ in range(s.epochs)])
+    order = epoch_order(data.rows, s.epochs, s.seed) if order is None else np.asarray(order, dtype=np.int64)
     steps = -(-len(order) // s.batch)
+    before, total_steps = (0, steps) if lr_span is None else lr_span
     out = Outcome(
         steps, done_before.tokens, done_before.seconds, done_before.log, trained=done_before.trained
     )
@@ -154,7 +181,7 @@ def train(
         micro = [rows[i : i + s.micro_batch] for i in range(0, len(rows), s.micro_batch)][rank::world]
         weight = 1.0 if micro else 0.0
         micro = micro or [rows[:1]]  # a zero-weight pass keeps this rank in the all-reduce
-        lr = lr_at(step, steps, s.optim)
+        lr = lr_at(before + step, total_steps, s.optim)
         for group in opt.param_groups:
             group["lr"] = lr
         step_loss = torch.zeros((), dtype=torch.float64, device=s.device)  # read back when logged only
