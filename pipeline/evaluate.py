@@ -4,7 +4,9 @@ Reads ``evaluate.out.items`` (the items asked; those dropped before answering ar
 ``metrics.items.dropped``), ``answers``, ``ratings`` and ``rubric``, the skill-graph edges and
 the indicators. Writes ``out.scores`` (one row per item and model: the mean judge score),
 ``out.metrics`` (per order and type: AP, FGT, BWT, FWT, zero-shot FWT at the last stage and
-per stage; forgetting vs out-degree; answer readability; rubric means of the last models),
+per stage; the unigram baseline verdict; paired differences between orders; the claims with
+Holm-adjusted p-values, the judge's only when ``judges.json`` says the panel passed its
+controls; forgetting vs out-degree; answer readability; rubric means of the last models),
 ``out.matrices`` (CSV per order and type, the layout of ``curll metrics cl``), ``out.plots``
 (PNG) and ``out.report`` (one self-contained HTML file).
 """
@@ -23,6 +25,7 @@ from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate.analysis import out_degree, scores_table
 from curll.evaluate.coverage import Gap, gaps
+from curll.evaluate.findings import summary
 from curll.evaluate.judge import item_scores
 from curll.evaluate.page import write_html
 from curll.evaluate.report import build
@@ -57,9 +60,18 @@ def run(params: Params) -> None:
             f"{lines}\nmake more (seeds, generation yield) or set evaluate.accept_gaps: true to report them",
             file=params.split.out.records, field="evaluate.min_items",
         )  # fmt: skip
+    judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
+    informative = bool(judges.get("panel_informative", False))
     rep = build(scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices),
                 Path(p.out.plots), answers=answers, rubric=rubric, losses=losses,
-                samples=p.bootstrap.samples, seed=p.bootstrap.seed)  # fmt: skip
+                samples=p.bootstrap.samples, seed=p.bootstrap.seed,
+                judge_informative=informative)  # fmt: skip
+    t = params.train
+    rep.metrics["compute"] = {"budget": t.budget, "steps_per_stage": t.steps_per_stage or None,
+                              "epochs": t.epochs, "batch": t.batch, "rewarm": t.optim.rewarm}  # fmt: skip
+    rep.metrics["judge_controls"] = {"panel_informative": informative, "judges": {
+        j: {k: c.get(k) for k in ("informative", "reference_beats_mismatch", "means", "why")}
+        for j, c in judges.get("controls", {}).items()}}  # fmt: skip
     rep.metrics["items"] = {"asked": len(items), "dropped": _dropped(listed)}
     rep.metrics["coverage"] = {
         "min_items": p.min_items,
@@ -67,15 +79,12 @@ def run(params: Params) -> None:
     }
     for g in found:
         say(f"evaluate: warning: {g} (accepted: evaluate.accept_gaps)")
-    judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
     write_table(scores, p.out.scores, ScoreSchema)
     write_json(p.out.metrics, rep.metrics)
     write_html(rep, judges, Path(p.out.report), "curll evaluation report")
-    finals = {o: k["sum"] for o, k in rep.metrics["orders"].items()}
-    parts = (
-        f"{o} " + " ".join(f"{k} {v[k]}" for k in ("AP", "FGT", "BWT") if k in v) for o, v in finals.items()
-    )
-    say("evaluate (sum of types): " + "; ".join(parts))
+    for line in summary(rep.metrics):
+        say(f"evaluate: {line}")
+    say(f"evaluate: report {p.out.report}, metrics {p.out.metrics}")
 
 
 def _gaps(params: Params, losses: pd.DataFrame) -> list[Gap]:

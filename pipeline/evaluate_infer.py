@@ -5,7 +5,8 @@ Reads the test split of ``split.out.records``, the indicators, the model folders
 ``train.seeds`` and the tokenizer; writes
 ``evaluate.out.items`` (the sampled test questions; one whose prompt is over
 ``evaluate.infer.prompt_tokens`` even with its passage cut is kept there with its ``dropped``
-reason, counted, and asked of no model) and ``evaluate.out.answers``.
+reason, counted, and asked of no model) and ``evaluate.out.answers``: ``evaluate.repeats`` answers
+of every item by every model (repeat r sampled with ``evaluate.infer.sampling.seed`` + r).
 With ``evaluate.untrained`` an untrained model of ``train.preset`` per seed answers too: the
 baseline of zero-shot forward transfer.
 """
@@ -67,13 +68,14 @@ def run(params: Params) -> None:
     if not runs:
         raise CurllError(f"no trained models of seeds {list(seeds)}: run the train stage",
                          file=params.train.out.models)  # fmt: skip
-    parts = [answer(model, asked, p.infer, params.llm.cache) for model in runs]
+    parts = [answer(model, asked, p.infer, params.llm.cache, p.repeats) for model in runs]
     if p.untrained:
         for seed in seeds:
             with tempfile.TemporaryDirectory() as tmp:
                 model = _untrained(params, tok, seed, Path(tmp) / UNTRAINED)
-                parts.append(answer(model, asked, p.infer, params.llm.cache))
+                parts.append(answer(model, asked, p.infer, params.llm.cache, p.repeats))
     answers = pd.concat(parts, ignore_index=True)
     write_tables([(items, p.out.items, ItemSchema), (answers, p.out.answers, AnswerSchema)])
     rejected = int((answers["status"] != "ok").sum())
-    say(f"evaluate_infer: {len(asked)} items x {len(parts)} models ({rejected} answers rejected)")
+    times = f" x {p.repeats} repeats" if p.repeats > 1 else ""
+    say(f"evaluate_infer: {len(asked)} items x {len(parts)} models{times} ({rejected} answers rejected)")

@@ -6,7 +6,9 @@ Reads the ``evaluate.loss.splits`` splits of ``split.out.records`` (the records 
 an untrained model of ``train.preset`` per seed (as ``evaluate_infer`` makes it). Writes
 ``evaluate.out.losses`` (LossSchema): per record and model, the summed NLL of the answer tokens
 given the prompt, as in training (:func:`curll.evaluate.nll.record_nll`), with
-``train.context``. Deterministic: no sampling.
+``train.context``, and beside it ``unigram_nll``: the same targets' NLL under the add-one
+unigram of the answer tokens that model was trained on (:mod:`curll.evaluate.unigram`; the
+untrained model's: uniform over the vocabulary). Deterministic: no sampling.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tqdm.auto import tqdm
 from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
+from curll.evaluate import unigram
 from curll.evaluate.nll import record_nll
 from curll.schemas.evaluate import LossSchema
 from curll.train.orders import SavedModel, saved_models, untrained, untrained_model
@@ -56,6 +59,30 @@ def _models(params: Params, vocab: int) -> list[tuple[SavedModel, Callable[[], A
     return out
 
 
+def _unigrams(
+    params: Params, tok: Any, held_texts: list[str], types: list[str]
+) -> Callable[[SavedModel], np.ndarray]:
+    """model -> (R,) summed unigram NLL of each held-out record's targets (NaN where none):
+    the add-one unigram of the train answers of the stages that model saw, counted once a stage."""
+    from curll.train.data import encode
+
+    train = RecordFile(params.split.out.records, "train")
+    vocab = len(tok)
+    held = encode(held_texts, tok, loss="assistant", types=types)
+    per_stage: dict[int, np.ndarray] = {}
+    for stage in sorted(int(s) for s in train.meta["stage"].unique()):
+        positions = np.sort(train.meta.loc[train.meta["stage"] == stage, "position"].to_numpy())
+        docs = encode(list(train.messages(positions)), tok, loss="assistant")
+        per_stage[stage] = unigram.counts(docs, vocab)
+
+    def score(model: SavedModel) -> np.ndarray:
+        seen = unigram.trained_stages(model.order, model.trained_to, params.train.stages)
+        c = sum((per_stage[s] for s in seen if s in per_stage), np.zeros(vocab, dtype=np.int64))
+        return unigram.record_nll(held, unigram.log_probs(c))[0]
+
+    return score
+
+
 def run(params: Params) -> None:
     import torch
     from transformers import AutoTokenizer
@@ -68,12 +95,15 @@ def run(params: Params) -> None:
         )
     device = "cuda" if params.evaluate.infer.device != "cpu" and torch.cuda.is_available() else "cpu"
     types = held["type"].tolist()
+    baseline = _unigrams(params, tok, texts, types)
     parts = []
     for model, load in tqdm(_models(params, len(tok)), desc="evaluate_loss: models", unit="model"):
         nll, n = record_nll(load(), texts, types, tok, context=params.train.context,
                             micro_batch=params.evaluate.loss.micro_batch, device=device)  # fmt: skip
+        uni = np.where(n > 0, baseline(model), np.nan)  # the records the model could score
         parts.append(held.assign(run=model.name, order=model.order, seed=model.seed,
-                                 trained_to=model.trained_to, nll=nll, tokens=n))  # fmt: skip
+                                 trained_to=model.trained_to, nll=nll, tokens=n,
+                                 unigram_nll=uni))  # fmt: skip
     losses = pd.concat(parts, ignore_index=True)
     write_table(losses, params.evaluate.out.losses, LossSchema)
     unfit = int(np.isnan(parts[0]["nll"].to_numpy()).sum())

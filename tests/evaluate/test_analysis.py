@@ -148,3 +148,38 @@ def test_report_writes_matrices_figures_and_metrics(tmp_path):
     rep = build(s, items, degree, ["ir", "cqa"], tmp_path / "m", tmp_path / "p", answers=answers)
     run = str(answers["run"].iloc[0])
     assert rep.metrics["unanswered"] == {"total": 1, "answers": len(answers), "by_run": {run: 1}}
+
+
+def losses_of(scores: pd.DataFrame, rng_seed: int = 0) -> pd.DataFrame:
+    """A loss row per (item, model) of ``scores``: 10 answer tokens, NLL falling with the judge
+    score plus item noise, and a unigram baseline 0.5 nats a token above every trained model."""
+    import numpy as np
+
+    rng = np.random.default_rng(rng_seed)
+    out = scores[["item_id", "run", "order", "seed", "trained_to", "stage", "type"]].rename(
+        columns={"item_id": "record_id"}
+    )
+    out = out.assign(record_id=[inst.hx(r) for r in out["record_id"]], split="test", tokens=10)
+    nll = 10 * (8.0 - scores["score"].to_numpy() * 0.5 + rng.normal(0, 0.2, len(out)))
+    return out.assign(nll=nll, unigram_nll=nll + 5.0 + rng.normal(0, 0.5, len(out)))
+
+
+def test_the_report_writes_baseline_rows_gains_paired_differences_and_corrected_claims(tmp_path):
+    s = scores().assign(score=lambda f: f["score"] + f["item_id"].str[-1].astype(int) * 0.5)
+    items = s[s["run"] == "continual/0"][["item_id", "stage"]].assign(reference="A cat sat on the mat.")
+    degree = pd.Series(0, index=s["indicator_id"].unique())
+    rep = build(s, items, degree, ["ir", "cqa"], tmp_path / "m", tmp_path / "p", losses=losses_of(s),
+                samples=200, seed=1, judge_informative=False)  # fmt: skip
+    m = tmp_path / "m"
+    assert (m / "untrained_sum.csv").read_text().splitlines()[1].startswith("-1,")  # the untrained row
+    assert (m / "loss_untrained_all.csv").read_text().splitlines()[1].startswith("-1,")
+    gain = pd.read_csv(m / "loss_continual_all_gain.csv", index_col=0)
+    assert gain.to_numpy() == pytest.approx(0.5, abs=0.2)  # the planted 0.5 nats a token
+    assert (m / "loss_continual_all_gain_lo.csv").is_file() and (m / "loss_joint_all_unigram.csv").is_file()
+    base = rep.metrics["baseline"]
+    assert base["all_beat"] and base["orders"]["continual"]["gain"] == pytest.approx(0.5, abs=0.1)
+    diffs = rep.metrics["differences"]["loss"]
+    assert set(diffs) >= {"joint-continual/all/mean_nll", "independent-joint/all/mean_nll"}
+    assert {c["family"] for c in rep.metrics["claims"]["list"]} == {"baseline", "loss"}  # judge: uninformative
+    assert all(0 <= c["p"] <= c["p_holm"] <= 1 for c in rep.metrics["claims"]["list"])
+    assert rep.metrics["bootstrap"]["inflation"]["loss"]["factor"] == pytest.approx(2**0.5)  # 2 items a stratum

@@ -6,9 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from curll.evaluate.analysis import flat_values
 from curll.evaluate.intervals import bootstrap, item_weights, seed_weights, single_item_strata
-from curll.evaluate.loss import loss_matrices, loss_metrics
+from curll.evaluate.values import loss_values
 
 
 def test_each_replicate_draws_every_stratum_to_its_size_and_the_seed_fixes_it():
@@ -44,7 +43,7 @@ def losses(
                 ):
                     rows.append({"record_id": f"{stage}-{k}", "split": "test", "stage": stage, "type": "ir",
                                  "run": run, "order": "continual", "seed": s, "trained_to": t,
-                                 "nll": 10 * v, "tokens": 10})  # fmt: skip
+                                 "nll": 10 * v, "tokens": 10, "unigram_nll": 50.0})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -56,9 +55,8 @@ def keys_of(rows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def fgt(rows: pd.DataFrame) -> dict[str, float | None]:
-    mats = loss_matrices(rows, ["ir"])
-    return flat_values(mats, loss_metrics(mats, ["ir"]))
+def fgt(rows: pd.DataFrame, w: np.ndarray) -> dict[str, np.ndarray]:
+    return loss_values(rows, w, ["ir"])
 
 
 @pytest.mark.parametrize(("rise", "found"), [(0.4, True), (0.0, False)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -14,7 +15,7 @@ from curll.evaluate.judge import item_scores, judge, judge_schema, panel_stats
 from curll.llm.tasks import Task
 from curll.llm.types import Sampling
 from curll.prompts import load_prompt
-from curll.schemas.evaluate import JudgeRatingSchema
+from curll.schemas.evaluate import JudgeRatingSchema, ScoreSchema
 from tests import instances as inst
 from tests.evaluate.test_items import records
 from tests.fakes import engine
@@ -33,9 +34,17 @@ def answers(items: pd.DataFrame) -> pd.DataFrame:
                          for n, i in enumerate(items["item_id"])])  # fmt: skip
 
 
-def tasks(explain: bool = True) -> dict[str, Task]:
+def tasks(explain: bool = True, seed: int | None = None) -> dict[str, Task]:
     schema = judge_schema(MaxChars(long=400, short=100), explain=explain)
-    return {t: Task(load_prompt(f"prompts/judge_{t}.j2"), schema, Sampling()) for t in ("ir", "cqa", "csqa")}
+    sampling = Sampling(seed=seed)
+    return {t: Task(load_prompt(f"prompts/judge_{t}.j2"), schema, sampling) for t in ("ir", "cqa", "csqa")}
+
+
+def repeated(items: pd.DataFrame, k: int) -> pd.DataFrame:
+    """:func:`answers` ``k`` times, repeat r's texts ``ANS-<n> r<r>`` (repeat 0's: as one answer's)."""
+    one = answers(items)
+    return pd.concat([one.assign(repeat=r, answer=one["answer"] + (f" r{r}" if r else "")) for r in range(k)],
+                     ignore_index=True)  # fmt: skip
 
 
 def number(req) -> int:
@@ -170,3 +179,103 @@ def test_without_explain_the_judge_is_asked_for_the_rating_alone(items):
 
     failed = judge(answers(items), items, {"a": (engine(explainer, attempts=1)[0], tasks())}, explain=True)
     assert all("say why" in a for a in with_reason) and failed["rating"].isna().all()
+
+
+def test_controls_are_asked_as_answers_with_the_same_text_are(items):
+    """A control is rated through :func:`judge` (same prompt, schema, sampling): its request is
+    the one an answer with its text would make, and the empty one is asked, not scored 1."""
+    from curll.evaluate.controls import control_sample
+    from curll.evaluate.judge import rate_controls
+    from curll.schemas.evaluate import ControlRatingSchema
+
+    sample = control_sample(items, per_type=1, seed=3)
+    eng = engine(lambda req: {"rating": 2, "explanation": "ok"})[0]
+    controls = ControlRatingSchema.validate(rate_controls(sample, items, {"a": (eng, tasks())}, explain=True))
+    assert len(controls) == len(sample) and controls["rating"].eq(2).all()
+    same = sample.assign(run=sample["control"], status="ok")[["item_id", "run", "answer", "status"]]
+    as_answers = judge(same, items, {"a": (eng, tasks())}, explain=True)
+    got = controls.set_index(["item_id", "control"])["prompt_hash"].sort_index()
+    expected = as_answers.set_index(["item_id", "run"])["prompt_hash"].sort_index()
+    assert list(got) == list(expected) and list(got.index) == list(expected.index)
+    assert (controls[controls["control"] == "empty"]["status"] == "ok").all()
+
+
+def test_every_repeat_is_rated_with_its_seed_and_an_item_scores_the_mean_of_its_repeats(items):
+    """``evaluate.repeats``: every judge rates each answer of an (item, model), repeat r with its
+    seed + r (repeat 0: the requests of one answer, so cached); the score of the (item, model)
+    is the mean of its answers' scores, one row per (item, model)."""
+    from curll.evaluate.analysis import scores_table
+
+    def rater(req: Any) -> dict[str, Any]:  # judge noise: the rating moves with the judge's seed
+        return {"rating": 1 + (number(req) + req.sampling.seed) % 5, "explanation": "ok"}
+
+    two = repeated(items, 2)
+    eng_a, asked_a = engine(rater)
+    eng_b = engine(lambda req: {**rater(req), "rating": 3})[0]
+    panel = {"a": (eng_a, tasks(seed=7)), "b": (eng_b, tasks(seed=7))}
+    ratings = JudgeRatingSchema.validate(judge(two, items, panel, explain=True))
+    assert len(ratings) == 2 * len(two) and ratings.groupby(["item_id", "run", "repeat"]).size().eq(2).all()
+    seeds = {(r.messages[-1].content.count(" r1"), r.sampling.seed) for r in asked_a.asked}
+    assert seeds == {(0, 7), (1, 8)}  # repeat 0 at the judge's seed, repeat 1 at seed + 1
+
+    eng_one, asked_one = engine(rater)
+    single = judge(answers(items), items, {"a": (eng_one, tasks(seed=7))}, explain=True)
+    first = ratings[(ratings["repeat"] == 0) & (ratings["judge"] == "a")].reset_index(drop=True)
+    pd.testing.assert_frame_equal(first, single)  # repeat 0 is the answer of before, request keys too
+    assert [r for r in asked_a.asked if r.sampling.seed == 7] == asked_one.asked
+
+    per_answer = item_scores(ratings)
+    assert len(per_answer) == len(two) and per_answer["judged"].eq(2).all()
+    meta = two.assign(order="continual", seed=42, trained_to=0, truncated=False, reason="")
+    table = ScoreSchema.validate(scores_table(meta, items, per_answer))
+    assert len(table) == len(answers(items)) and not table.duplicated(["item_id", "run"]).any()
+    assert table["repeats"].eq(2).all() and table["judged"].eq(4).all() and not table["no_answer"].any()
+    expected = per_answer.groupby(["item_id", "run"])["score"].mean()
+    got = table.set_index(["item_id", "run"])["score"]
+    assert got.to_dict() == pytest.approx(expected.reindex(got.index).to_dict())
+    assert table["answer"].str.fullmatch(r"ANS-\d+").all()  # repeat 0's answer
+    noisy = per_answer.pivot_table(index=["item_id", "run"], columns="repeat", values="score")
+    assert (noisy[0] != noisy[1]).any()  # the repeats' judge noise is in the mean
+
+
+def test_a_repeat_without_an_answer_scores_lowest_and_a_backend_error_is_left_out(items):
+    from curll.evaluate.analysis import scores_table
+    from curll.evaluate.judge import NO_ANSWER_SCORE
+
+    two = repeated(items, 2).assign(reason="", order="continual", seed=42, trained_to=0, truncated=False)
+    n = len(answers(items))
+    empty, looped, error = ["", "reject", "empty output"], ["", "reject", "degenerate: a loop"], [
+        "", "reject", "backend error: out of memory"]  # fmt: skip
+    cols = ["answer", "status", "reason"]
+    two.loc[0, cols] = empty  # item 0: repeat 0 gave nothing, repeat 1 rated 4
+    two.loc[1, cols], two.loc[n + 1, cols] = empty, looped  # item 1: no repeat answered
+    two.loc[2, cols] = error  # item 2: repeat 0 a backend error (no score), repeat 1 rated 4
+    two.loc[3, cols], two.loc[n + 3, cols] = error, error  # item 3: no score at all
+    four = engine(lambda req: {"rating": 4})[0]
+    ratings = judge(two, items, {"a": (four, tasks(explain=False))}, explain=False)
+    assert len(ratings) == len(two) - 6
+    table = scores_table(two, items, item_scores(ratings)).set_index(["item_id", "run"])
+    key = [tuple(two.loc[k, ["item_id", "run"]]) for k in range(5)]
+    assert table.loc[key[0], "score"] == (NO_ANSWER_SCORE + 4) / 2 and not table.loc[key[0], "no_answer"]
+    assert table.loc[key[1], "score"] == NO_ANSWER_SCORE and table.loc[key[1], "no_answer"]
+    assert table.loc[key[2], "score"] == 4 and table.loc[key[2], "judged"] == 1
+    assert pd.isna(table.loc[key[3], "score"]) and table.loc[key[3], "judged"] == 0
+    assert table.loc[key[4], "score"] == 4 and table["no_answer"].sum() == 1 and table["repeats"].eq(2).all()
+
+
+def test_the_rubric_rates_every_repeat_and_its_summary_is_theirs_pooled(items):
+    from curll.evaluate.analysis import rubric_by_stage
+    from curll.evaluate.judge import CRITERIA, rubric, rubric_schema
+    from curll.schemas.evaluate import RubricSchema
+
+    def rate(req):
+        return {**dict.fromkeys(CRITERIA, 1 + req.sampling.seed % 2 * 2), "explanation": "ok"}  # 1, then 3
+
+    task = Task(load_prompt("prompts/judge_rubric.j2"), rubric_schema(MaxChars(long=400, short=100)),
+                Sampling(seed=4))  # fmt: skip
+    two = repeated(items, 2)
+    table = RubricSchema.validate(rubric(two, items, {"a": (engine(rate)[0], task)}))
+    assert len(table) == len(two) and set(table.groupby("repeat")["vocabulary"].first()) == {1.0, 3.0}
+    runs = two.assign(order="continual", trained_to=two["run"].str[-1].astype(int))
+    summary = rubric_by_stage(table, runs, items)
+    assert summary["vocabulary"].eq(2.0).all()  # the mean of repeat 0 (1) and repeat 1 (3)

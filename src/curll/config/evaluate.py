@@ -46,6 +46,16 @@ class BootstrapParams(Section):
     seed: int
 
 
+class ControlsParams(Section):
+    """Control items every judge rates beside the answers: for a seeded sample of ``per_type``
+    test items of each stage and type, the reference answer, another item's reference
+    (a mismatch), an empty answer and the reference's words shuffled (``seed``: the sample,
+    the mismatch partner and the shuffle)."""
+
+    per_type: Positive
+    seed: int
+
+
 class RubricParams(Section):
     """Multi-criteria rating (vocabulary, concepts, correctness, clarity, completeness)."""
 
@@ -76,6 +86,10 @@ class EvaluateParams(Section):
     one per seed like the trained models.
     judge_seeds: the models of the first ``judge_seeds`` of ``train.seeds`` answer the test items
     and are judged (answers and judging cost LLM time); the judge-free loss scores every seed.
+    repeats: every model answers every item ``repeats`` times (repeat r samples with
+    ``infer.sampling.seed + r``) and every judge rates repeat r's answer with its profile's seed
+    + r; an item's score is the mean over its repeats, so the intervals over items carry answer
+    and judge sampling noise (1: one answer and one rating, as before).
     judges: ``llm.profiles`` names; every judge rates every answer, the score of an answer is
     the mean of the ratings that parsed. explain: each rating also gets the judge's reason in
     a sentence (stored in the ratings table, read by no metric: off by default, as it costs
@@ -89,6 +103,7 @@ class EvaluateParams(Section):
     judge_seeds: Positive = Field(
         description="the models of the first k train.seeds answer and are judged (the loss: every seed)"
     )
+    repeats: Positive = Field(default=1, description="answers per item and model (and ratings per answer)")
     infer: InferParams
     loss: LossParams
     bootstrap: BootstrapParams
@@ -98,6 +113,7 @@ class EvaluateParams(Section):
     explain: bool = Field(description="judges write a one-sentence reason after the rating")
     min_yield: MinYield = Field(description="least share of a judge's ratings that parse (by judge name)")
     prompts: dict[TestType, PathStr]
+    controls: ControlsParams
     rubric: RubricParams
     out: EvaluateOutputs
 

@@ -2,8 +2,10 @@
 
 Input: the ``scores`` table (:func:`scores_table`): one row per (item, model) with ``score``
 (mean judge rating, 1-5; :data:`curll.evaluate.judge.NO_ANSWER_SCORE` for a model that gave
-no usable answer; NaN when no judge parsed), the model's ``order`` and ``trained_to``, and
-the item's ``stage``, ``type``, ``skill``, ``subskill``, ``indicator_id``.
+no usable answer; NaN when no judge parsed; with ``evaluate.repeats`` > 1 the mean of these
+over the model's answers of the item, so the bootstrap over items carries the answers' and
+the judges' sampling noise), the model's ``order`` and ``trained_to``, and the item's
+``stage``, ``type``, ``skill``, ``subskill``, ``indicator_id``.
 
 - :func:`matrix`: J[trained_to][stage] = mean score of an order's models, for one type or
   ``sum`` (the per-type matrices added up, 3-15 with three types, as in the paper's tables).
@@ -27,22 +29,34 @@ import numpy as np
 import pandas as pd
 
 from curll.evaluate.cl import CLMetrics, cl_metrics
-from curll.evaluate.judge import NO_ANSWER_SCORE, no_answer
+from curll.evaluate.judge import NO_ANSWER_SCORE, no_answer, with_repeat
 from curll.schemas.evaluate import ORDERS, UNTRAINED
 
 ITEM_KEYS = ["item_id", "stage", "type", "indicator_id", "skill", "subskill", "indicator"]
 
 
 def scores_table(answers: pd.DataFrame, items: pd.DataFrame, item_scores: pd.DataFrame) -> pd.DataFrame:
-    """One row per answer: ``score`` is the judges' mean, :data:`NO_ANSWER_SCORE` where the model
-    gave no usable answer (``no_answer``, never judged), NaN where no judge parsed."""
-    base = answers[["item_id", "run", "order", "seed", "trained_to", "answer"]].assign(
+    """One row per (item, model), in the answers' order: ``score`` is the mean over the model's
+    answers of the item (one a ``repeat``) of each answer's score: the judges' mean
+    (``item_scores``: :func:`curll.evaluate.judge.item_scores`), :data:`NO_ANSWER_SCORE` where the
+    model gave no usable answer (never judged); an answer no judge parsed (or a backend error)
+    is left out, and the score is NaN when no answer has one. ``no_answer``: every repeat gave
+    no usable answer; ``judged``: the parsed ratings of all repeats; ``repeats``: the answers;
+    ``answer``: repeat 0's. One answer per (item, model): the judges' mean, as ever."""
+    keys = ["item_id", "run"]
+    base = with_repeat(answers)[[*keys, "repeat", "order", "seed", "trained_to", "answer"]].assign(
         no_answer=no_answer(answers)
     )
-    out = base.merge(item_scores, on=["item_id", "run"], how="left", validate="1:1")
+    out = base.merge(with_repeat(item_scores), on=[*keys, "repeat"], how="left", validate="1:1")
     out["judged"] = out["judged"].fillna(0).astype("int64")
     out.loc[out["no_answer"], "score"] = NO_ANSWER_SCORE
-    return out.merge(items[ITEM_KEYS], on="item_id", how="left", validate="m:1")
+    out = out.sort_values("repeat", kind="stable")  # the first row of an (item, model): repeat 0
+    g = out.groupby(keys, sort=False)
+    first = g[["order", "seed", "trained_to", "answer"]].first()
+    agg = pd.DataFrame({"no_answer": g["no_answer"].all(), "score": g["score"].mean(),
+                        "judged": g["judged"].sum(), "repeats": g.size()})  # fmt: skip
+    per_model = base[keys].drop_duplicates().merge(first.join(agg).reset_index(), on=keys, validate="1:1")
+    return per_model.merge(items[ITEM_KEYS], on="item_id", how="left", validate="m:1")
 
 
 def _tested(scores: pd.DataFrame, kind: str) -> list[int]:
@@ -207,7 +221,7 @@ def rubric_by_stage(rubric: pd.DataFrame, answers: pd.DataFrame, items: pd.DataF
     rows (order, stage), one column per criterion."""
     from curll.evaluate.judge import CRITERIA
 
-    runs = answers[["item_id", "run", "order", "trained_to"]]
+    runs = answers[["item_id", "run", "order", "trained_to"]].drop_duplicates(["item_id", "run"])  # repeats
     joined = rubric.merge(runs, on=["item_id", "run"]).merge(items[["item_id", "stage"]], on="item_id")
     last = joined[joined["trained_to"] == joined.groupby("order")["trained_to"].transform("max")]
     return last.groupby(["order", "stage"], sort=True)[list(CRITERIA)].mean().round(3)

@@ -65,11 +65,6 @@ class CLMetrics:
         return {"T": self.stages[-1], **self.final(), "series": series}
 
 
-def _mean(values: list[float]) -> float | None:
-    kept = [v for v in values if not math.isnan(v)]
-    return round(float(np.mean(kept)), 6) if kept else None
-
-
 def _square(j: pd.DataFrame) -> tuple[tuple[int, ...], np.ndarray]:
     """The (trained stage x test stage) square; a trained stage without a test column (no test
     item of that stage and type) is a column of NaN: not measured, left out of every mean."""
@@ -85,31 +80,73 @@ def _square(j: pd.DataFrame) -> tuple[tuple[int, ...], np.ndarray]:
     return stages, m
 
 
+def cl_batch(
+    m: np.ndarray, t: int, *, ind_diag: np.ndarray | None = None, base: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """The metrics at position ``t`` of a batch of square matrices, the formulas of the module
+    docstring: ``m`` (B, n, n) float, trained position x test position, NaN = not measured;
+    ``ind_diag`` (B, n) the independent models' diagonal, ``base`` (B, n) the untrained model's
+    scores by test position. Returns name -> (B,) float, NaN where a mean is over nothing.
+    Vectorised over B so that every bootstrap replicate is computed at once."""
+    out = {"AP": nanmean(m[:, t, : t + 1])}
+    if t:
+        earlier = m[:, :t, :t]  # (B, j, i): rows j < t, columns i < t
+        rows = np.arange(t)
+        valid = rows[:, None] >= rows[None, :]  # (j, i): j in [i, t-1]
+        peak = np.where(valid & ~np.isnan(earlier), earlier, -np.inf).max(axis=1)  # (B, i)
+        peak = np.where(np.isinf(peak), np.nan, peak)
+        out["FGT"] = nanmean(peak - m[:, t, :t])
+        out["BWT"] = nanmean(m[:, t, :t] - m[:, rows, rows])
+    else:
+        out["FGT"] = out["BWT"] = np.full(len(m), np.nan)
+    if ind_diag is not None:
+        own = np.arange(1, t + 1)
+        out["FWT"] = nanmean(m[:, own, own] - ind_diag[:, own])
+    if base is not None:
+        own = np.arange(1, t + 1)
+        out["FWT_zero_shot"] = nanmean(m[:, own - 1, own] - base[:, own])
+    return out
+
+
+def nanmean(x: np.ndarray) -> np.ndarray:
+    """Mean over the last axis leaving out NaN; NaN where every value is NaN (no warning)."""
+    kept = ~np.isnan(x)
+    n = kept.sum(axis=-1)
+    total = np.where(kept, x, 0.0).sum(axis=-1)
+    return np.where(n > 0, total / np.maximum(n, 1), np.nan)
+
+
 def cl_metrics(
     j: pd.DataFrame, *, independent: pd.DataFrame | None = None, untrained: pd.Series | None = None
 ) -> CLMetrics:
-    """Metrics of matrix ``j``; FWT needs ``independent`` (same layout), FWT0 ``untrained``
-    (scores by test stage). A trained stage with no test column counts as not measured."""
+    """Metrics of matrix ``j`` (:func:`cl_batch` at every position); FWT needs ``independent``
+    (same layout), FWT0 ``untrained`` (scores by test stage). A trained stage with no test
+    column counts as not measured."""
     stages, m = _square(j)
     n = len(stages)
-    ap = [_mean([m[t, i] for i in range(t + 1)]) for t in range(n)]
-    fgt = [_mean([float(np.nanmax(m[i:t, i])) - m[t, i] if not np.isnan(m[i:t, i]).all() else math.nan
-                  for i in range(t)]) for t in range(n)]  # fmt: skip
-    bwt = [_mean([m[t, i] - m[i, i] for i in range(t)]) for t in range(n)]
-    fwt = None
+    ind = None
     if independent is not None:
-        ind = independent.copy()
-        ind.index = ind.index.astype(int)
-        ind.columns = [int(c) for c in ind.columns]
-        diag = [float(ind.at[s, s]) if s in ind.index and s in ind.columns else math.nan for s in stages]  # type: ignore[arg-type]
-        fwt = tuple(_mean([m[i, i] - diag[i] for i in range(1, t + 1)]) for t in range(n))
-    zero = None
+        frame = independent.copy()
+        frame.index = frame.index.astype(int)
+        frame.columns = [int(c) for c in frame.columns]
+        ind = np.array([[float(frame.at[s, s]) if s in frame.index and s in frame.columns else math.nan  # type: ignore[arg-type]
+                         for s in stages]])  # fmt: skip
+    base = None
     if untrained is not None:
         b = {int(str(k)): float(v) for k, v in untrained.items()}
-        zero = tuple(
-            _mean([m[i - 1, i] - b.get(stages[i], math.nan) for i in range(1, t + 1)]) for t in range(n)
-        )
-    return CLMetrics(stages, tuple(ap), tuple(fgt), tuple(bwt), fwt, zero)
+        base = np.array([[b.get(s, math.nan) for s in stages]])
+    at = [cl_batch(m[None], t, ind_diag=ind, base=base) for t in range(n)]
+
+    def series(name: str) -> tuple[float | None, ...]:
+        return tuple(_value(v[name][0]) for v in at)
+
+    return CLMetrics(stages, series("AP"), series("FGT"), series("BWT"),
+                     series("FWT") if ind is not None else None,
+                     series("FWT_zero_shot") if base is not None else None)  # fmt: skip
+
+
+def _value(v: float) -> float | None:
+    return None if math.isnan(v) else round(float(v), 6)
 
 
 def read_matrix(path: str | Path) -> pd.DataFrame:

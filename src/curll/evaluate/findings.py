@@ -1,67 +1,172 @@
-"""Sentences, made from the numbers, that say which results stand out from their intervals.
+"""Which results may be claimed: the tests behind the report's sentences, corrected for their number.
 
-Every CL metric but AP is a difference (forgetting, backward and forward transfer): it is an
-effect when its 95% interval leaves out 0, and not distinguishable from none when the interval
-holds 0. AP is compared across orders: two orders whose AP intervals do not overlap differ
-(a conservative reading: intervals that overlap a little may still differ). Nothing here is
-written by hand about a result: each sentence follows the values of ``metrics.json``.
+A claim is one value with its bootstrap interval and p-value (:mod:`curll.evaluate.intervals`),
+tested against 0. The family of tests, all corrected together by Holm's method (a claim
+holds when its adjusted p is below :data:`ALPHA`):
+
+- ``baseline``: per order, ``gain_own``, the unigram baseline's NLL minus the model's on each
+  model's own stage (positive: the model beats a model of token frequencies);
+- ``loss``: per order, the transfer metrics at the last stage (BWT of continual; FWT against
+  the independent models; zero-shot FWT against the untrained model), and the paired
+  difference of ``mean_nll`` between every two orders;
+- ``judge``: the same on judge scores (summed types), only when the panel passed its controls
+  (``judges.json`` ``panel_informative``): a judge that cannot tell a reference from another
+  item's answer supports no claim, so its tests are not made.
+
+Forgetting (FGT) is shown, never tested: it is a maximum of noisy values minus one of them, so it
+is above 0 with no change at all; a fall in the last model's scores is tested as BWT, which is
+unbiased under no change. Nothing here is written by hand about a result: each sentence follows
+the values of ``metrics.json``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
-#: the differences of each family, and how to say their sign (positive first)
-DIFFERENCES = {
-    "judge": {"FGT": ("forgetting", "scores on earlier stages fell", "scores on earlier stages rose"),
-              "BWT": ("backward transfer", "later stages raised earlier scores", "later stages lowered them"),
-              "FWT": ("forward transfer", "scores above the independent models", "scores below them"),
-              "FWT_zero_shot": ("zero-shot transfer", "scores above the untrained model", "scores below it")},
-    "loss": {"FGT_nll_rise": ("forgetting", "the loss on older stages rose", "the loss on older stages fell"),
-             "BWT_nll_fall": ("backward transfer", "later stages lowered older ones' loss",
-                              "later stages raised older ones' loss"),
-             "FWT_nll_fall": ("forward transfer", "loss below the independent models", "loss above them"),
-             "FWT_zero_shot_nll_fall": ("zero-shot transfer", "loss below the untrained model",
-                                        "loss above the untrained model")},
+from curll.evaluate.intervals import Interval, holm
+
+ALPHA = 0.05
+
+#: per family: (kind of the matrices tested, metric -> (what it is, meaning when > 0, when < 0))
+TESTS: dict[str, tuple[str, dict[str, tuple[str, str, str]]]] = {
+    "baseline": ("all", {"gain_own": ("gain over the unigram baseline on its own stage (nats a token)",
+                                      "the model beats a unigram model of its training answers",
+                                      "a unigram model of its training answers beats it")}),
+    "loss": ("all", {"BWT_nll_fall": ("backward transfer (loss)", "later stages lowered older stages' loss",
+                                      "later stages raised older stages' loss: forgetting"),
+                     "FWT_nll_fall": ("forward transfer (loss)", "loss below the independent models",
+                                      "loss above the independent models"),
+                     "FWT_zero_shot_nll_fall": ("zero-shot transfer (loss)", "loss below the untrained model",
+                                                "loss above the untrained model"),
+                     "mean_nll": ("mean NLL per answer token", "{a}'s loss is higher than {b}'s",
+                                  "{a}'s loss is lower than {b}'s")}),
+    "judge": ("sum", {"BWT": ("backward transfer (judge)", "later stages raised earlier scores",
+                              "later stages lowered earlier scores: forgetting"),
+                      "FWT": ("forward transfer (judge)", "scores above the independent models",
+                              "scores below the independent models"),
+                      "FWT_zero_shot": ("zero-shot transfer (judge)", "scores above the untrained model",
+                                        "scores below the untrained model"),
+                      "AP": ("mean judge score", "{a} scores higher than {b}", "{a} scores lower than {b}")}),
 }  # fmt: skip
-LEVEL = {"judge": ("sum", "AP", "judge score, sum of types, higher is better"),
-         "loss": ("all", "mean_nll", "NLL per answer token, lower is better")}  # fmt: skip
 
 
-def findings(metrics: Mapping[str, Any]) -> list[str]:
-    """One sentence per final metric with an interval, then one per pair of orders' AP; empty when
-    ``metrics`` has no intervals (bootstrap samples 0)."""
-    out: list[str] = []
-    singles = metrics.get("bootstrap", {}).get("single_item_strata", {})
-    for family, strata in singles.items():
-        if strata:
-            where = ", ".join(strata)
-            out.append(f"{family}: {len(strata)} stage/type groups hold one test item ({where}): intervals "
-                       "cannot show the uncertainty there (no interval where all are single).")  # fmt: skip
-    for family, section in (("judge", metrics.get("orders", {})), ("loss", metrics.get("loss", {}))):
-        kind, level, unit = LEVEL[family]
-        for order, by_kind in section.items():
-            vals = by_kind.get(kind, {})
-            for name, (what, up, down) in DIFFERENCES[family].items():
-                v, lo, hi = vals.get(name), vals.get(f"{name}_lo"), vals.get(f"{name}_hi")
-                if v is None or lo is None or hi is None:
-                    continue
-                span = f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
-                if lo > 0 or hi < 0:
-                    out.append(f"{order}, {family}: {what} {span} excludes 0: {up if lo > 0 else down}.")
-                else:
-                    out.append(f"{order}, {family}: {what} {span} holds 0: not distinguishable from none.")
-        orders = [(o, by.get(kind, {})) for o, by in section.items()]
-        for i, (a, va) in enumerate(orders):
-            for b, vb in orders[i + 1 :]:
-                bounds = [va.get(level), va.get(f"{level}_lo"), va.get(f"{level}_hi"),
-                          vb.get(level), vb.get(f"{level}_lo"), vb.get(f"{level}_hi")]  # fmt: skip
-                if any(x is None for x in bounds):
-                    continue
-                x, xlo, xhi, y, ylo, yhi = bounds
-                apart = xhi < ylo or yhi < xlo
-                verdict = "do not overlap: the orders differ" if apart else "overlap: no difference shown"
-                out.append(f"{family} {level} ({unit}): {a} {x:.3f} [{xlo:.3f}, {xhi:.3f}] and "
-                           f"{b} {y:.3f} [{ylo:.3f}, {yhi:.3f}] {verdict}.")  # fmt: skip
+@dataclass(frozen=True)
+class Claim:
+    family: str
+    key: str  # its name in the family's bounds: continual/all/BWT_nll_fall, diff/joint-continual/all/AP
+    what: str
+    value: float
+    lo: float | None
+    hi: float | None
+    p: float
+    p_holm: float
+    holds: bool
+    direction: str  # what the sign of the value means
+
+    def sentence(self) -> str:
+        subject = (
+            self.key.split("/")[1].replace("-", " - ")
+            if self.key.startswith("diff/")
+            else self.key.split("/")[0]
+        )
+        span = f"{self.value:.3f}"
+        if self.lo is not None and self.hi is not None:
+            span += f" [{self.lo:.3f}, {self.hi:.3f}]"
+        return f"{subject}: {self.what} {span}, Holm-adjusted p {self.p_holm:.3g}: {self.direction}."
+
+
+def _tested(family: str, bounds: Mapping[str, Interval]) -> list[tuple[str, str, str, str]]:
+    """(key, what, positive meaning, negative meaning) of the family's values that have a p-value."""
+    kind, metrics = TESTS[family]
+    out = []
+    for key, iv in sorted(bounds.items()):
+        parts = key.split("/")
+        diff = parts[0] == "diff"
+        if iv.p is None or len(parts) != (4 if diff else 3) or parts[-2] != kind or parts[-1] not in metrics:
+            continue
+        if diff != (parts[-1] in ("mean_nll", "AP")):  # levels are compared as differences only
+            continue
+        what, up, down = metrics[parts[-1]]
+        out.append((key, ("difference in " + what) if diff else what, up, down))
     return out
+
+
+def claims(bounds: Mapping[str, Mapping[str, Interval]], *, judge_informative: bool) -> list[Claim]:
+    """Every test of every family in ``bounds`` (family -> name -> Interval: ``loss`` holds the
+    baseline's values too), Holm-adjusted together; the judge's only if ``judge_informative``."""
+    rows: list[tuple[str, str, str, str, str, Interval]] = []
+    for family in ("baseline", "loss", "judge"):
+        source = bounds.get("loss" if family == "baseline" else family, {})
+        if family == "judge" and not judge_informative:
+            continue
+        for key, what, up, down in _tested(family, source):
+            rows.append((family, key, what, up, down, source[key]))
+    adjusted = holm({f"{f}:{k}": iv.p for f, k, *_, iv in rows if iv.p is not None})
+    out = []
+    for family, key, what, up, down, iv in rows:
+        assert iv.value is not None and iv.p is not None
+        p_adj = adjusted[f"{family}:{key}"]
+        a, _, b = key.split("/")[1].partition("-")
+        meaning = (up if iv.value > 0 else down).format(a=a, b=b)
+        out.append(Claim(family, key, what, iv.value, iv.lo, iv.hi, iv.p, p_adj, p_adj < ALPHA, meaning))
+    return out
+
+
+def baseline_verdict(loss: Mapping[str, Interval], orders: list[str]) -> dict[str, Any]:
+    """Per trained order: its own-stage gain over the unigram baseline with interval, and
+    ``beats``: the interval lies above 0. ``all_beat``: every order does."""
+    per = {}
+    for o in orders:
+        iv = loss.get(f"{o}/all/gain_own")
+        if iv is not None and iv.value is not None:
+            per[o] = {"gain": iv.value, "lo": iv.lo, "hi": iv.hi, "beats": iv.lo is not None and iv.lo > 0}
+    return {"orders": per, "all_beat": bool(per) and all(v["beats"] for v in per.values())}
+
+
+def summary(metrics: Mapping[str, Any]) -> list[str]:
+    """The report's opening sentences, from ``metrics.json``: the baseline verdict first, then the
+    judge's control verdict, then one sentence per claim that holds after correction."""
+    base = metrics.get("baseline")
+    if not base or not base["orders"]:
+        return ["No intervals were computed (evaluate.bootstrap.samples: 0): no claim is made."]
+    gains = "; ".join(
+        f"{o} {v['gain']:.3f} [{_f(v['lo'])}, {_f(v['hi'])}]" for o, v in base["orders"].items()
+    )
+    if base["all_beat"]:
+        out = [f"Every order's models beat the unigram baseline on their own stage (gain in nats per answer "
+               f"token, 95% interval: {gains})."]  # fmt: skip
+    else:
+        losing = [o for o, v in base["orders"].items() if not v["beats"]]
+        out = [f"The trained models do not beat the unigram baseline on their own stage ({', '.join(losing)};"
+               f" gain in nats per answer token, 95% interval: {gains}): no curriculum claim can be made "
+               "at this scale."]  # fmt: skip
+    compute = metrics.get("compute")
+    if compute:
+        out.append(
+            f"Compute: budget '{compute['budget']}' ("
+            + ("every order the same optimizer steps and rows per stage" if compute["budget"] == "steps"
+               else "every order one pass of its own data per epoch: orders get unequal steps")
+            + ")."
+        )  # fmt: skip
+    judge = metrics.get("judge_controls", {})
+    if judge and not judge.get("panel_informative", False):
+        out.append("The judge panel failed its controls (it does not rate a reference above another item's "
+                   "answer): judge scores support no claim.")  # fmt: skip
+    listed = metrics.get("claims", {}).get("list", [])
+    held = [c for c in listed if c["holds"]]
+    n = len(listed)
+    for c in held:
+        out.append(Claim(**c).sentence())
+    out.append(f"{len(held)} of {n} tests hold after Holm's correction for {n} tests (alpha {ALPHA}).")
+    return out
+
+
+def as_json(found: list[Claim]) -> dict[str, Any]:
+    return {"alpha": ALPHA, "correction": "holm", "tests": len(found), "held": sum(c.holds for c in found),
+            "list": [asdict(c) for c in found]}  # fmt: skip
+
+
+def _f(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"

@@ -2,12 +2,15 @@
 
 :func:`answer` asks one model folder (Hugging Face format) every item with the sampling of
 ``evaluate.infer`` (the paper: temperature 0.7, top-p 0.95, 128 new tokens, seeded), one
-model in memory at a time. Backends: ``transformers`` (batched, CPU or GPU) or ``vllm`` (GPU).
+model in memory at a time; with ``repeats`` (``evaluate.repeats``) k, every item k times,
+repeat r sampled with the seed + r (repeat 0's requests are those of a single answer, so
+they stay cached when k changes). Backends: ``transformers`` (batched, CPU or GPU) or ``vllm`` (GPU).
 Requests are cached by content, and a model's name carries a fingerprint of its weights, so
 a rerun with the same models costs nothing and a retrained model is asked again.
 
 Output rows (:data:`ANSWER_COLUMNS`): ``item_id``, ``run`` (the model's name, e.g.
-``seed-42/continual/0-1``), ``order`` (independent | joint | continual | untrained), ``seed``,
+``seed-42/continual/0-1``), ``repeat`` (0 to k - 1), ``order`` (independent | joint |
+continual | untrained), ``seed``,
 ``trained_to`` (-1 for the untrained model), ``answer`` (raw text; empty when rejected), ``truncated``
 (the passage was cut to fit), then the provenance columns of :func:`curll.llm.tasks.provenance`.
 """
@@ -15,6 +18,7 @@ Output rows (:data:`ANSWER_COLUMNS`): ``item_id``, ``run`` (the model's name, e.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +32,21 @@ from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
 from curll.llm.factory import trained_model_backend
 from curll.llm.tasks import Answer, provenance
-from curll.llm.types import ChatRequest
+from curll.llm.types import ChatRequest, Sampling
 from curll.train.orders import SavedModel
 
 #: version of the test-prompt layout (:func:`curll.chat.user_turn`): change the tag
 #: when the layout changes, so cached answers to the old prompts are not reused
 PROMPT_VERSION = hashlib.sha256(b"curll.evaluate.items/test-prompt/1").hexdigest()[:16]
-ANSWER_COLUMNS = ["item_id", "run", "order", "seed", "trained_to", "answer", "truncated"]
+ANSWER_COLUMNS = ["item_id", "run", "repeat", "order", "seed", "trained_to", "answer", "truncated"]
 
 
-def answer(model: SavedModel, items: pd.DataFrame, p: InferParams, cache: str | Path) -> pd.DataFrame:
-    """One row per item: ``model`` answering it. Every item's prompt must fit ``p.prompt_tokens``
-    (:func:`curll.evaluate.items.drop_unfit` removes the others first)."""
+def answer(
+    model: SavedModel, items: pd.DataFrame, p: InferParams, cache: str | Path, repeats: int = 1
+) -> pd.DataFrame:
+    """``repeats`` rows per item: ``model`` answering it, repeat r (all items of repeat 0 first,
+    then of 1, ...) sampled with ``p.sampling``'s seed + r. Every item's prompt must fit
+    ``p.prompt_tokens`` (:func:`curll.evaluate.items.drop_unfit` removes the others first)."""
     from transformers import AutoTokenizer
 
     folder, name = model.folder, model.name
@@ -51,16 +58,25 @@ def answer(model: SavedModel, items: pd.DataFrame, p: InferParams, cache: str | 
             why = f"item {item['item_id']}: prompt over {p.prompt_tokens} tokens even with its passage cut"
             raise CurllError(why, file=folder, field="evaluate.infer.prompt_tokens")
         fitted.append(fit)
-    sampling = p.sampling.to_sampling()
-    requests = [ChatRequest.build(msgs, sampling=sampling, prompt_version=PROMPT_VERSION)  # type: ignore[arg-type]
-                for msgs, _ in fitted]  # fmt: skip
     engine = Engine(trained_model_backend(folder, name, p), RequestCache(cache), attempts=1,
                     batch_size=p.batch_size, desc=f"answer {name}")  # fmt: skip
-    results = engine.run(requests)
     rows: list[dict[str, Any]] = []
-    for item_id, (_, cut), req, res in zip(items["item_id"], fitted, requests, results, strict=True):
-        text = res.text if res.status == "ok" else ""
-        rows.append({"item_id": item_id, "run": name, "order": model.order, "seed": model.seed,
-                     "trained_to": model.trained_to,
-                     "answer": text, "truncated": cut, **provenance(Answer(req, res))})  # fmt: skip
+    for repeat in range(repeats):  # one engine run a repeat: repeat 0's batches are those of k = 1
+        sampling = repeat_sampling(p.sampling.to_sampling(), repeat)
+        requests = [ChatRequest.build(msgs, sampling=sampling, prompt_version=PROMPT_VERSION)  # type: ignore[arg-type]
+                    for msgs, _ in fitted]  # fmt: skip
+        results = engine.run(requests)
+        for item_id, (_, cut), req, res in zip(items["item_id"], fitted, requests, results, strict=True):
+            text = res.text if res.status == "ok" else ""
+            rows.append({"item_id": item_id, "run": name, "repeat": repeat, "order": model.order,
+                         "seed": model.seed, "trained_to": model.trained_to,
+                         "answer": text, "truncated": cut, **provenance(Answer(req, res))})  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def repeat_sampling(sampling: Sampling, repeat: int) -> Sampling:
+    """``sampling`` of repeat ``repeat``: its seed + ``repeat`` (repeat 0: ``sampling`` itself;
+    no seed stays none)."""
+    if repeat == 0 or sampling.seed is None:
+        return sampling
+    return replace(sampling, seed=sampling.seed + repeat)

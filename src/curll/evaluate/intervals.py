@@ -1,48 +1,57 @@
-"""95% intervals of matrix cells and CL metrics: the bootstrap over test items and training seeds,
-paired across models.
+"""95% intervals and p-values of matrix cells, CL metrics and paired differences: the bootstrap
+over test items and training seeds, paired across models, vectorised over replicates.
 
 A replicate draws, within each (stage, type) stratum of the test items, as many items as the
 stratum has, with replacement; an item's weight is how often it was drawn. Every model is
 scored on the same draw (all models answer the same items, so a difference between two models
-keeps its pairing), and everything is recomputed from the weighted rows: each cell is the
-weighted mean of its items (column ``w``, read by :func:`curll.evaluate.analysis.matrix` and
-:func:`curll.evaluate.loss.loss_matrix`), then every metric from those cells. The interval of a
-value is the 2.5th and 97.5th percentiles of its replicates (replicates where it is undefined
-left out). Seeded: the same rows, samples and seed give the same intervals. A value that no
-replicate moves (all its strata hold one item: a draw of one from one is that one) gets no
-interval, not one of width 0; a value resting partly on one-item strata gets an interval that
-understates its uncertainty there (:func:`single_item_strata` lists them, the report says so).
+keeps its pairing), and everything is recomputed from the weighted rows. With several training
+seeds, a replicate also draws as many seeds as were trained, with replacement
+(:func:`seed_weights`), the same draw for every order, and a row's weight is its item's count
+times its seed's count (the two-way bootstrap of a crossed design).
 
-Items are a unit of resampling because they are a unit of sampling: another run of the
-pipeline would draw other test items for each indicator. Training seeds are the other: with
-several, a replicate also draws as many seeds as were trained, with replacement
-(:func:`seed_weights`), the same draw for every order (seed s of every order shares its data
-order and initial weights), and a row's weight is its item's count times its seed's count (the
-two-way bootstrap of a crossed design). With one seed nothing is drawn for it, and the
-interval says nothing about a retrained model. With ``samples`` 0 no interval is made.
+``compute(rows, W)`` gets the rows and a (rows, B) weight matrix and returns name -> (B,)
+values: the point estimate is ``compute(rows, ones((rows, 1)))`` and the replicates are the
+same function on the drawn weights, so both share one code path.
+
+Small samples. The bootstrap variance of a mean of n draws is (n-1)/n times the unbiased
+s^2/n, so a bootstrap from 2-5 items a stratum understates the spread by sqrt((n-1)/n); and with
+few items a normal quantile understates the tails. So a value's standard error is the standard
+deviation of its replicates times the inflation factor ``f = max(sqrt(n/(n-1)), sqrt(m/(m-1)))``,
+n the smallest stratum (of more than one item) and m the number of seeds (when more than one):
+the correction of Davison & Hinkley (1997, Bootstrap Methods and their Application, section
+3.2.3) for the stratum of the fewest items, conservative for the larger ones. The interval is
+``value +- t * se`` with t the 97.5% quantile of Student's t with ``df`` = items - strata
+degrees of freedom (the standard interval with a bootstrap standard error, Efron & Tibshirani
+1993, section 12.2, with the t quantile for small samples), and the two-sided p-value of "the
+value is 0" is ``2 * P(T_df > |value| / se)``: the interval leaves out 0 exactly when p < 0.05.
+A value that no replicate moves (all its strata hold one item) gets no interval and no p-value.
+:func:`holm` adjusts a family of p-values for the number of claims.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-#: a flat view of what is computed from the rows: name -> value (None where undefined)
-Values = Mapping[str, float | None]
+#: rows and their (rows, B) weights -> name -> (B,) values (NaN where undefined)
+Compute = Callable[[pd.DataFrame, np.ndarray], Mapping[str, np.ndarray]]
 
 
 @dataclass(frozen=True)
 class Interval:
-    """A value from all rows, and the bounds of its 95% bootstrap interval (None when fewer than
-    two replicates define it)."""
+    """A value from all rows, the bounds of its 95% interval and the p-value of "it is 0"
+    (None when fewer than two replicates define it, or none moves it)."""
 
     value: float | None
     lo: float | None
     hi: float | None
+    p: float | None = None
 
 
 def item_weights(items: pd.DataFrame, samples: int, seed: int) -> pd.DataFrame:
@@ -51,22 +60,23 @@ def item_weights(items: pd.DataFrame, samples: int, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     ids = items["item_id"].to_numpy()
     counts = np.zeros((len(items), samples), dtype=np.int64)
+    cols = np.arange(samples)[None, :]
     for _, idx in sorted(items.groupby(["stage", "type"]).indices.items()):
         draws = rng.integers(0, len(idx), size=(len(idx), samples))  # (k, B) positions in the stratum
-        for b in range(samples):
-            counts[idx, b] = np.bincount(draws[:, b], minlength=len(idx))
+        drawn = np.zeros((len(idx), samples), dtype=np.int64)
+        np.add.at(drawn, (draws, np.broadcast_to(cols, draws.shape)), 1)
+        counts[idx] = drawn
     return pd.DataFrame(counts, index=pd.Index(ids, name="item_id"))
 
 
 def seed_weights(seeds: list[int], samples: int, seed: int) -> pd.DataFrame:
     """A frame indexed by training seed (name ``seed``) with one column per replicate: how often
     that seed was drawn out of ``len(seeds)`` draws with replacement (all 1 for one seed).
-    Drawn from its own stream, so adding seeds leaves the item draws of :func:`item_weights` as
-    they were."""
+    Drawn from its own stream, so adding seeds leaves the item draws as they were."""
     rng = np.random.default_rng([seed, 1])
     draws = rng.integers(0, len(seeds), size=(samples, len(seeds)))
-    counts = np.stack([np.bincount(d, minlength=len(seeds)) for d in draws], axis=1) if samples else (
-        np.zeros((len(seeds), 0), dtype=np.int64))  # fmt: skip
+    counts = np.zeros((len(seeds), samples), dtype=np.int64)
+    np.add.at(counts, (draws.T, np.broadcast_to(np.arange(samples)[None, :], draws.T.shape)), 1)
     return pd.DataFrame(counts, index=pd.Index(seeds, name="seed"))
 
 
@@ -76,34 +86,67 @@ def single_item_strata(items: pd.DataFrame) -> list[str]:
     return sorted(k for k, n in sizes.items() if n == 1)
 
 
+def inflation(items: pd.DataFrame, seeds: int) -> float:
+    """The small-sample factor of the module docstring: sqrt(n/(n-1)) for the smallest stratum of
+    ``items`` with n > 1, sqrt(m/(m-1)) for m = ``seeds`` > 1, the larger of the two (1 if none)."""
+    sizes = [n for n in Counter(zip(items["stage"], items["type"], strict=True)).values() if n > 1]
+    factors = [1.0] + ([math.sqrt(min(sizes) / (min(sizes) - 1))] if sizes else [])
+    return max([*factors, math.sqrt(seeds / (seeds - 1))] if seeds > 1 else factors)
+
+
 def bootstrap(
-    rows: pd.DataFrame, weights: Mapping[str, pd.DataFrame], compute: Callable[[pd.DataFrame], Values]
-) -> dict[str, Interval]:
-    """``compute`` on ``rows`` as they are, then on each replicate: ``rows`` with a column ``w``,
-    the product over ``weights`` (column of ``rows`` -> its replicate weights, e.g. ``item_id``
-    -> :func:`item_weights`, ``seed`` -> :func:`seed_weights`) of the weight of the row's value;
-    and each value's interval over the replicates."""
-    point = compute(rows)
+    rows: pd.DataFrame, weights: Mapping[str, pd.DataFrame], compute: Compute, *, inflate: float = 1.0,
+    df: float | None = None, chunk: int = 250,
+) -> dict[str, Interval]:  # fmt: skip
+    """``compute`` on ``rows`` with unit weights (the values), then on the replicates, ``chunk``
+    at a time (memory: rows x chunk): a row's weight is the product over ``weights`` (column of
+    ``rows`` -> its replicate weights, e.g. ``item_id`` -> :func:`item_weights`, ``seed`` ->
+    :func:`seed_weights`) of the weight of the row's value. ``inflate`` and ``df``: the factor
+    and degrees of freedom of the module docstring (``df`` None: the normal quantile)."""
+    point = {k: float(v[0]) for k, v in compute(rows, np.ones((len(rows), 1))).items()}
     names = list(point)
     samples = next(iter(weights.values())).shape[1]
     reps = np.full((samples, len(names)), np.nan)
-    at = np.ones((len(rows), samples))
-    for column, w in weights.items():  # (rows, B); a value unknown to its weights: NaN, then 0
-        at = at * w.reindex(rows[column].to_numpy()).to_numpy(dtype=float)
-    for b in range(samples):
-        got = compute(rows.assign(w=np.nan_to_num(at[:, b])))
-        reps[b] = [np.nan if got.get(n) is None else float(got[n]) for n in names]  # type: ignore[arg-type]
-    out = {}
-    for k, name in enumerate(names):
-        col = reps[:, k][~np.isnan(reps[:, k])]
-        lo, hi = (
-            (None, None)
-            if len(col) < 2
-            else (float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5)))
-        )
-        if lo is not None and lo == hi:  # no replicate moved it (one-item strata, or equal items): no spread
-            lo = hi = None
-        out[name] = Interval(point[name], _r(lo), _r(hi))
+    for start in range(0, samples, chunk):
+        at = np.ones((len(rows), min(chunk, samples - start)))
+        for column, w in weights.items():  # a value unknown to its weights: NaN, then 0
+            part = w.iloc[:, start : start + at.shape[1]]
+            at = at * np.nan_to_num(part.reindex(rows[column].to_numpy()).to_numpy(dtype=float))
+        got = compute(rows, at)
+        reps[start : start + at.shape[1]] = np.stack([np.asarray(got[n], dtype=float) for n in names], axis=1)
+    from scipy import stats  # type: ignore[import-untyped]
+
+    dist = stats.norm() if df is None else stats.t(df=max(1.0, df))
+    quantile = float(dist.ppf(0.975))
+    return {name: _interval(point[name], reps[:, k], inflate, quantile, dist) for k, name in enumerate(names)}
+
+
+def _interval(value: float, reps: np.ndarray, inflate: float, quantile: float, dist: Any) -> Interval:
+    if math.isnan(value):
+        return Interval(None, None, None)
+    col = reps[~np.isnan(reps)]
+    if len(col) < 2 or np.all(col == col[0]):  # no replicate moved it: no spread to report
+        return Interval(_r(value), None, None)
+    se = inflate * float(np.std(col, ddof=1))
+    p = float(2 * dist.sf(abs(value) / se)) if se > 0 else (1.0 if value == 0 else 0.0)
+    return Interval(_r(value), _r(value - quantile * se), _r(value + quantile * se), round(min(1.0, p), 6))
+
+
+def degrees_of_freedom(items: pd.DataFrame) -> int:
+    """Items minus strata (``stage``, ``type``) of ``items`` (one row per item), at least 1."""
+    strata = len(set(zip(items["stage"], items["type"], strict=True)))
+    return max(1, len(items) - strata)
+
+
+def holm(p: Mapping[str, float]) -> dict[str, float]:
+    """Holm's step-down adjustment of a family of p-values (Holm 1979): with the m p-values
+    sorted p_(1) <= ... <= p_(m), p_adj_(i) = max over j <= i of min(1, (m - j + 1) p_(j)).
+    A claim holds at level a when its adjusted p is below a (family-wise error <= a)."""
+    order = sorted(p, key=lambda k: (p[k], k))
+    out, running = {}, 0.0
+    for j, name in enumerate(order):
+        running = max(running, min(1.0, (len(order) - j) * p[name]))
+        out[name] = round(running, 6)
     return out
 
 

@@ -5,7 +5,10 @@ of the item's type (``prompts/judge_<type>.j2``, rendered with ``explain``) and
 :func:`judge_schema`: the rating first, then, with ``explain``, a one-sentence reason. A
 judge's output that does not parse or breaks the schema is a recorded failure (``rating``
 null, ``status`` reject, ``reason``), never a crash. Rows (:data:`RATING_COLUMNS` +
-provenance): one per (answer, judge). An answer whose generation was rejected (``status`` not
+provenance): one per (answer, judge). An answer is one ``repeat`` of an (item, run)
+(``evaluate.repeats``): the judge rates repeat r with its task's sampling seed + r (repeat 0
+with the task's own, so its requests are those of a single answer), so the judge's sampling
+noise is drawn once per answer too. An answer whose generation was rejected (``status`` not
 ok: no text) is not judged at all: it has no rating row. When the engine rejected the model's
 output as empty or as a loop (:func:`no_answer`), the model gave no answer: it scores
 :data:`NO_ANSWER_SCORE`, the rubric's lowest, without a judge. Any other reject (a backend
@@ -14,7 +17,14 @@ error) is no answer of the model's: its score is missing (NaN), and
 
 :func:`panel_stats` reports per judge the parse-failure rate and mean rating, and per pair of
 judges their agreement on the answers both rated: quadratic-weighted Cohen's kappa, Spearman's
-rho and exact-agreement share. :func:`item_scores` averages the ratings that parsed.
+rho and exact-agreement share. :func:`item_scores` averages the ratings of each answer that
+parsed (:func:`curll.evaluate.analysis.scores_table` then averages an item's repeats).
+
+:func:`rate_controls`: each judge also rates control answers of a sample of items
+(:mod:`curll.evaluate.controls`: the reference, another item's reference, the empty answer, the
+reference's words shuffled), asked through :func:`judge` as answers of the run
+``control/<control>``, so with the same prompts and schema; they are kept apart from the
+answers' ratings and yields (:func:`overall_yield` pools both, per judge).
 
 :func:`rubric` (optional, ``evaluate.rubric``): each judge also scores every answer on five
 criteria of grade-level fit (:data:`CRITERIA`), 1-5 each.
@@ -24,21 +34,23 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
 
-from curll.artifacts import records
+from curll.artifacts import empty_table, records
 from curll.config import Params
 from curll.config.evaluate import TestType
 from curll.config.llm import MaxChars
 from curll.llm.engine import Engine
 from curll.llm.tasks import Task, TaskDef, ask, provenance
+from curll.schemas.evaluate import ControlRatingSchema
 from curll.yields import measure, unit_frame
 
-RATING_COLUMNS = ["item_id", "run", "judge", "type", "rating", "explanation"]
+RATING_COLUMNS = ["item_id", "run", "repeat", "judge", "type", "rating", "explanation"]
 
 
 Panel = Mapping[str, tuple[Engine, Mapping[str, Task]]]
@@ -51,16 +63,40 @@ def judge_tables(panel_dir: str | Path, name: str) -> tuple[Path, Path]:
     return folder / "ratings.parquet", folder / "rubric.parquet"
 
 
+def controls_table(panel_dir: str | Path, name: str) -> Path:
+    """Where one judge's control ratings are kept: ``panel_dir/<name>/controls.parquet``."""
+    return Path(panel_dir) / name / "controls.parquet"
+
+
 def answered(answers: pd.DataFrame) -> pd.DataFrame:
     """The answers that were generated (``status`` ok): the only ones a judge sees."""
     return answers[answers["status"] == "ok"]
 
 
+def with_repeat(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with a ``repeat`` column: its own, or 0 (a table of one answer per item and run)."""
+    return table if "repeat" in table.columns else table.assign(repeat=0)
+
+
 def _fields(answers: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
     """What a judge is shown: each generated answer joined with its item."""
-    return answered(answers)[["item_id", "run", "answer"]].merge(
+    return with_repeat(answered(answers))[["item_id", "run", "repeat", "answer"]].merge(
         items, on="item_id", how="left", validate="m:1"
     )
+
+
+def _by_repeat(fields: pd.DataFrame) -> list[tuple[int, pd.DataFrame]]:
+    """(repeat, its rows in their order) of ``fields``, by repeat."""
+    return [(int(r), fields[fields["repeat"] == r]) for r in sorted(fields["repeat"].unique())]
+
+
+def repeat_task(task: Task, repeat: int) -> Task:
+    """``task`` of the answers' repeat ``repeat``: its sampling seed + ``repeat`` (repeat 0, or a
+    task without a seed: ``task`` itself)."""
+    seed = task.sampling.seed
+    if repeat == 0 or seed is None:
+        return task
+    return replace(task, sampling=replace(task.sampling, seed=seed + repeat))
 
 
 #: the score of an answer the model did not give (blank, or cut off in a loop): the judge
@@ -77,7 +113,8 @@ def no_answer(answers: pd.DataFrame) -> pd.Series:
 
 
 def unanswered(answers: pd.DataFrame) -> dict[str, int]:
-    """Rejects other than :func:`no_answer` per run (backend errors: their scores are missing)."""
+    """Rejects other than :func:`no_answer` per run, every repeat counted (backend errors: their
+    scores are missing)."""
     bad = answers[(answers["status"] != "ok") & ~no_answer(answers)]
     return {str(k): int(v) for k, v in bad.groupby("run").size().items()}
 
@@ -110,25 +147,59 @@ RATINGS = {kind: _rating(kind) for kind in get_args(TestType)}
 def judge(answers: pd.DataFrame, items: pd.DataFrame, judges: Panel, *, explain: bool) -> pd.DataFrame:
     """Ratings of every generated answer by every judge; ``judges``: name -> (engine, task per
     type), each task built on :func:`judge_schema` with the same ``explain``. ``explanation``:
-    the judge's reason, empty when not asked or not parsed."""
+    the judge's reason, empty when not asked or not parsed. An answer of ``repeat`` r (0 when
+    ``answers`` has no such column) is rated with the task's seed + r (:func:`repeat_task`)."""
     fields = _fields(answers, items)
     rows: list[dict[str, Any]] = []
     for name, (engine, tasks) in judges.items():
-        for kind, group in fields.groupby("type", sort=True):
-            rows_in = [{**r, "instruction": r["question"], "explain": explain} for r in records(group)]
-            for r, a in zip(rows_in, ask(engine, tasks[str(kind)], rows_in), strict=True):
-                parsed = a.result.parsed if a.ok else None
-                rows.append({"item_id": r["item_id"], "run": r["run"], "judge": name, "type": kind,
-                             "rating": float(parsed["rating"]) if parsed else np.nan,
-                             "explanation": str(parsed.get("explanation", "")) if parsed else "",
-                             **provenance(a)})  # fmt: skip
+        for kind, of_kind in fields.groupby("type", sort=True):
+            for repeat, group in _by_repeat(of_kind):
+                task = repeat_task(tasks[str(kind)], repeat)
+                rows_in = [{**r, "instruction": r["question"], "explain": explain} for r in records(group)]
+                for r, a in zip(rows_in, ask(engine, task, rows_in), strict=True):
+                    parsed = a.result.parsed if a.ok else None
+                    rows.append({"item_id": r["item_id"], "run": r["run"], "repeat": repeat, "judge": name,
+                                 "type": kind, "rating": float(parsed["rating"]) if parsed else np.nan,
+                                 "explanation": str(parsed.get("explanation", "")) if parsed else "",
+                                 **provenance(a)})  # fmt: skip
     return pd.DataFrame(rows)
 
 
+#: the pseudo-run of a control's ratings inside :func:`judge`
+CONTROL_RUN = "control/"
+
+
+def rate_controls(
+    controls: pd.DataFrame, items: pd.DataFrame, judges: Panel, *, explain: bool
+) -> pd.DataFrame:
+    """Ratings (:class:`~curll.schemas.evaluate.ControlRatingSchema`) of the control rows of
+    :func:`curll.evaluate.controls.control_sample` by every judge, through :func:`judge`: each
+    control is an answer (status ok, so the empty one is rated too) of run ``control/<control>``."""
+    if controls.empty:
+        return empty_table(ControlRatingSchema)
+    pseudo = controls.assign(run=CONTROL_RUN + controls["control"], status="ok")
+    rated = judge(pseudo[["item_id", "run", "answer", "status"]], items, judges, explain=explain)
+    rated["control"] = rated.pop("run").str.removeprefix(CONTROL_RUN)
+    rated = rated.drop(columns="repeat")  # one rating a control (repeat 0: the judge's own seed)
+    out = rated.merge(controls[["item_id", "control", "stage", "answer"]], on=["item_id", "control"],
+                      how="left", validate="m:1")  # fmt: skip
+    first = ["item_id", "stage", "type", "control", "judge", "answer", "rating", "explanation"]
+    return out[first + [c for c in out.columns if c not in first]]
+
+
+def overall_yield(ratings: pd.DataFrame, controls: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per judge, the share of all its ratings (answers and controls, every stage pooled) that
+    parsed, as :func:`curll.yields.measure` yields with the one stage ``all``."""
+    both = pd.concat([ratings[["judge", "rating", "reason"]], controls[["judge", "rating", "reason"]]])
+    pooled = measure(unit_frame([0] * len(both), both["judge"], both["rating"].notna(), both["reason"]))
+    return {kind: {"all": by_stage["0"]} for kind, by_stage in pooled.items()}
+
+
 def item_scores(ratings: pd.DataFrame) -> pd.DataFrame:
-    """(item_id, model) -> score: mean of the judges' parsed ratings (NaN if none parsed), and
-    ``judged``: how many judges parsed."""
-    g = ratings.groupby(["item_id", "run"], sort=True)["rating"]
+    """(item_id, model, repeat) -> score: mean of the judges' parsed ratings of that answer (NaN
+    if none parsed), and ``judged``: how many judges parsed (ratings without a ``repeat``
+    column: repeat 0). :func:`curll.evaluate.analysis.scores_table` averages the repeats."""
+    g = with_repeat(ratings).groupby(["item_id", "run", "repeat"], sort=True)["rating"]
     return pd.DataFrame({"score": g.mean(), "judged": g.count()}).reset_index()
 
 
@@ -141,7 +212,8 @@ def rating_yields(ratings: pd.DataFrame, items: pd.DataFrame) -> dict[str, dict[
 
 
 def panel_stats(ratings: pd.DataFrame) -> dict[str, Any]:
-    """Per judge: answers, parse failures and their rate, mean rating; per pair: agreement."""
+    """Per judge: answers (every repeat), parse failures and their rate, mean rating; per pair:
+    agreement on the answers (every repeat) both rated."""
     from scipy.stats import spearmanr  # type: ignore[import-untyped]
     from sklearn.metrics import cohen_kappa_score
 
@@ -151,7 +223,8 @@ def panel_stats(ratings: pd.DataFrame) -> dict[str, Any]:
         judges[str(name)] = {"answers": len(g), "parse_failures": failed,
                              "parse_failure_rate": round(failed / max(1, len(g)), 4),
                              "mean_rating": _round(g["rating"].mean())}  # fmt: skip
-    wide = ratings.pivot_table(index=["item_id", "run"], columns="judge", values="rating", aggfunc="first")
+    keys = ["item_id", "run", "repeat"]
+    wide = with_repeat(ratings).pivot_table(index=keys, columns="judge", values="rating", aggfunc="first")
     pairs: dict[str, Any] = {}
     for a, b in itertools.combinations(sorted(judges), 2):
         both = wide[[a, b]].dropna() if {a, b} <= set(wide.columns) else pd.DataFrame()
@@ -198,14 +271,17 @@ def rubric(
     answers: pd.DataFrame, items: pd.DataFrame, judges: Mapping[str, tuple[Engine, Task]]
 ) -> pd.DataFrame:
     """Rubric scores of every answer by every judge: one row per (answer, judge) with a column
-    per criterion (null when the judge's output did not parse) and provenance."""
-    fields = records(_fields(answers, items))
+    per criterion (null when the judge's output did not parse) and provenance; repeat r with the
+    task's seed + r, as :func:`judge`."""
+    fields = _fields(answers, items)
     rows: list[dict[str, Any]] = []
     for name, (engine, task) in judges.items():
-        for r, a in zip(fields, ask(engine, task, fields), strict=True):
-            parsed = a.result.parsed if a.ok else None
-            scores = {c: float(parsed[c]) if parsed else np.nan for c in CRITERIA}
-            why = str(parsed["explanation"]) if parsed else ""
-            rows.append({"item_id": r["item_id"], "run": r["run"], "judge": name, "type": r["type"], **scores,
-                         "explanation": why, **provenance(a)})  # fmt: skip
+        for repeat, group in _by_repeat(fields):
+            rows_in = records(group)
+            for r, a in zip(rows_in, ask(engine, repeat_task(task, repeat), rows_in), strict=True):
+                parsed = a.result.parsed if a.ok else None
+                scores = {c: float(parsed[c]) if parsed else np.nan for c in CRITERIA}
+                why = str(parsed["explanation"]) if parsed else ""
+                rows.append({"item_id": r["item_id"], "run": r["run"], "repeat": repeat, "judge": name,
+                             "type": r["type"], **scores, "explanation": why, **provenance(a)})  # fmt: skip
     return pd.DataFrame(rows)

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from curll.artifacts import atomic_path
-from curll.evaluate.findings import findings
+from curll.evaluate.findings import summary
 from curll.evaluate.report import Report
 from curll.schemas.evaluate import ORDERS
 
@@ -44,14 +44,33 @@ def summary_table(section: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows).fillna("-")
 
 
+def _claims_table(metrics: dict[str, Any]) -> list[str]:
+    """Every test made, held or not: value, interval, p and Holm-adjusted p."""
+    listed = metrics.get("claims", {}).get("list", [])
+    if not listed:
+        return []
+    table = pd.DataFrame(listed)[["family", "key", "value", "lo", "hi", "p", "p_holm", "holds"]]
+    return ["<h3>Every test made (95% intervals; two-sided bootstrap p; Holm over all tests)</h3>",
+            table.to_html(index=False, na_rep="-", float_format=lambda v: f"{v:.3g}")]  # fmt: skip
+
+
+def _span(v: dict[str, Any] | None) -> str:
+    if not v or v.get("value") is None:
+        return "-"
+    lo, hi = v.get("lo"), v.get("hi")
+    return f"{v['value']:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else "")
+
+
 def _f(v: float) -> str:
     return f"{v:.3f}"
 
 
 def write_html(rep: Report, judges: dict[str, Any], path: Path, title: str) -> None:
-    said = findings(rep.metrics) or ["No intervals were computed (evaluate.bootstrap.samples: 0)."]
-    parts = [f"<h1>{html.escape(title)}</h1>", "<h2>What the numbers show (95% intervals)</h2>",
-             "<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in said) + "</ul>",
+    said = summary(rep.metrics)
+    parts = [f"<h1>{html.escape(title)}</h1>", f"<p><b>{html.escape(said[0])}</b></p>",
+             "<h2>What the numbers show (claims that survive Holm's correction)</h2>",
+             "<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in said[1:]) + "</ul>",
+             *_claims_table(rep.metrics),
              "<h2>Continual-learning metrics (last stage) [95% interval]</h2><h3>Judge scores</h3>",
              summary_table(rep.metrics["orders"]).to_html(index=False, na_rep="-")]  # fmt: skip
     if "loss" in rep.metrics:
@@ -72,6 +91,14 @@ def write_html(rep: Report, judges: dict[str, Any], path: Path, title: str) -> N
     parts += ["<h2>Judges</h2>", pd.DataFrame(judges["judges"]).T.to_html(na_rep="")]
     if judges["agreement"]:
         parts.append(pd.DataFrame(judges["agreement"]).T.to_html(na_rep=""))
+    if judges.get("controls"):
+        rows = {j: {"informative": c.get("informative"), "why": c.get("why"),
+                    **{f"reference beats {k.removeprefix('reference_beats_')}": _span(c.get(k))
+                       for k in (f"reference_beats_{c}" for c in ("mismatch", "empty", "shuffled"))},
+                    **{f"mean rating: {k}": v for k, v in (c.get("means") or {}).items()}}
+                for j, c in judges["controls"].items()}  # fmt: skip
+        parts += ["<h3>Judge controls (share of items where the reference is rated higher; ties: half)</h3>",
+                  pd.DataFrame(rows).T.to_html(na_rep="-")]  # fmt: skip
     style = (
         "body{font-family:sans-serif;max-width:1800px;margin:2em auto}table{border-collapse:collapse;"
         "font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}"

@@ -13,7 +13,6 @@ loss (:mod:`curll.evaluate.loss`); with bootstrap ``samples``, 95% intervals of 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,17 +22,21 @@ import pandas as pd
 from curll.artifacts import atomic_path
 from curll.evaluate import analysis, plots
 from curll.evaluate.cl import write_matrix
+from curll.evaluate.findings import as_json, baseline_verdict, claims
 from curll.evaluate.intervals import (
+    Compute,
     Interval,
-    Values,
     bootstrap,
+    degrees_of_freedom,
+    inflation,
     item_weights,
     seed_weights,
     single_item_strata,
 )
 from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
-from curll.schemas.evaluate import ORDERS
+from curll.evaluate.values import judge_values, loss_values
+from curll.schemas.evaluate import ORDERS, UNTRAINED
 
 
 @dataclass
@@ -72,9 +75,12 @@ def build(
     losses: pd.DataFrame | None = None,
     samples: int = 0,
     seed: int = 0,
+    judge_informative: bool = True,
 ) -> Report:
     """``samples`` > 0: 95% bootstrap intervals (seeded with ``seed``) of every cell and metric
-    (:mod:`curll.evaluate.intervals`), as ``<metric>_lo``/``_hi`` and ``<matrix>_lo|hi.csv``."""
+    (:mod:`curll.evaluate.intervals`), as ``<metric>_lo``/``_hi`` and ``<matrix>_lo|hi.csv``,
+    paired differences between orders, and the claims (:mod:`curll.evaluate.findings`) with
+    Holm's correction; the judge's tests only when ``judge_informative``."""
     orders = [o for o in ORDERS if o in set(scores["order"])]
     all_kinds = [*kinds, "sum"]
     mats = analysis.matrices(scores, all_kinds)
@@ -83,13 +89,16 @@ def build(
     # series and the per-stage readability go to matrices/details.json
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
               for o, by_kind in full.items()}  # fmt: skip
-    bounds = _intervals(scores, "item_id", samples, seed, lambda rows: _judge_values(rows, all_kinds))
+    bounds = _intervals(scores, "item_id", samples, seed, lambda rows, w: judge_values(rows, w, all_kinds))
     _add_bounds(finals, bounds)
     rep = Report(metrics={"orders": finals})
     rep.metrics["bootstrap"] = {"samples": samples, "seed": seed,
                                 "unit": "test item (within stage and type) x training seed",
+                                "interval": "value +- t(df) x bootstrap SE x inflation (intervals module)",
+                                "inflation": {"judge": _inflation(scores, "item_id")},
                                 "seeds": {"judge": _seeds(scores)},
                                 "single_item_strata": {"judge": _singles(scores, "item_id")}}  # fmt: skip
+    family_bounds = {"judge": bounds}
     rep.metrics["no_answer"] = {  # blank or looping answers: scored NO_ANSWER_SCORE, counted
         "score": NO_ANSWER_SCORE,
         "total": int(scores["no_answer"].sum()),
@@ -102,10 +111,12 @@ def build(
     rep.details["series"] = {
         o: {k: vals["series"] for k, vals in kinds_.items()} for o, kinds_ in full.items()
     }
-    for order in orders:
+    for order in [*orders, *([UNTRAINED] if UNTRAINED in set(scores["order"]) else [])]:
         for kind in all_kinds:
             j, n = mats[(order, kind)], analysis.matrix(scores, order, kind, value="n")
             lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"{order}_{kind}")
+            if order == UNTRAINED:
+                continue
             if kind == "sum":
                 name = f"{order}: summed scores [95% interval] (n: scores per cell, fewest of any type)"
                 rep.tables[name] = _with_n(j, n, lo, hi)
@@ -113,7 +124,13 @@ def build(
                     j, f"{order}: sum of {'+'.join(kinds)}", figs / f"heatmap_{order}.png", n=n, lo=lo, hi=hi
                 )
     if losses is not None:
-        _loss_section(rep, losses, kinds, matrices, figs, samples, seed)
+        family_bounds["loss"] = _loss_section(rep, losses, kinds, matrices, figs, samples, seed)
+    if samples:
+        trained = [o for o in ORDERS if o in set(losses["order"])] if losses is not None else []
+        rep.metrics["baseline"] = baseline_verdict(family_bounds.get("loss", {}), trained)
+        found = claims(family_bounds, judge_informative=judge_informative)
+        rep.metrics["claims"] = as_json(found)
+        rep.metrics["differences"] = {f: _differences(b) for f, b in family_bounds.items()}
     if {"joint", "continual"} <= set(orders):
         diff = mats[("joint", "sum")] - mats[("continual", "sum")]
         write_matrix(diff, matrices / "joint_minus_continual_sum.csv")
@@ -154,24 +171,46 @@ def build(
 
 def _loss_section(
     rep: Report, losses: pd.DataFrame, kinds: list[str], matrices: Path, figs: Path, samples: int, seed: int
-) -> None:
-    """Loss matrices of the test split (CSV with their n and bounds, heatmaps, a table per order)
-    and their CL metrics with intervals (``metrics.loss``: finals; ``details.loss_series``)."""
+) -> dict[str, Interval]:
+    """Loss matrices of the test split (CSV with their n and bounds, heatmaps, a table per order),
+    the untrained model's row, each order's unigram baseline and its gain over it
+    (``loss_<order>_<kind>_unigram.csv``, ``_gain.csv`` with ``_lo``/``_hi``), and their CL
+    metrics with intervals (``metrics.loss``: finals; ``details.loss_series``). Returns the bounds."""
     test, all_kinds = losses[losses["split"] == "test"], [*kinds, "all"]
     mats = loss_matrices(test, all_kinds)
     full = loss_metrics(mats, all_kinds)
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by.items()}
               for o, by in full.items()}  # fmt: skip
-    bounds = _intervals(test, "record_id", samples, seed, lambda rows: _loss_values(rows, all_kinds))
+    bounds = _intervals(test, "record_id", samples, seed, lambda rows, w: loss_values(rows, w, all_kinds))
     _add_bounds(finals, bounds)
     rep.metrics["loss"] = finals
     rep.metrics["bootstrap"]["single_item_strata"]["loss"] = _singles(test, "record_id")
     rep.metrics["bootstrap"]["seeds"]["loss"] = _seeds(test)
+    rep.metrics["bootstrap"]["inflation"]["loss"] = _inflation(test, "record_id")
     rep.details["loss_series"] = {o: {k: vals["series"] for k, vals in by.items()} for o, by in full.items()}
+    if UNTRAINED in set(test["order"]):
+        for kind in all_kinds:
+            j = loss_matrix(test, UNTRAINED, kind)
+            _write(j, loss_matrix(test, UNTRAINED, kind, value="n"), bounds, f"{UNTRAINED}/{kind}",
+                   matrices / f"loss_{UNTRAINED}_{kind}")  # fmt: skip
     for order in full:
         for kind in all_kinds:
             j, n = mats[(order, kind)], loss_matrix(test, order, kind, value="n")
             lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}")
+            uni = loss_matrix(test.assign(nll=test["unigram_nll"]), order, kind)
+            _write(
+                uni, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}_unigram", prefix="unigram"
+            )
+            gain = uni - j
+            glo, ghi = _write(
+                gain, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}_gain", prefix="gain"
+            )
+            if kind == "all":
+                rep.figures[f"{order}: gain over unigram"] = plots.heatmap(
+                    gain, f"{order}: unigram NLL - model NLL (> 0: model better)",
+                    figs / f"loss_gain_{order}.png",
+                    n=n, lo=glo, hi=ghi, diverging=True,
+                )  # fmt: skip
             if kind == "all":
                 name = (f"{order}: loss, nats per answer token, lower is better [95% interval] "
                         f"(n: records x seeds)")  # fmt: skip
@@ -180,28 +219,32 @@ def _loss_section(
                     j, f"{order}: NLL per answer token (all types)", figs / f"loss_heatmap_{order}.png",
                     n=n, lo=lo, hi=hi, reverse=True,
                 )  # fmt: skip
-
-
-def _judge_values(rows: pd.DataFrame, kinds: list[str]) -> dict[str, float | None]:
-    mats = analysis.matrices(rows, kinds)
-    return analysis.flat_values(mats, analysis.metrics_of(mats, kinds))
-
-
-def _loss_values(rows: pd.DataFrame, kinds: list[str]) -> dict[str, float | None]:
-    mats = loss_matrices(rows, kinds)
-    return analysis.flat_values(mats, loss_metrics(mats, kinds))
+    return bounds
 
 
 def _intervals(
-    rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Callable[[pd.DataFrame], Values]
+    rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Compute
 ) -> dict[str, Interval]:
     """Bootstrap intervals over ``item`` (strata: stage and type) and over the training seeds of
-    ``rows``; none when ``samples`` is 0."""
+    ``rows``, with the small-sample inflation; none when ``samples`` is 0."""
     if not samples:
         return {}
     keys = rows[[item, "stage", "type"]].drop_duplicates(item).rename(columns={item: "item_id"})
     weights = {item: item_weights(keys, samples, seed), "seed": seed_weights(_seeds(rows), samples, seed)}
-    return bootstrap(rows, weights, compute)
+    return bootstrap(rows, weights, compute, inflate=_inflation(rows, item)["factor"],
+                     df=_inflation(rows, item)["df"])  # fmt: skip
+
+
+def _inflation(rows: pd.DataFrame, item: str) -> dict[str, float]:
+    """The small-sample factor and the t degrees of freedom of ``rows``' items and seeds."""
+    keys = rows[[item, "stage", "type"]].drop_duplicates(item)
+    return {"factor": round(inflation(keys, len(_seeds(rows))), 6), "df": degrees_of_freedom(keys)}
+
+
+def _differences(bounds: dict[str, Interval]) -> dict[str, dict[str, float | None]]:
+    """``<a>-<b>/<kind>/<metric>`` -> the paired difference, its interval and p-value."""
+    return {k.removeprefix("diff/"): {"value": iv.value, "lo": iv.lo, "hi": iv.hi, "p": iv.p}
+            for k, iv in sorted(bounds.items()) if k.startswith("diff/")}  # fmt: skip
 
 
 def _seeds(rows: pd.DataFrame) -> list[int]:
@@ -221,10 +264,11 @@ def _add_bounds(finals: dict[str, dict[str, dict[str, Any]]], bounds: dict[str, 
 
 
 def _write(
-    j: pd.DataFrame, n: pd.DataFrame, bounds: dict[str, Interval], key: str, stem: Path
+    j: pd.DataFrame, n: pd.DataFrame, bounds: dict[str, Interval], key: str, stem: Path, prefix: str = "cell"
 ) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     """Write the matrix, its counts and (with bounds) its interval matrices as ``<stem>.csv``,
-    ``<stem>_n.csv``, ``<stem>_lo.csv``, ``<stem>_hi.csv``; return (lo, hi)."""
+    ``<stem>_n.csv``, ``<stem>_lo.csv``, ``<stem>_hi.csv``; return (lo, hi). ``prefix``: the
+    bounds' name of a cell (``cell``, ``unigram``, ``gain``)."""
     write_matrix(j, stem.with_name(stem.name + ".csv"))
     write_matrix(n, stem.with_name(stem.name + "_n.csv"))
     if not bounds:
@@ -232,7 +276,7 @@ def _write(
     lo, hi = j.astype(float) * float("nan"), j.astype(float) * float("nan")
     for t in j.index:
         for s in j.columns:
-            iv = bounds.get(f"cell/{key}/{t}/{s}")
+            iv = bounds.get(f"{prefix}/{key}/{t}/{s}")
             if iv is not None:
                 lo.at[t, s], hi.at[t, s] = iv.lo, iv.hi
     write_matrix(lo, stem.with_name(stem.name + "_lo.csv"))

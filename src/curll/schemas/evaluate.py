@@ -43,7 +43,9 @@ class ItemSchema(pa.DataFrameModel):
 class LossSchema(pa.DataFrameModel):
     """``losses.parquet``: one model's negative log-likelihood of one held-out record's answer
     (see :mod:`curll.evaluate.loss`). nll: summed nats over the answer's ``tokens`` (null, with
-    tokens 0, when the record does not fit ``train.context`` even with its passage cut)."""
+    tokens 0, when the record does not fit ``train.context`` even with its passage cut);
+    unigram_nll: the same tokens' summed nats under the add-one unigram of the answers the model
+    was trained on (:mod:`curll.evaluate.unigram`), null where nll is."""
 
     record_id: Series[str] = pa.Field(str_matches=HEX16)
     split: Series[str] = pa.Field(isin=["test", "validation"])
@@ -55,6 +57,7 @@ class LossSchema(pa.DataFrameModel):
     trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
     nll: Series[float] = pa.Field(ge=0, nullable=True)
     tokens: Series[int] = pa.Field(ge=0)
+    unigram_nll: Series[float] = pa.Field(ge=0, nullable=True)
 
     class Config:
         strict = True
@@ -63,12 +66,14 @@ class LossSchema(pa.DataFrameModel):
 
 class AnswerSchema(Provenance):
     """``answers.parquet``: a trained model's answer to an item. run: the model's name
-    (``seed-42/continual/0-1``; ``seed-42/untrained``), seed: its ``train.seeds`` entry,
-    trained_to: -1 for the untrained model; answer: empty when rejected. The provenance
-    ``model`` is the run name with a fingerprint of its weights."""
+    (``seed-42/continual/0-1``; ``seed-42/untrained``), repeat: which of the ``evaluate.repeats``
+    answers of the item by the model (0-based; repeat r sampled with ``evaluate.infer.sampling.seed
+    + r``), seed: its ``train.seeds`` entry, trained_to: -1 for the untrained model; answer: empty
+    when rejected. The provenance ``model`` is the run name with a fingerprint of its weights."""
 
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     run: Series[str] = pa.Field(str_length={"min_value": 1})
+    repeat: Series[int] = pa.Field(ge=0)
     order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
     seed: Series[int]
     trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
@@ -77,15 +82,17 @@ class AnswerSchema(Provenance):
 
     class Config:
         strict = True
-        unique = ["item_id", "run"]  # noqa: RUF012 (pandera reads a plain list)
+        unique = ["item_id", "run", "repeat"]  # noqa: RUF012 (pandera reads a plain list)
 
 
 class JudgeRatingSchema(Provenance):
     """``ratings.parquet``: one judge's rating of one run's answer (1-5; null when the judge's
-    output did not parse). judge: the llm profile; the provenance ``model`` is the judge's."""
+    output did not parse). repeat: the answer's (see :class:`AnswerSchema`), rated with the
+    judge's sampling seed + repeat; judge: the llm profile; the provenance ``model`` is the judge's."""
 
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     run: Series[str] = pa.Field(str_length={"min_value": 1})
+    repeat: Series[int] = pa.Field(ge=0)
     judge: Series[str] = pa.Field(str_length={"min_value": 1})
     type: Series[str] = pa.Field(isin=list(TEST_TYPES))
     rating: Series[float] = pa.Field(ge=1, le=5, nullable=True)
@@ -93,15 +100,41 @@ class JudgeRatingSchema(Provenance):
 
     class Config:
         strict = True
-        unique = ["item_id", "run", "judge"]  # noqa: RUF012
+        unique = ["item_id", "run", "repeat", "judge"]  # noqa: RUF012
+
+
+#: the controls every judge rates beside the answers (see :mod:`curll.evaluate.controls`)
+CONTROLS = ("reference", "mismatch", "empty", "shuffled")
+
+
+class ControlRatingSchema(Provenance):
+    """``controls.parquet``: one judge's rating of one control answer of a test item (1-5; null
+    when the judge's output did not parse). control: reference (the item's reference answer),
+    mismatch (another item's reference), empty (the empty answer, rated by the judge) or
+    shuffled (the reference's words in a random order); answer: the text the judge rated."""
+
+    item_id: Series[str] = pa.Field(str_matches=HEX16)
+    stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
+    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    control: Series[str] = pa.Field(isin=list(CONTROLS))
+    judge: Series[str] = pa.Field(str_length={"min_value": 1})
+    answer: Series[str]
+    rating: Series[float] = pa.Field(ge=1, le=5, nullable=True)
+    explanation: Series[str]
+
+    class Config:
+        strict = True
+        unique = ["item_id", "control", "judge"]  # noqa: RUF012
 
 
 class RubricSchema(Provenance):
     """``rubric.parquet``: one judge's five criterion scores for one answer (1-5 each; null
-    when the judge's output did not parse). Empty when ``evaluate.rubric.enabled`` is false."""
+    when the judge's output did not parse), of each repeat as the ratings. Empty when
+    ``evaluate.rubric.enabled`` is false."""
 
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     run: Series[str] = pa.Field(str_length={"min_value": 1})
+    repeat: Series[int] = pa.Field(ge=0)
     judge: Series[str] = pa.Field(str_length={"min_value": 1})
     type: Series[str] = pa.Field(isin=list(TEST_TYPES))
     vocabulary: Series[float] = pa.Field(ge=1, le=5, nullable=True)
@@ -113,12 +146,15 @@ class RubricSchema(Provenance):
 
     class Config:
         strict = True
-        unique = ["item_id", "run", "judge"]  # noqa: RUF012
+        unique = ["item_id", "run", "repeat", "judge"]  # noqa: RUF012
 
 
 class ScoreSchema(pa.DataFrameModel):
-    """``scores.parquet``: (item, model) with the mean judge score (null: no judge parsed);
-    no_answer: the model's output was empty or a loop, scored 1 without a judge."""
+    """``scores.parquet``: one row per (item, model): score, the mean over the model's
+    ``repeats`` answers of each one's mean judge rating (1 for an answer that was empty or a
+    loop, scored without a judge; an answer no judge parsed, or a backend error, is left out;
+    null: no answer has a score); no_answer: every repeat was empty or a loop; judged: the
+    judges' ratings that parsed, all repeats together; answer: repeat 0's."""
 
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     run: Series[str]
@@ -129,6 +165,7 @@ class ScoreSchema(pa.DataFrameModel):
     no_answer: Series[bool]
     score: Series[float] = pa.Field(ge=1, le=5, nullable=True)
     judged: Series[int] = pa.Field(ge=0)
+    repeats: Series[int] = pa.Field(ge=1)
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
     type: Series[str] = pa.Field(isin=list(TEST_TYPES))
     indicator_id: Series[str] = pa.Field(str_matches=HEX16)

@@ -1,0 +1,130 @@
+"""Which training settings let the trained models beat the unigram baseline on their own stage?
+
+For each candidate (a set of params overrides on top of ``params.yaml``), in a folder of its own:
+the ``tokenizer``, ``train`` and ``evaluate_loss`` stages on the given split records, then, per
+order, the own-stage gain over the unigram baseline (:mod:`curll.evaluate.values`: mean over
+stages k of the unigram's NLL minus the model's, on stage k's test answers, for the model
+trained up to k) with its 95% interval (:mod:`curll.evaluate.intervals`: records within stage
+and type, and the seeds), and the wall time of train + loss. Prints one Markdown table row per
+candidate, the layout of docs/benchmarks.md.
+
+Usage: python -m bench.settings --records data/split/records.parquet [--only NAME ...]
+       [--seeds 42] [--samples 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+#: name -> dotted params overrides
+CANDIDATES: dict[str, dict[str, Any]] = {
+    "previous default": {"train.init": "kaiming", "train.batch": 8, "train.micro_batch": 8,
+                         "train.optim.lr": 0.01, "train.epochs": 3, "tokenizer.vocab_size": 2048},
+    "normal, batch 2, lr 3e-3, 6 ep, vocab 512": {
+        "train.init": "normal", "train.batch": 2, "train.micro_batch": 2, "train.optim.lr": 0.003,
+        "train.epochs": 6, "tokenizer.vocab_size": 512},
+    "same + cosine, 10% warm-up": {
+        "train.init": "normal", "train.batch": 2, "train.micro_batch": 2, "train.optim.lr": 0.003,
+        "train.epochs": 6, "tokenizer.vocab_size": 512, "train.optim.schedule": "cosine",
+        "train.optim.warmup": 0.1},
+    "same, 10 epochs": {
+        "train.init": "normal", "train.batch": 2, "train.micro_batch": 2, "train.optim.lr": 0.003,
+        "train.epochs": 10, "tokenizer.vocab_size": 512},
+    "same, lr 1e-3": {
+        "train.init": "normal", "train.batch": 2, "train.micro_batch": 2, "train.optim.lr": 0.001,
+        "train.epochs": 6, "tokenizer.vocab_size": 512},
+    "same, budget steps": {
+        "train.init": "normal", "train.batch": 2, "train.micro_batch": 2, "train.optim.lr": 0.003,
+        "train.epochs": 6, "tokenizer.vocab_size": 512, "train.budget": "steps"},
+    "same, vocab 1024": {
+        "train.init": "normal", "train.batch": 2, "train.micro_batch": 2, "train.optim.lr": 0.003,
+        "train.epochs": 6, "tokenizer.vocab_size": 1024},
+}  # fmt: skip
+
+
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    *path, last = dotted.split(".")
+    for key in path:
+        data = data[key]
+    data[last] = value
+
+
+def candidate_params(
+    base: dict[str, Any], overrides: dict[str, Any], records: Path, folder: Path, seeds: list[int]
+) -> Any:
+    from curll.config import parse_params
+
+    data = yaml.safe_load(yaml.safe_dump(base))
+    for k, v in overrides.items():
+        _set(data, k, v)
+    _set(data, "train.seeds", seeds)
+    _set(data, "split.out.records", str(records))
+    for key, name in (("tokenizer.out.dir", "tokenizer"), ("tokenizer.out.stats", "tokenizer.json"),
+                      ("train.out.models", "models"), ("train.out.checkpoints", "checkpoints"),
+                      ("train.out.metrics", "train.json"), ("train.out.plots", "plots"),
+                      ("evaluate.out.losses", "losses.parquet")):  # fmt: skip
+        _set(data, key, str(folder / name))
+    return parse_params(data, source="params.yaml")
+
+
+def gains(losses: pd.DataFrame, samples: int) -> dict[str, tuple[float, float | None, float | None]]:
+    from curll.evaluate.intervals import bootstrap, degrees_of_freedom, inflation, item_weights, seed_weights
+    from curll.evaluate.values import loss_values
+
+    test = losses[losses["split"] == "test"]
+    keys = (
+        test[["record_id", "stage", "type"]]
+        .drop_duplicates("record_id")
+        .rename(columns={"record_id": "item_id"})
+    )
+    seeds = sorted(int(s) for s in test["seed"].unique())
+    weights = {"record_id": item_weights(keys, samples, 42), "seed": seed_weights(seeds, samples, 42)}
+    bounds = bootstrap(test, weights, lambda rows, w: loss_values(rows, w, ["all"]),
+                       inflate=inflation(keys, len(seeds)), df=degrees_of_freedom(keys))  # fmt: skip
+    out = {}
+    for order in ("independent", "joint", "continual"):
+        iv = bounds.get(f"{order}/all/gain_own")
+        if iv is not None and iv.value is not None:
+            out[order] = (iv.value, iv.lo, iv.hi)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=Path, required=True)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[42])
+    ap.add_argument("--samples", type=int, default=2000)
+    args = ap.parse_args()
+    from pipeline import evaluate_loss, tokenizer, train
+
+    base = yaml.safe_load(Path("params.yaml").read_text())
+    print("| settings | train + loss (s) | independent gain | joint gain | continual gain |")
+    print("|---|---|---|---|---|")
+    for name, overrides in CANDIDATES.items():
+        if args.only and name not in args.only:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            params = candidate_params(base, overrides, args.records.resolve(), Path(tmp), args.seeds)
+            tokenizer.run(params)
+            start = time.perf_counter()
+            train.run(params)
+            evaluate_loss.run(params)
+            wall = time.perf_counter() - start
+            got = gains(pd.read_parquet(params.evaluate.out.losses), args.samples)
+        found = (got.get(o, (np.nan, None, None)) for o in ("independent", "joint", "continual"))
+        cells = [f"{v:+.3f} [{lo:+.3f}, {hi:+.3f}]" if lo is not None and hi is not None else f"{v:+.3f}"
+                 for v, lo, hi in found]  # fmt: skip
+        print(f"| {name} | {wall:.0f} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Trained models answer the test items: ``evaluate.repeats`` answers each, repeat 0 as a single
+answer was asked (so a rerun with more repeats takes it from the request cache)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from curll.artifacts import records as records_of
+from curll.config import load_params
+from curll.evaluate import infer
+from curll.evaluate.items import build_items, fit_prompt
+from curll.llm.bpe import train_bpe
+from curll.llm.types import ChatRequest
+from curll.schemas.evaluate import AnswerSchema
+from curll.train.orders import SavedModel
+from tests import instances as inst
+from tests.evaluate.test_items import PASSAGE, records
+from tests.fakes import ScriptedBackend
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("model")
+    tok = train_bpe([PASSAGE * 3, "Where did the cat sit? Question: answer Name a colour."], 300)
+    tok.save_pretrained(folder)
+    items = build_items(records(), inst.indicators(["i0", "i1"]), ("ir", "cqa", "csqa"), max_per_type=0,
+                        seed=1)  # fmt: skip
+    p = load_params(ROOT / "params.yaml").evaluate.infer.model_copy(update={"prompt_tokens": 10_000})
+    model = SavedModel("seed-42/continual/0", "continual", 0, 42, folder)
+    return model, items, p
+
+
+def answering(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
+    """The model answers with its request's sampling seed (so two repeats differ)."""
+    backend = ScriptedBackend(lambda req: f"seed {req.sampling.seed}")
+    monkeypatch.setattr(infer, "trained_model_backend", lambda folder, name, p: backend)
+    return backend
+
+
+def test_repeat_0_is_the_single_answer_and_more_repeats_take_it_from_the_cache(setup, tmp_path, monkeypatch):
+    model, items, p = setup
+    cache = tmp_path / "cache.sqlite"
+    backend = answering(monkeypatch)
+    one = AnswerSchema.validate(infer.answer(model, items, p, cache))
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(model.folder))
+    before = [ChatRequest.build(fit_prompt(item, tok, p.prompt_tokens)[0],  # type: ignore[index,arg-type]
+                                sampling=p.sampling.to_sampling(), prompt_version=infer.PROMPT_VERSION)
+              for item in records_of(items)]  # fmt: skip  # the requests of one answer an item
+    assert backend.asked == before and one["repeat"].eq(0).all() and len(one) == len(items)
+    assert one["answer"].eq(f"seed {p.sampling.seed}").all()
+
+    again = answering(monkeypatch)
+    two = AnswerSchema.validate(infer.answer(model, items, p, cache, repeats=2))
+    assert len(two) == 2 * len(items) and two.groupby(["item_id", "run"]).size().eq(2).all()
+    assert [r.sampling.seed for r in again.asked] == [p.sampling.seed + 1] * len(items)  # repeat 0: cached
+    first = two[two["repeat"] == 0].reset_index(drop=True)
+    pd.testing.assert_frame_equal(first, one)  # the same rows, request keys included
+    second = two[two["repeat"] == 1]
+    assert second["answer"].eq(f"seed {p.sampling.seed + 1}").all()
+    assert {json.loads(s)["seed"] for s in second["sampling"]} == {p.sampling.seed + 1}
+    assert not set(second["request_key"]) & set(first["request_key"])
