@@ -88,7 +88,8 @@ def gains(losses: pd.DataFrame, samples: int) -> dict[str, tuple[float, float | 
     seeds = sorted(int(s) for s in test["seed"].unique())
     weights = {"record_id": item_weights(keys, samples, 42), "seed": seed_weights(seeds, samples, 42)}
     bounds = bootstrap(test, weights, lambda rows, w: loss_values(rows, w, ["all"]),
-                       inflate=inflation(keys, len(seeds)), df=degrees_of_freedom(keys))  # fmt: skip
+                       inflate=inflation(keys, len(seeds)),
+                       df=degrees_of_freedom(keys, len(seeds)))  # fmt: skip
     out = {}
     for order in ("independent", "joint", "continual"):
         iv = bounds.get(f"{order}/all/gain_own")

@@ -49,6 +49,10 @@ def run(params: Params) -> None:
     ratings = read_table(p.out.ratings, JudgeRatingSchema)
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
     edges = read_table(params.skill_graph.out.edges, EdgeSchema)
+    judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
+    passed = [j for j, ok in judges.get("informative", {}).items() if ok]
+    if passed:  # only the judges that passed their controls score the answers
+        ratings = ratings[ratings["judge"].isin(passed)]
     scores = scores_table(answers, items, item_scores(ratings))
     rubric = read_table(p.out.rubric, RubricSchema)
     losses = read_table(p.out.losses, LossSchema)
@@ -60,18 +64,20 @@ def run(params: Params) -> None:
             f"{lines}\nmake more (seeds, generation yield) or set evaluate.accept_gaps: true to report them",
             file=params.split.out.records, field="evaluate.min_items",
         )  # fmt: skip
-    judges = json.loads(Path(p.out.judges).read_text(encoding="utf-8"))
-    informative = bool(judges.get("panel_informative", False))
+    informative = bool(passed)
     rep = build(scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices),
                 Path(p.out.plots), answers=answers, rubric=rubric, losses=losses,
                 samples=p.bootstrap.samples, seed=p.bootstrap.seed,
                 judge_informative=informative)  # fmt: skip
     t = params.train
     rep.metrics["compute"] = {"budget": t.budget, "steps_per_stage": t.steps_per_stage or None,
-                              "epochs": t.epochs, "batch": t.batch, "rewarm": t.optim.rewarm}  # fmt: skip
-    rep.metrics["judge_controls"] = {"panel_informative": informative, "judges": {
-        j: {k: c.get(k) for k in ("informative", "reference_beats_mismatch", "means", "why")}
-        for j, c in judges.get("controls", {}).items()}}  # fmt: skip
+                              "epochs": t.epochs, "batch": t.batch, "rewarm": t.optim.rewarm,
+                              "replay": t.continual.replay}  # fmt: skip
+    keep = ("informative", "sign_test_p", "reference_beats_mismatch", "means", "why")
+    rep.metrics["judge_controls"] = {
+        "panel_informative": informative, "scored_by": passed or list(p.judges),
+        "judges": {j: {k: c.get(k) for k in keep} for j, c in judges.get("controls", {}).items()},
+    }  # fmt: skip
     rep.metrics["items"] = {"asked": len(items), "dropped": _dropped(listed)}
     rep.metrics["coverage"] = {
         "min_items": p.min_items,

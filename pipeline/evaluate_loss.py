@@ -64,16 +64,20 @@ def _unigrams(
 ) -> Callable[[SavedModel], np.ndarray]:
     """model -> (R,) summed unigram NLL of each held-out record's targets (NaN where none):
     the add-one unigram of the train answers of the stages that model saw, counted once a stage."""
-    from curll.train.data import encode
+    from curll.chat import CUT
+    from curll.train.data import encode, fit
 
+    cut = tok(CUT, add_special_tokens=False)["input_ids"]
     train = RecordFile(params.split.out.records, "train")
     vocab = len(tok)
     held = encode(held_texts, tok, loss="assistant", types=types)
     per_stage: dict[int, np.ndarray] = {}
     for stage in sorted(int(s) for s in train.meta["stage"].unique()):
         positions = np.sort(train.meta.loc[train.meta["stage"] == stage, "position"].to_numpy())
-        docs = encode(list(train.messages(positions)), tok, loss="assistant")
-        per_stage[stage] = unigram.counts(docs, vocab)
+        types = train.meta.set_index("position").loc[positions, "type"].tolist()
+        docs = encode(list(train.messages(positions)), tok, loss="assistant", types=types)
+        kept = [d for d in docs if fit(d, params.train.context, cut) is not None]  # as the trainer keeps them
+        per_stage[stage] = unigram.counts(kept, vocab)
 
     def score(model: SavedModel) -> np.ndarray:
         seen = unigram.trained_stages(model.order, model.trained_to, params.train.stages)

@@ -17,7 +17,7 @@ import yaml
 from curll.artifacts import write_table
 from curll.config import Params, parse_params
 from curll.errors import CurllError
-from curll.evaluate.controls import beats, control_agreement, control_sample, judge_controls, wins
+from curll.evaluate.controls import beats, control_agreement, control_sample, judge_controls, sign_test, wins
 from curll.evaluate.items import build_items
 from curll.evaluate.judge import controls_table, rate_controls
 from curll.schemas.evaluate import CONTROLS, AnswerSchema, ControlRatingSchema, ItemSchema
@@ -83,7 +83,7 @@ def test_control_sample_is_seeded_bounded_and_never_mismatches_with_the_own_refe
     assert (wide["mismatch"] != wide["reference"]).all() and wide["mismatch"].isin(items["reference"]).all()
     assert (wide["shuffled"] != wide["reference"]).all()
     assert (wide["shuffled"].str.split().map(sorted) == wide["reference"].str.split().map(sorted)).all()
-    assert len(control_sample(items, per_type=100, seed=5)) == 4 * (len(items) - 1)  # all items at most
+    assert len(control_sample(items, per_type=100, seed=5)) <= 4 * (len(items) - 1)  # all items at most
 
 
 def test_a_one_item_stratum_mismatches_with_an_item_of_another_stage(base):
@@ -128,7 +128,7 @@ def test_a_random_judge_is_uninformative_and_one_preferring_the_reference_is(bas
     assert len(rated) == 2 * len(sample) and rated["rating"].notna().all()
     got = judge_controls(rated, samples=2000, seed=42)
     assert list(got) == ["random", "fair"]
-    assert not got["random"]["informative"] and "cannot tell" in got["random"]["why"]
+    assert not got["random"]["informative"] and "not shown to prefer" in got["random"]["why"]
     assert (
         got["random"]["reference_beats_mismatch"]["lo"]
         < 0.5
@@ -182,11 +182,16 @@ def test_the_judge_stage_writes_controls_and_the_panel_tells_if_the_judge_is_inf
     evaluate_judge.run(p, "smollm2-torch")
     path = controls_table(p.evaluate.out.panel, "smollm2-torch")
     table = ControlRatingSchema.validate(pd.read_parquet(path))
-    assert len(table) == 4 * len(base) and "" in seen  # every item (2 a stratum), the empty one rated
+    one_word = int((base["reference"].str.split().str.len() == 1).sum())  # no shuffled control
+    assert (
+        len(table) == 4 * len(base) - one_word and "" in seen
+    )  # every item (2 a stratum), the empty one rated
     evaluate_panel.run(p)
     stats = json.loads(Path(p.evaluate.out.judges).read_text())
-    assert stats["informative"] == {"smollm2-torch": True} and stats["panel_informative"] is True
-    assert stats["controls"]["smollm2-torch"]["reference_beats_mismatch"]["n"] == len(base)
+    verdict = stats["controls"]["smollm2-torch"]
+    assert verdict["reference_beats_mismatch"] == {"value": 1.0, "lo": 1.0, "hi": 1.0, "n": len(base)}
+    assert stats["informative"] == {"smollm2-torch": False} and stats["panel_informative"] is False
+    assert "fewer than 10" in verdict["why"]  # always right, but on 6 items: too few to tell
     assert stats["controls_agreement"] == {}
     path.unlink()  # a folder from before the controls: one line naming the file
     with pytest.raises(CurllError, match=r"smollm2-torch/controls\.parquet: no control ratings") as err:
@@ -199,11 +204,25 @@ def test_controls_alone_never_fail_the_stage_unless_the_judge_parses_too_little_
 ):
     from pipeline import evaluate_judge
 
-    p = stage_inputs(tmp_path, base, runs=3)  # 18 answers that parse, 24 controls that do not
+    p = stage_inputs(
+        tmp_path, base, runs=3
+    )  # 18 answers that parse, 21 controls that do not (3 one-word references: no shuffle)
     answers_only = engine(lambda req: {"rating": 4} if "ANS-" in shown(req)[1] else "no json", attempts=1)[0]
     monkeypatch.setattr(evaluate_judge, "engine_from_params", lambda *a, **k: answers_only)
-    evaluate_judge.run(stage_params(tmp_path, min_yield=0.4), "smollm2-torch")  # 18 of 42 parse: 43%
+    evaluate_judge.run(stage_params(tmp_path, min_yield=0.4), "smollm2-torch")  # 18 of 39 parse: 46%
     table = pd.read_parquet(controls_table(p.evaluate.out.panel, "smollm2-torch"))
     assert table["rating"].isna().all() and (table["status"] == "reject").all()
-    with pytest.raises(YieldError, match=r"stage all smollm2-torch: 18 of 42 kept"):
+    with pytest.raises(YieldError, match=r"stage all smollm2-torch: 18 of 39 kept"):
         evaluate_judge.run(stage_params(tmp_path, min_yield=0.5), "smollm2-torch")
+
+
+def test_the_sign_test_by_hand_and_few_items_are_never_informative():
+    """9 wins, 1 loss, 2 ties: P(Binomial(10, 1/2) >= 9) = (10 + 1) / 1024."""
+    w = np.array([1.0] * 9 + [0.0] + [0.5] * 2)
+    assert sign_test(w) == pytest.approx(11 / 1024)
+    assert sign_test(np.array([0.5, 0.5])) == 1.0
+    rng = np.random.default_rng(0)  # a judge that rates at random over 5 items: never informative
+    for _ in range(50):
+        rows = [{"item_id": f"i{k}", "control": c, "rating": float(rng.integers(1, 6)), "judge": "j"}
+                for k in range(5) for c in ("reference", "mismatch")]  # fmt: skip
+        assert not judge_controls(pd.DataFrame(rows), 200, 1)["j"]["informative"]

@@ -11,7 +11,7 @@ four controls of each, rated by every judge exactly as a model's answer is:
 - ``empty``: the empty answer (the judge rates it: the "no answer" shortcut of
   :func:`curll.evaluate.judge.no_answer` is for a model's rejected output only);
 - ``shuffled``: the reference's words (split on white space) in a seeded random order; when the
-  draw keeps their order, rotated by one word (a different order unless all words are equal).
+  draw keeps their order, rotated by one word; none when that is still the reference (one word).
 
 Each stratum draws from its own generator, seeded with (``seed``, stage, CRC-32 of the type),
 so a stratum's controls stay as they were when another stratum changes.
@@ -23,8 +23,11 @@ parsed: ``win_i = 1`` if ``r_i(reference) > r_i(c)``, ``0.5`` if equal, ``0`` if
 for a judge that rates at random, 1 for one that always prefers the reference). Its 95% interval
 is the percentile bootstrap over items: ``samples`` replicates, each ``n`` items drawn with
 replacement (one ``(samples, n)`` index matrix), the 2.5th and 97.5th percentiles of their
-means. A judge is informative iff reference-vs-mismatch has at least 2 items and an interval
-whose lower bound is above 0.5. :func:`control_agreement`: per pair of judges, on the control
+means. A judge is informative iff reference-vs-mismatch rests on at least :data:`MIN_ITEMS`
+items and an exact one-sided sign test on its untied items rejects "the reference wins half the
+time" at :data:`ALPHA` (``P(Binomial(u, 1/2) >= wins) < ALPHA``, u the items without a tie): a
+percentile interval over few items passes a judge that rates at random far too often.
+:func:`control_agreement`: per pair of judges, on the control
 rows both rated, the share of equal ratings and Spearman's rho.
 """
 
@@ -40,6 +43,8 @@ import pandas as pd
 
 from curll.schemas.evaluate import CONTROLS
 
+#: least items, and level of the sign test, for a judge to count as informative
+MIN_ITEMS, ALPHA = 10, 0.05
 #: what the reference is compared with, each a key ``reference_beats_<control>``
 COMPARED = ("mismatch", "empty", "shuffled")
 SAMPLE_COLUMNS = ["item_id", "stage", "type", "control", "answer"]
@@ -78,8 +83,9 @@ def control_sample(items: pd.DataFrame, per_type: int, seed: int) -> pd.DataFram
         same_type = asked[asked["type"] == kind]
         pick = np.sort(rng.choice(len(stratum), size=min(per_type, len(stratum)), replace=False))
         for _, item in stratum.iloc[pick].iterrows():
-            texts = {"reference": item["reference"], "mismatch": _partner(item, stratum, same_type, rng),
-                     "empty": "", "shuffled": _shuffled(item["reference"], rng)}  # fmt: skip
+            ref, shuffled = item["reference"], _shuffled(item["reference"], rng)
+            texts = {"reference": ref, "mismatch": _partner(item, stratum, same_type, rng),
+                     "empty": "", "shuffled": None if shuffled == ref else shuffled}  # fmt: skip
             rows += [{"item_id": item["item_id"], "stage": stage, "type": kind, "control": c,
                       "answer": texts[c]} for c in CONTROLS if texts[c] is not None]  # fmt: skip
     return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
@@ -108,15 +114,22 @@ def beats(w: np.ndarray, samples: int, seed: int) -> dict[str, Any]:
     return {"value": value, "lo": round(float(lo), 4), "hi": round(float(hi), 4), "n": n}
 
 
-def _why(b: dict[str, Any]) -> str:
-    if b["n"] < 2 or b["lo"] is None:
-        return f"only {b['n']} item(s) with the reference and a mismatch both rated: too few to tell"
-    span = f"{b['value']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}] over {b['n']} items"
-    if b["lo"] > 0.5:
-        return f"prefers the reference to another item's answer: {span}, above 0.5"
-    if b["hi"] < 0.5:
-        return f"prefers another item's answer to the reference: {span}, below 0.5"
-    return f"cannot tell the reference from another item's answer: {span}, includes 0.5"
+def sign_test(w: np.ndarray) -> float:
+    """One-sided exact sign test of the untied items of ``w`` (1 win, 0.5 tie, 0 loss):
+    P(Binomial(u, 1/2) >= wins); 1.0 without an untied item."""
+    from scipy.stats import binom  # type: ignore[import-untyped]
+
+    wins, untied = int((w == 1).sum()), int((w != 0.5).sum())
+    return float(binom.sf(wins - 1, untied, 0.5)) if untied else 1.0
+
+
+def _why(b: dict[str, Any], p: float) -> str:
+    if b["n"] < MIN_ITEMS or b["lo"] is None:
+        return f"only {b['n']} item(s) with the reference and a mismatch both rated: fewer than {MIN_ITEMS}"
+    span = f"{b['value']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}] over {b['n']} items, sign test p {p:.3g}"
+    if p < ALPHA:
+        return f"prefers the reference to another item's answer: {span}"
+    return f"not shown to prefer the reference to another item's answer: {span}"
 
 
 def judge_controls(
@@ -139,8 +152,10 @@ def judge_controls(
         for k, c in enumerate(COMPARED):
             stats[f"reference_beats_{c}"] = beats(wins(g, c), samples, seed + k)
         b = stats["reference_beats_mismatch"]
-        stats["informative"] = bool(b["n"] >= 2 and b["lo"] is not None and b["lo"] > 0.5)
-        stats["why"] = _why(b)
+        p = sign_test(wins(g, "mismatch"))
+        stats["sign_test_p"] = round(p, 6)
+        stats["informative"] = bool(b["n"] >= MIN_ITEMS and p < ALPHA)
+        stats["why"] = _why(b, p)
         out[str(name)] = stats
     return out
 

@@ -21,8 +21,9 @@ n the smallest stratum (of more than one item) and m the number of seeds (when m
 the correction of Davison & Hinkley (1997, Bootstrap Methods and their Application, section
 3.2.3) for the stratum of the fewest items, conservative for the larger ones. The interval is
 ``value +- t * se`` with t the 97.5% quantile of Student's t with ``df`` = items - strata
-degrees of freedom (the standard interval with a bootstrap standard error, Efron & Tibshirani
-1993, section 12.2, with the t quantile for small samples), and the two-sided p-value of "the
+degrees of freedom, or m - 1 when there are m > 1 seeds and that is fewer (the seeds' share of
+the spread has only m - 1; the standard interval with a bootstrap standard error, Efron &
+Tibshirani 1993, section 12.2, with the t quantile for small samples), and the two-sided p-value of "the
 value is 0" is ``2 * P(T_df > |value| / se)``: the interval leaves out 0 exactly when p < 0.05.
 A value that no replicate moves (all its strata hold one item) gets no interval and no p-value.
 :func:`holm` adjusts a family of p-values for the number of claims.
@@ -129,24 +130,26 @@ def _interval(value: float, reps: np.ndarray, inflate: float, quantile: float, d
         return Interval(_r(value), None, None)
     se = inflate * float(np.std(col, ddof=1))
     p = float(2 * dist.sf(abs(value) / se)) if se > 0 else (1.0 if value == 0 else 0.0)
-    return Interval(_r(value), _r(value - quantile * se), _r(value + quantile * se), round(min(1.0, p), 6))
+    return Interval(_r(value), _r(value - quantile * se), _r(value + quantile * se), min(1.0, p))
 
 
-def degrees_of_freedom(items: pd.DataFrame) -> int:
-    """Items minus strata (``stage``, ``type``) of ``items`` (one row per item), at least 1."""
+def degrees_of_freedom(items: pd.DataFrame, seeds: int = 1) -> int:
+    """Items minus strata (``stage``, ``type``) of ``items`` (one row per item), and at most
+    ``seeds`` - 1 when more than one seed was resampled; at least 1."""
     strata = len(set(zip(items["stage"], items["type"], strict=True)))
-    return max(1, len(items) - strata)
+    df = len(items) - strata
+    return max(1, min(df, seeds - 1) if seeds > 1 else df)
 
 
 def holm(p: Mapping[str, float]) -> dict[str, float]:
     """Holm's step-down adjustment of a family of p-values (Holm 1979): with the m p-values
     sorted p_(1) <= ... <= p_(m), p_adj_(i) = max over j <= i of min(1, (m - j + 1) p_(j)).
-    A claim holds at level a when its adjusted p is below a (family-wise error <= a)."""
+    A claim holds at level a when its adjusted p is below a (family-wise error <= a). Unrounded."""
     order = sorted(p, key=lambda k: (p[k], k))
     out, running = {}, 0.0
     for j, name in enumerate(order):
         running = max(running, min(1.0, (len(order) - j) * p[name]))
-        out[name] = round(running, 6)
+        out[name] = running
     return out
 
 

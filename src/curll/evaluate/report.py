@@ -126,9 +126,8 @@ def build(
     if losses is not None:
         family_bounds["loss"] = _loss_section(rep, losses, kinds, matrices, figs, samples, seed)
     if samples:
-        trained = [o for o in ORDERS if o in set(losses["order"])] if losses is not None else []
-        rep.metrics["baseline"] = baseline_verdict(family_bounds.get("loss", {}), trained)
         found = claims(family_bounds, judge_informative=judge_informative)
+        rep.metrics["baseline"] = baseline_verdict(found)
         rep.metrics["claims"] = as_json(found)
         rep.metrics["differences"] = {f: _differences(b) for f, b in family_bounds.items()}
     if {"joint", "continual"} <= set(orders):
@@ -238,12 +237,13 @@ def _intervals(
 def _inflation(rows: pd.DataFrame, item: str) -> dict[str, float]:
     """The small-sample factor and the t degrees of freedom of ``rows``' items and seeds."""
     keys = rows[[item, "stage", "type"]].drop_duplicates(item)
-    return {"factor": round(inflation(keys, len(_seeds(rows))), 6), "df": degrees_of_freedom(keys)}
+    m = len(_seeds(rows))
+    return {"factor": round(inflation(keys, m), 6), "df": degrees_of_freedom(keys, m)}
 
 
 def _differences(bounds: dict[str, Interval]) -> dict[str, dict[str, float | None]]:
     """``<a>-<b>/<kind>/<metric>`` -> the paired difference, its interval and p-value."""
-    return {k.removeprefix("diff/"): {"value": iv.value, "lo": iv.lo, "hi": iv.hi, "p": iv.p}
+    return {k.removeprefix("diff/"): {"value": iv.value, "lo": iv.lo, "hi": iv.hi, "p": _r6(iv.p)}
             for k, iv in sorted(bounds.items()) if k.startswith("diff/")}  # fmt: skip
 
 
@@ -297,3 +297,7 @@ def _with_n(
 
 def _num(v: Any) -> float | None:
     return None if v is None or pd.isna(v) else round(float(v), 4)
+
+
+def _r6(v: float | None) -> float | None:
+    return None if v is None else round(v, 6)
