@@ -4,8 +4,9 @@
     python -m bench.report_view [--report data/evaluate/report.html] [--out /tmp/report.png]
 
 Checks what a reader would notice, from the rendered page's text (Chromium's ``--dump-dom``):
-no "nan" anywhere, every matrix cell in the report's tables shows its n, the paragraph of
-findings is there, and judge and loss heatmaps are both present. Prints each check and the
+no "nan" anywhere, every matrix cell in the report's tables shows its n, the page opens with the
+unigram-baseline verdict, the paragraph of findings and the table of every test made are there,
+and judge and loss heatmaps are both present. Prints each check and the
 screenshot's path (open it to see the page); exits 1 when a check fails.
 """
 
@@ -48,6 +49,9 @@ def main() -> None:
     checks = {
         "no 'nan' on the page": re.search(r"\bnan\b", text, re.IGNORECASE) is None,
         "findings paragraph": "What the numbers show" in text,
+        "opens with the unigram-baseline verdict": "unigram baseline"
+        in (re.findall(r"<b>([^<]*)</b>", dom) or [""])[0],
+        "every test made, with Holm-adjusted p": "Every test made" in text and "p_holm" in text,
         "judge heatmaps": "summed scores" in dom,
         "loss heatmaps": ": loss" in dom,
         "every matrix cell shows its n": bool(cells) and all("(n=" in c for c in cells),
