@@ -163,7 +163,7 @@ def judge_controls(
 def control_agreement(controls: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """Per pair of judges ``"a|b"`` (sorted): ``n`` control rows both parsed, ``exact`` (share
     of equal ratings) and ``spearman`` (None with fewer than 2 rows or a constant rating)."""
-    from scipy.stats import spearmanr  # type: ignore[import-untyped]
+    from scipy.stats import spearmanr
 
     wide = controls.pivot_table(
         index=["item_id", "control"], columns="judge", values="rating", aggfunc="first"
