@@ -18,13 +18,12 @@ s^2/n, so a bootstrap from 2-5 items a stratum understates the spread by sqrt((n
 few items a normal quantile understates the tails. So a value's standard error is the standard
 deviation of its replicates times the inflation factor ``f = max(sqrt(n/(n-1)), sqrt(m/(m-1)))``,
 n the smallest stratum (of more than one item) and m the number of seeds (when more than one):
-the correction of Davison & Hinkley (1997, Bootstrap Methods and their Application, section
-3.2.3) for the stratum of the fewest items, conservative for the larger ones. The interval is
-``value +- t * se`` with t the 97.5% quantile of Student's t with ``df`` = items - strata
-degrees of freedom, or m - 1 when there are m > 1 seeds and that is fewer (the seeds' share of
-the spread has only m - 1; the standard interval with a bootstrap standard error, Efron &
-Tibshirani 1993, section 12.2, with the t quantile for small samples), and the two-sided p-value of "the
-value is 0" is ``2 * P(T_df > |value| / se)``: the interval leaves out 0 exactly when p < 0.05.
+the (n-1)/n bias undone for the stratum of the fewest items, conservative for the larger ones.
+The interval is ``value +- t * se`` (the standard interval with a bootstrap standard error), t
+the 97.5% quantile of Student's t with ``df`` = items - strata degrees of freedom, or m - 1 when
+there are m > 1 seeds and that is fewer (the seeds' share of the spread has only m - 1), and
+the two-sided p-value of "the value is 0" is ``2 * P(T_df > |value| / se)``: the interval
+leaves out 0 exactly when p < 0.05.
 A value that no replicate moves (all its strata hold one item) gets no interval and no p-value.
 :func:`holm` adjusts a family of p-values for the number of claims.
 """

@@ -230,8 +230,8 @@ def _intervals(
         return {}
     keys = rows[[item, "stage", "type"]].drop_duplicates(item).rename(columns={item: "item_id"})
     weights = {item: item_weights(keys, samples, seed), "seed": seed_weights(_seeds(rows), samples, seed)}
-    return bootstrap(rows, weights, compute, inflate=_inflation(rows, item)["factor"],
-                     df=_inflation(rows, item)["df"])  # fmt: skip
+    small = _inflation(rows, item)
+    return bootstrap(rows, weights, compute, inflate=small["factor"], df=small["df"])
 
 
 def _inflation(rows: pd.DataFrame, item: str) -> dict[str, float]:
