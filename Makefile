@@ -1,4 +1,4 @@
-# Two commands a newcomer needs (see README):
+# Two commands a newcomer needs (see README.md):
 #   make run   - install into .venv and run the whole pipeline (dvc repro) on the default params
 #   make test  - install into .venv (with dev tools) and run lint, type checks and the test suite
 VENV ?= .venv

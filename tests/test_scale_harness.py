@@ -16,7 +16,7 @@ def test_growth_is_the_4n_time_over_four_times_the_n_time():
     assert row["growth"] == 1.25 and row["peak_rss_4n_gib"] == 0.9 and row["rows_per_s"] == 5
 
 
-@pytest.mark.slow  # about 40 s: see the README's Tests
+@pytest.mark.slow  # about 40 s: see docs/tests.md
 def test_the_harness_measures_every_stage_and_verify_finds_the_planted_copies(
     reproduced: Reproduced, tmp_path
 ):

@@ -18,7 +18,7 @@ from bench.harness.commands import HANG, curll, dvc, env
 from bench.harness.mix import FaultyServer
 from bench.harness.project import make_project, under_dvc
 
-pytestmark = pytest.mark.slow  # see the README's Tests: over the default run's time budget
+pytestmark = pytest.mark.slow  # see docs/tests.md: over the default run's time budget
 
 
 def test_a_second_repro_meanwhile_gets_dvcs_lock_message_and_changes_nothing(tmp_path):

@@ -15,7 +15,7 @@ from bench.harness.commands import dvc
 from bench.harness.kill import cached_rows, kill_when, leftovers
 from tests.repro import Reproduced
 
-pytestmark = pytest.mark.slow  # see the README's Tests: over the default run's time budget
+pytestmark = pytest.mark.slow  # see docs/tests.md: over the default run's time budget
 
 BATCH = 4  # requests per backend call and cache commit here (the shrunk pipeline's is 32)
 OUTPUTS = {

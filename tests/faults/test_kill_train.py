@@ -20,7 +20,7 @@ from bench.harness.project import under_dvc
 from curll.artifacts import write_table
 from curll.schemas import RecordSchema
 
-pytestmark = pytest.mark.slow  # see the README's Tests: over the default run's time budget
+pytestmark = pytest.mark.slow  # see docs/tests.md: over the default run's time budget
 
 STAGE = """\
 stages:

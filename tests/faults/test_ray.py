@@ -14,7 +14,7 @@ from bench.harness.commands import curll
 from bench.harness.mix import FaultyServer
 from bench.harness.project import make_project
 
-pytestmark = pytest.mark.slow  # see the README's Tests: over the default run's time budget
+pytestmark = pytest.mark.slow  # see docs/tests.md: over the default run's time budget
 
 pytest.importorskip("ray")
 

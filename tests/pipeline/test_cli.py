@@ -55,7 +55,7 @@ def test_import_drops_a_repeat_when_asked_and_reads_a_curriculum_of_your_own(tmp
     )
     assert "t.csv, row 4, field 'stage-1': dropped a repeat of row 3" in proc.stderr
     assert json.loads((tmp_path / "d" / "stats.json").read_text())["duplicates_dropped"] == 1
-    example = ROOT / "examples" / "my_curriculum.csv"  # the README's worked example, as it shows it
+    example = ROOT / "examples" / "my_curriculum.csv"  # the worked example of docs/data.md, as it shows it
     columns = "skill=Subject,subskill=Strand,goal=Learning goal,indicator=Can do,grade=Grade"
     args = ["--layout", "table", "--columns", columns, "--grades", "K=0,1=1,2=2,3=3"]
     curll("taxonomy", "import", *args, "--out", str(tmp_path / "t"), str(example), cwd=tmp_path)

@@ -80,7 +80,7 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     units = pd.read_parquet(data / "split" / "units.parquet").set_index("unit_id")
     assert (records["split"] == units.loc[records["unit_id"], "split"].to_numpy()).all()
     assert {"train", "test"} <= set(records["split"])
-    for stage in STAGES:  # a file per split with records; each loads as the README shows
+    for stage in STAGES:  # a file per split with records; each loads as docs/verify-split.md shows
         folder = data / "release" / "dataset" / f"stage_{stage}"
         splits = set(records.loc[records["stage"] == stage, "split"])
         assert {p.name for p in folder.iterdir()} == {f"{s}.parquet" for s in splits}

@@ -203,6 +203,6 @@ def test_first_row_gives_the_authors_words_on_the_reference_norms():
         ours = got[got["stage"] == stage]
         assert sorted(zip(ours["word"], ours["pos"], strict=True)) == theirs, stage
     counts = got.groupby("stage").size().tolist()
-    assert counts == [903, 964, 1386, 1859, 2579, 3147, 3605, 3821, 3768, 3143]  # the README's table
+    assert counts == [903, 964, 1386, 1859, 2579, 3147, 3605, 3821, 3768, 3143]  # the table in docs/data.md
     lemma_row = import_vocab("kuperman", path, stages=range(10)).groupby("stage").size().tolist()
     assert lemma_row == [902, 960, 1386, 1863, 2581, 3147, 3605, 3823, 3769, 3144]
