@@ -6,10 +6,13 @@ Per rate: requests, HTTP calls, engine retries, rejects by reason, wall time, th
 exit status, and what a rerun asks the server (it must be nothing). Then ``--kills`` kill -9
 trials of ``dvc repro`` at seeded points: answers stored at the kill, answers asked again
 after the restart, calls beyond an uninterrupted run's (answers lost in flight), and whether
-the output is byte-identical to an uninterrupted run's. Nothing is asserted here;
-tests/faults holds the checks at small sizes.
+the output is byte-identical to an uninterrupted run's. Then three hazards
+(bench/harness/hazards.py): a server that trickles answers past ``timeout_s``, a fold and a
+second run beside a working shard job, a full disk under the request cache, and a kill -9 in
+the middle of a large batch. Nothing is
+asserted here; tests/faults holds the checks at small sizes.
 
-Usage: python -m bench.faults [--seeds 20] [--rates 0,0.1,0.5,1] [--kills 10]
+Usage: python -m bench.faults [--seeds 20] [--rates 0,0.1,0.5,1] [--kills 10] [--no-hazards]
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench.harness import hazards
 from bench.harness.commands import dvc
 from bench.harness.kill import kill_when, leftovers, stored_answers
 from bench.harness.mix import FaultyServer
@@ -105,6 +109,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=20, help="context seeds (and as many IR seeds)")
     ap.add_argument("--rates", default="0,0.1,0.5,1")
     ap.add_argument("--kills", type=int, default=10, help="kill -9 trials (0: none)")
+    ap.add_argument("--no-hazards", action="store_true", help="skip the trickle, fold and full-disk rows")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         rows = [one_rate(float(r), args.seeds, Path(tmp)) for r in args.rates.split(",")]
@@ -117,6 +122,13 @@ def main() -> None:
                   f"{int(trials['byte-identical'].sum())} byte-identical; "
                   f"at most {int(trials['calls wasted'].max())} calls more than "
                   "an uninterrupted run")  # fmt: skip
+        if not args.no_hazards:
+            root = Path(tmp) / "hazards"
+            scenarios = (hazards.kill_mid_batch, hazards.trickle, hazards.fold_beside_a_job,
+                         hazards.full_cache_disk)  # fmt: skip
+            rows = [f(root, args.seeds) for f in scenarios]
+            print()
+            print(pd.DataFrame(rows).fillna("-").to_string(index=False))
 
 
 if __name__ == "__main__":

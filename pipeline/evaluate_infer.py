@@ -29,13 +29,12 @@ from curll.evaluate.items import build_items, drop_unfit
 from curll.schemas import IndicatorSchema, RecordSchema
 from curll.schemas.evaluate import UNTRAINED, AnswerSchema, ItemSchema
 from curll.train.orders import SavedModel, saved_models, untrained, untrained_model
+from curll.train.tokenizer import load_tokenizer
 from pipeline.report import say
 
 
 def _tokenizer(params: Params) -> Any:
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
+    return load_tokenizer(params.tokenizer.out.dir)
 
 
 def _untrained(params: Params, tok: Any, seed: int, folder: Path) -> SavedModel:

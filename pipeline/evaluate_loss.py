@@ -30,6 +30,7 @@ from curll.evaluate.nll import record_nll
 from curll.schemas.evaluate import LossSchema
 from curll.train.orders import SavedModel, saved_models, untrained, untrained_model
 from curll.train.records import RecordFile
+from curll.train.tokenizer import load_tokenizer
 from pipeline.report import say
 
 
@@ -89,9 +90,8 @@ def _unigrams(
 
 def run(params: Params) -> None:
     import torch
-    from transformers import AutoTokenizer
 
-    tok = AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
+    tok = load_tokenizer(params.tokenizer.out.dir)
     held, texts = _held_out(params)
     if held.empty:
         raise CurllError(

@@ -8,7 +8,10 @@ one task per index), and ``curll generate fold`` folds the shards' caches afterw
 ``out.shards/generations-<i>-of-<n>.parquet`` atomically and its answers to a cache file of
 its own (:func:`curll.llm.cache.shard_cache`) over the shared ``llm.cache``, read only, so no two processes
 ever write one SQLite file; ``run`` folds the shard caches into ``llm.cache`` before and
-after its shards, so a rerun finds every answer and asks nothing twice.
+after its shards, so a rerun finds every answer and asks nothing twice. Locks keep this
+safe beside other jobs (:func:`curll.llm.cache.shard_guard`): a fold waits for no shard job
+(``run`` leaves the caches of shards still running elsewhere for a later fold; ``fold``
+refuses), a second job on one shard and a second ``run`` are refused before asking anything.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from curll.config import Params
 from curll.errors import CurllError
 from curll.generate.shard import generate_shard, shard_path_name, shard_seeds, shard_yields
 from curll.generate.tasks import TASKS
-from curll.llm.cache import fold_shards, shard_cache
+from curll.llm.cache import fold_shards, run_guard, shard_guard
 from curll.llm.factory import engine_from_params, make_task
+from curll.llm.locks import BusyError
 from curll.schemas import GenerationSchema
 from curll.yields import check_yields
 from pipeline.report import say
@@ -36,23 +40,42 @@ def run(params: Params) -> None:
         for stale in out.glob("generations-*-of-*.parquet"):
             if not stale.name.endswith(f"-of-{n:04d}.parquet"):
                 stale.unlink()
-    fold(params)  # what a killed run or `curll generate shard I` left
-    if p.runner == "ray":
-        from curll.generate.on_ray import run_on_ray
+    with run_guard(params.llm.cache):
+        _fold_if_idle(params)  # what a killed run or `curll generate shard I` left
+        if p.runner == "ray":
+            from curll.generate.on_ray import run_on_ray
 
-        for line in run_on_ray(partial(shard, params), range(n), address=p.ray_address):
-            say(line)
-    else:
-        for i in range(n):
-            say(shard(params, i))
-    fold(params)
+            for line in run_on_ray(partial(shard, params), range(n), address=p.ray_address):
+                say(line)
+        else:
+            for i in range(n):
+                say(shard(params, i))
+        _fold_if_idle(params)
 
 
 def fold(params: Params) -> None:
-    """Fold every shard cache (of any shard count) into ``llm.cache`` and delete it."""
+    """Fold every shard cache (of any shard count) into ``llm.cache`` and delete it; a
+    CurllError (nothing touched) while a shard job is still running over that cache."""
+    try:
+        _fold(params)
+    except BusyError:
+        raise CurllError(_BUSY, file=params.llm.cache) from None
+
+
+_BUSY = "shard jobs are still running over this cache (their caches are in use); fold after they finish"
+
+
+def _fold(params: Params) -> None:
     added, folded = fold_shards(params.llm.cache)
     if folded:
         say(f"generate: folded {folded} shard caches into {params.llm.cache} ({added} new answers)")
+
+
+def _fold_if_idle(params: Params) -> None:
+    try:
+        _fold(params)
+    except BusyError:
+        say(f"generate: not folding the shard caches now: {_BUSY}")
 
 
 def shard(params: Params, index: int) -> str:
@@ -65,8 +88,10 @@ def shard(params: Params, index: int) -> str:
     tasks = {name: make_task(params, task) for name, task in TASKS.items()}
     # verify's checks that a new attempt can fix are asked again here (same thresholds)
     content = params.verify.content.for_profile(llm.use)
-    cache = shard_cache(llm.cache, index, p.shards)
-    with engine_from_params(llm, models=params.llm_models, desc="generate", cache=cache) as engine:
+    with (
+        shard_guard(llm.cache, index, p.shards) as cache,
+        engine_from_params(llm, models=params.llm_models, desc="generate", cache=cache) as engine,
+    ):
         df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs, checks=content)
     check_yields(f"generate: shard {index}/{p.shards}", shard_yields(seeds, df), p.min_yield,
                  key="generate.min_yield")  # fmt: skip

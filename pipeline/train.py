@@ -37,6 +37,7 @@ from curll.config import Params
 from curll.train import distributed
 from curll.train.records import RecordFile
 from curll.train.runs import run_order, settings
+from curll.train.tokenizer import load_tokenizer
 from pipeline.report import say
 
 
@@ -62,11 +63,9 @@ def steps_per_stage(budget: str, metrics: dict[str, Any]) -> dict[str, int] | No
 
 
 def _run(params: Params, world: distributed.World) -> None:
-    from transformers import AutoTokenizer
-
     p = params.train
     train = RecordFile(params.split.out.records, "train")  # messages are read when packed
-    tok = AutoTokenizer.from_pretrained(params.tokenizer.out.dir)
+    tok = load_tokenizer(params.tokenizer.out.dir)
     validation = RecordFile(params.split.out.records, "validation")
     metrics, log = run_order(train, tok, p, validation)
     if not world.main:
@@ -78,7 +77,14 @@ def _run(params: Params, world: distributed.World) -> None:
     per_stage = steps_per_stage(p.budget, metrics)
     write_json(p.out.metrics, {"orders": list(p.orders), "processes": world.size, "budget": p.budget,
                                "steps_per_stage": per_stage, "runs": metrics})  # fmt: skip
-    say("train: " + ", ".join(
-        f"{k} loss {v['final_loss']} (held out {v.get('val_loss')}, untrained {v.get('val_loss_untrained')})"
-        for k, v in metrics.items()
-    ))  # fmt: skip
+    say(_summary(metrics, p.out.metrics))
+
+
+def _summary(metrics: dict[str, Any], path: str) -> str:
+    """One line: models per order and their mean held-out loss (every run is in ``path``)."""
+    held: dict[str, list[float]] = {}
+    for name, run in metrics.items():  # name: seed-<seed>/<order>/<stages>
+        if run.get("val_loss") is not None:
+            held.setdefault(name.split("/")[1], []).append(float(run["val_loss"]))
+    orders = ", ".join(f"{o} {sum(v) / len(v):.3f} ({len(v)} models)" for o, v in held.items())
+    return f"train: {len(metrics)} models -> {path}; mean held-out loss (nats/token): {orders or 'none'}"

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import copy
+import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +42,13 @@ def test_repo_params_load_frozen(good):
         (lambda d: d["taxonomy"].update(stages=[1, 1]), "taxonomy.stages", "must not repeat"),
         (lambda d: d["taxonomy"]["out"].pop("stats"), "taxonomy.out.stats", "missing"),
         (lambda d: d["vocab"].update(seed=True), "vocab.seed", "valid integer"),
-        (lambda d: d["llm"].update(use="gpt"), "llm", "not one of llm.profiles"),
+        (lambda d: d["llm"].update(use="gpt"), "llm.use", r"^'gpt' is not one of llm.profiles: \['embedded'"),
+        (
+            lambda d: d["evaluate"].update(judges=["smollm2-torch", "ghost"]),
+            "evaluate.judges.1",
+            r"^'ghost' is not one of llm.profiles: \['embedded'",
+        ),
+        (lambda d: d["split"].update(rater="ghost"), "split.rater", r"^'ghost' is not one of llm.profiles"),
         (
             lambda d: d["llm"]["profiles"]["embedded"].update(base_url="http://x"),
             "llm.profiles.embedded.base_url",
@@ -65,12 +74,12 @@ def test_repo_params_load_frozen(good):
         (lambda d: d["templates"].update(min_items=30), "templates", "min_items <= max_items"),
         (
             lambda d: d["llm_models"]["builtin"]["embedded"].update(heads=5),
-            "llm_models.builtin.embedded.random",
+            "llm_models.builtin.embedded",  # the kind (the union's tag) is no key the user wrote
             "multiple of heads",
         ),
         (
             lambda d: d["llm_models"]["builtin"]["smollm2-135m-instruct"].update(sha256="abc"),
-            "llm_models.builtin.smollm2-135m-instruct.gguf.sha256",
+            "llm_models.builtin.smollm2-135m-instruct.sha256",
             "should match pattern",
         ),
         (lambda d: d["skill_graph"].update(candidates="some"), "skill_graph.candidates", "all"),
@@ -150,10 +159,73 @@ def test_repo_params_load_frozen(good):
 def test_bad_params_name_the_key(good, mutate, key, message):
     data = copy.deepcopy(good)
     mutate(data)
+    with pytest.raises(CurllError) as err:
+        parse_params(data, source="params.yaml")
+    assert re.search(message, err.value.message), err.value.message
+    assert err.value.field == key
+    assert err.value.file == "params.yaml"
+    first = err.value.message.split("\n")[0]
+    assert "(got {" not in first and len(first) < 300  # the value only, never a whole section
+
+
+#: every seed of the params: numpy and torch take 0 <= seed <= 2**32 - 1 (a negative one crashed them)
+SEEDS = [
+    "taxonomy.seed",
+    "vocab.seed",
+    "seeds.seed",
+    "train.seeds.0",
+    "split.seed",
+    "verify.diversity.seed",
+    "verify.readability.seed",
+    "evaluate.seed",
+    "evaluate.bootstrap.seed",
+    "evaluate.controls.seed",
+    "evaluate.infer.sampling.seed",
+    "llm.profiles.embedded.sampling.seed",
+    "llm_models.builtin.embedded.seed",
+]
+
+
+def _set(data: dict[str, Any], key: str, value: int) -> None:
+    *path, last = key.split(".")
+    node: Any = data
+    for part in path:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+
+
+@pytest.mark.parametrize("key", SEEDS)
+@pytest.mark.parametrize(
+    ("value", "message"), [(-1, "greater than or equal to 0"), (2**32, "less than or equal to 4294967295")]
+)
+def test_a_seed_out_of_range_is_refused_naming_the_key(good, key, value, message):
+    data = copy.deepcopy(good)
+    _set(data, key, value)
     with pytest.raises(CurllError, match=message) as err:
         parse_params(data, source="params.yaml")
     assert err.value.field == key
-    assert err.value.file == "params.yaml"
+    assert "\n" not in str(err.value)
+    _set(data, key, 2**32 - 1)  # the bounds themselves are seeds
+    parse_params(data, source="params.yaml")
+    _set(data, key, 0)
+    parse_params(data, source="params.yaml")
+
+
+def test_a_bad_profile_name_is_one_short_line_from_the_command(good, tmp_path):
+    """The curll command: exit 2 and one line naming the key and the value, not the whole params."""
+    data = copy.deepcopy(good)
+    data["evaluate"]["judges"] = ["ghost"]
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(data))
+    curll = Path(sys.executable).with_name("curll")
+    proc = subprocess.run([str(curll), "params", "--params", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 300, proc.stderr
+    assert "field 'evaluate.judges.0'" in lines[0] and "'ghost' is not one of llm.profiles" in lines[0]
 
 
 def test_task_sampling_changes_only_its_own_tasks(good):
@@ -265,7 +337,7 @@ def test_the_rater_is_a_profile_in_use_checked_against_its_own_budget(good):
     data = copy.deepcopy(good)
     data["llm"]["use"] = "embedded"
     data["split"]["rater"] = "nope"
-    with pytest.raises(CurllError, match=r"split\.rater 'nope' is not one of llm\.profiles"):
+    with pytest.raises(CurllError, match=r"split\.rater': 'nope' is not one of llm\.profiles"):
         parse_params(data, source="params.yaml")
     data["split"]["rater"] = None  # never implied (it was llm.use's): dvc.yaml keys on its name
     with pytest.raises(CurllError, match=r"split\.rater"):

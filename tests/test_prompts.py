@@ -85,3 +85,13 @@ def test_system_blocks_take_no_fields_so_every_request_shares_them(path):
     first = load_prompt(path).render(**ROW, **ROW_PAIRS)[0]
     second = load_prompt(path).render(**other, **dict.fromkeys(ROW_PAIRS, other))[0]
     assert first == second
+
+
+def test_a_prompt_that_is_not_utf8_names_the_file_and_line(write):
+    path = write("latin1.j2", "")
+    path.write_bytes(
+        "{% block system %}s{% endblock %}\n{% block user %}café{% endblock %}".encode("latin-1")
+    )
+    with pytest.raises(CurllError, match="not UTF-8") as err:
+        load_prompt(path)
+    assert err.value.file == str(path) and err.value.row == 2 and "\n" not in str(err.value)

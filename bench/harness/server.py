@@ -8,8 +8,10 @@ the client's timeout), ``"malformed"`` (HTTP 200 with a broken JSON body), ``"no
 (a valid envelope whose content is not JSON), ``"schema-invalid"`` (JSON content that
 matches no task schema), ``"400"`` (an invalid request), ``"503"``, ``"500-invalid"``
 (llama.cpp's way of refusing an unsupported ``response_format``), ``"401"`` (a key is
-required) and ``"401-echo"`` (the key echoed back, as OpenAI does). With the script empty,
-``pick(body)`` (when set) chooses each request's action. ``latency_s`` delays every answer.
+required), ``"401-echo"`` (the key echoed back, as OpenAI does) and ``"trickle"`` (headers at
+once, then the body a byte every ``trickle_s``: never idle, never on time). With the script
+empty, ``pick(body)`` (when set) chooses each request's action. ``latency_s`` delays every
+answer; while ``gate`` is cleared every request waits, in flight, until it is set.
 
 A request with ``"stream": true`` is answered as server-sent events, one word per event
 (``"loop"``: the same sentence over and over, up to ``loop_events`` events; ``streamed``
@@ -30,7 +32,10 @@ from typing import Any, Self
 class FakeChatServer:
     def __init__(self, *, latency_s: float = 0.0, timeout_sleep_s: float = 2.0, port: int = 0) -> None:
         self.latency_s = latency_s
+        self.gate = threading.Event()  #: cleared: every request waits (in flight) until it is set
+        self.gate.set()
         self.timeout_sleep_s = timeout_sleep_s
+        self.trickle_s = 0.3  #: action "trickle": headers at once, then one body byte this often
         self.script: deque[str] = deque()
         self.pick: Callable[[dict[str, Any]], str] | None = None
         self.requests: list[dict[str, Any]] = []
@@ -81,7 +86,10 @@ class FakeChatServer:
                     pass  # the client gave up (a timeout test)
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                try:
+                    body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                except ValueError:  # a body cut short: the client was killed while sending it
+                    return
                 with server._lock:
                     server.requests.append(body)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
@@ -98,6 +106,7 @@ class FakeChatServer:
                         server.in_flight -= 1
 
             def _respond(self, action: str, body: dict[str, Any]) -> None:
+                server.gate.wait()
                 if server.latency_s:
                     time.sleep(server.latency_s)
                 fast_retry = {"retry-after-ms": "5"}
@@ -144,7 +153,24 @@ class FakeChatServer:
                     ],
                     "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12},
                 }
+                if action == "trickle":
+                    return self._trickle(json.dumps(reply).encode())
                 return self._send(200, json.dumps(reply).encode())
+
+            def _trickle(self, payload: bytes) -> None:
+                """A server that never goes quiet yet never finishes in time."""
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.flush()
+                    for i in range(len(payload)):
+                        time.sleep(server.trickle_s)
+                        self.wfile.write(payload[i : i + 1])
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up: its deadline
 
             def _stream(self, action: str, body: dict[str, Any]) -> None:
                 if action == "loop":

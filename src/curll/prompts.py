@@ -4,6 +4,7 @@ A prompt file defines two blocks, ``system`` and ``user``; :meth:`Prompt.render`
 them with a row's fields and returns the chat messages. Undefined variables are errors
 (``StrictUndefined``), so a renamed field fails loudly instead of rendering as empty.
 
+A prompt file is UTF-8 text: another encoding is a CurllError naming the file and line.
 ``Prompt.version`` is a hash of the file's bytes. It is part of every request's cache
 key, so editing a prompt re-asks exactly the requests rendered from it.
 """
@@ -44,7 +45,10 @@ def load_prompt(path: str | Path) -> Prompt:
     p = Path(path)
     if not p.is_file():
         raise CurllError("prompt file not found", file=p)
-    source = p.read_text(encoding="utf-8")
+    try:
+        source = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise _not_utf8(p) from None
     try:
         template = _ENV.from_string(source)
     except jinja2.TemplateSyntaxError as exc:
@@ -53,3 +57,16 @@ def load_prompt(path: str | Path) -> Prompt:
     if missing:
         raise CurllError(f"prompt must define blocks {list(BLOCKS)}; missing {missing}", file=p)
     return Prompt(p, hashlib.sha256(source.encode("utf-8")).hexdigest()[:16], template)
+
+
+def _not_utf8(path: Path) -> CurllError:
+    """The error for a prompt file that is not UTF-8, at the line of its first bad byte (found
+    again in the whole file: the text reader's position is within a chunk)."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return CurllError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x}): save the prompt as UTF-8",
+                          file=path, row=line)  # fmt: skip
+    return CurllError("not UTF-8 text: save the prompt as UTF-8", file=path)  # it changed meanwhile

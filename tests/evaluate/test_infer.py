@@ -1,9 +1,11 @@
 """Trained models answer the test items: ``evaluate.repeats`` answers each, repeat 0 as a single
-answer was asked (so a rerun with more repeats takes it from the request cache)."""
+answer was asked (so a rerun with more repeats takes it from the request cache); one model in
+memory at a time (its backend closed before the next model loads)."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +22,7 @@ from curll.train.orders import SavedModel
 from tests import instances as inst
 from tests.evaluate.test_items import PASSAGE, records
 from tests.fakes import ScriptedBackend
+from tests.llm.test_vllm_backend import events, install_fake_vllm
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,3 +70,17 @@ def test_repeat_0_is_the_single_answer_and_more_repeats_take_it_from_the_cache(s
     assert second["answer"].eq(f"seed {p.sampling.seed + 1}").all()
     assert {json.loads(s)["seed"] for s in second["sampling"]} == {p.sampling.seed + 1}
     assert not set(second["request_key"]) & set(first["request_key"])
+
+
+def test_each_vllm_engine_is_shut_down_and_freed_before_the_next_model_loads(setup, tmp_path, monkeypatch):
+    model, items, p = setup
+    install_fake_vllm(tmp_path, monkeypatch)  # a stand-in vllm that records what its engines go through
+    p = p.model_copy(update={"backend": "vllm"})
+    shutil.copytree(model.folder, tmp_path / "other")
+    models = [model, SavedModel("seed-42/continual/0-1", "continual", 1, 42, tmp_path / "other")]
+    for m in models:
+        out = infer.answer(m, items, p, tmp_path / "cache.sqlite")
+        assert len(out) == len(items) and out["status"].eq("ok").all()
+    first, second = (str(m.folder) for m in models)
+    lives = [[("init", m), ("shutdown", m), ("freed", m), ("cleanup", "")] for m in (first, second)]
+    assert events() == lives[0] + lives[1]  # the first engine ends before the second begins

@@ -1,18 +1,27 @@
 """An API key never reaches a file: a server stage run through DVC with a key set, against a
 server that echoes the key in its errors (as OpenAI does), leaves no trace of it in the
-project, ``.dvc/`` (cache included), ``.curll/``, ``dvc.lock``, ``data/`` or the output."""
+project, ``.dvc/`` (cache included), ``.curll/``, ``dvc.lock``, ``data/`` or the output; and
+params that hold a credential in a URL (which DVC would copy into ``dvc.lock``) do not load,
+with an error that does not show it."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+import pytest
+import yaml
 
 from bench.harness.commands import dvc
 from bench.harness.mix import FaultyServer
 from bench.harness.project import make_project, under_dvc
+from curll.config import parse_params
+from curll.errors import CurllError
 
+ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-5f3c9a0e77d24b1c8e6a0d13"  # a made-up key in the OpenAI format
 
 
@@ -45,3 +54,69 @@ def test_a_key_the_server_echoes_is_found_nowhere(tmp_path, monkeypatch):
     assert hits(project, "Incorrect API key provided") != []  # the search sees the stored errors
     assert hits(project, KEY) == [] and hits(project, KEY[-12:]) == []
     assert KEY not in proc.stdout + proc.stderr
+
+
+SECRET = "s3cr3t-9f2b7c"
+
+
+@pytest.fixture
+def good() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text())
+    return data
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://user:{SECRET}@127.0.0.1:8000/v1",
+        f"https://{SECRET}@api.example.com/v1",  # a key as the user name
+        f"http://user:{SECRET}@[::1]:8000/v1",
+        f"https://api.example.com/v1?api_key={SECRET}",
+        f"https://api.example.com/v1?model=m&API-KEY={SECRET}",
+        f"https://api.example.com/v1?key={SECRET}",
+        f"https://api.example.com/v1?access_token={SECRET}",
+        f"https://api.example.com/v1?sig={SECRET}",
+        f"https://api.example.com/v1?Signature={SECRET}",
+        f"https://api.example.com/v1?password={SECRET}",
+        f"https://api.example.com/v1?subscription-key={SECRET}",
+        f"user:{SECRET}@api.example.com/v1",  # no scheme
+    ],
+)
+def test_a_credential_in_base_url_is_refused_without_printing_it(good, url):
+    """DVC copies every param into dvc.lock, its run cache and the dataset card: a key in a URL
+    param would be written there. Params with one do not load, and the error does not show it."""
+    data = copy.deepcopy(good)
+    data["llm"]["profiles"]["server"]["base_url"] = url
+    with pytest.raises(CurllError) as err:
+        parse_params(data, source="params.yaml")
+    text = str(err.value)
+    assert err.value.field == "llm.profiles.server.base_url"
+    assert "api_key_env" in text and "\n" not in text
+    assert SECRET not in text and url not in text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/v1",
+        "https://api.example.com/v1?model=m&monkey=1",
+        "http://[::1]:8000/v1",
+        "http://host/v1/@models",
+    ],  # an @ in the path is no user info
+)
+def test_a_url_without_credentials_loads(good, url):
+    data = copy.deepcopy(good)
+    data["llm"]["profiles"]["server"]["base_url"] = url
+    assert parse_params(data).llm.profiles["server"].base_url == url  # type: ignore[union-attr]
+
+
+def test_a_credential_in_ray_address_is_refused_without_printing_it(good):
+    data = copy.deepcopy(good)
+    data["generate"]["ray_address"] = f"ray://admin:{SECRET}@head:10001"
+    with pytest.raises(CurllError) as err:
+        parse_params(data, source="params.yaml")
+    assert err.value.field == "generate.ray_address"
+    assert SECRET not in str(err.value) and "\n" not in str(err.value)
+    for ok in ("auto", "ray://head:10001", "10.0.0.1:6379"):
+        data["generate"]["ray_address"] = ok
+        assert parse_params(data).generate.ray_address == ok

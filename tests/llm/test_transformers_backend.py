@@ -142,3 +142,18 @@ def test_threads_setting_is_applied(embedded_model):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_each_answer_is_reported_as_its_row_finishes(backend):
+    """Rows of different lengths finish out of order; each is reported once, as it finishes,
+    with the completion the batch then returns (so the engine stores and counts it at once)."""
+    reqs = [
+        ChatRequest.build([("user", f"say {i}")],
+                          sampling=Sampling(temperature=0.0, max_tokens=2 + 6 * (i % 3), seed=i))
+        for i in range(6)
+    ]  # fmt: skip
+    seen: list[tuple[int, object]] = []
+    out = backend.complete(reqs, on_answer=lambda i, c: seen.append((i, c)))
+    assert sorted(i for i, _ in seen) == list(range(6))
+    assert [c for _, c in sorted(seen, key=lambda t: t[0])] == out
+    assert [i for i, _ in seen] != list(range(6))  # the short rows came first

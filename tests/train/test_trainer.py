@@ -281,3 +281,37 @@ def test_mfu_is_reported_for_known_gpus_in_bf16_only(monkeypatch):
     assert runs.mfu(98.9e12, "cuda", torch.float32) is None
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "Some GPU")
     assert runs.mfu(98.9e12, "cuda", torch.bfloat16) is None
+
+
+def test_a_full_disk_while_checkpointing_names_the_path_and_leaves_no_half_file(tok, tmp_path, monkeypatch):
+    """The checkpoint is written to a file on a full disk (/dev/full: every write is ENOSPC, as
+    the kernel reports it): a CurllError naming the checkpoint, the last good one left as it was
+    and no temporary file beside it. torch's own writer turns the failure into a RuntimeError."""
+    import os
+    from pathlib import Path
+
+    from curll.errors import CurllError
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    data = pack(encode(records()["messages"].tolist(), tok, loss="assistant"), 48, pad_id=tok.pad_token_id)
+    ckpt = tmp_path / "run.pt"
+    train(fresh(tok), data, settings(epochs=1), ckpt=ckpt)  # a good checkpoint, then a longer run
+    good = ckpt.read_bytes()
+    real_save = torch.save
+
+    def onto_full_disk(obj: Any, f: Any, *args: Any, **kw: Any) -> None:
+        if isinstance(f, (str, os.PathLike)):
+            real_save(obj, "/dev/full", *args, **kw)
+            return
+        full = os.open("/dev/full", os.O_WRONLY)  # the open file now writes to a full disk
+        os.dup2(full, f.fileno())
+        os.close(full)
+        real_save(obj, f, *args, **kw)
+
+    monkeypatch.setattr(torch, "save", onto_full_disk)
+    with pytest.raises(CurllError, match="cannot write: No space left on device") as err:
+        train(fresh(tok), data, settings(epochs=3), ckpt=ckpt)
+    assert err.value.file == str(ckpt) and "\n" not in str(err.value)
+    assert ckpt.read_bytes() == good
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.pt"]

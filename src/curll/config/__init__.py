@@ -2,8 +2,12 @@
 
 One section per DVC stage, each a frozen pydantic model with ``extra="forbid"``:
 an unknown key, a wrong type (no silent coercion: ``"5"`` is not an int) or an
-out-of-range value raises :class:`CurllError` naming the file and the dotted key,
-e.g. ``params.yaml, field 'vocab.max_per_stage': must be >= 0 (got -1)``.
+out-of-range value raises :class:`CurllError` naming the file and the dotted key (a list
+item by its 0-based index: ``evaluate.judges.1``), e.g. ``params.yaml, field
+'vocab.max_per_stage': must be >= 0 (got -1)``. The message shows the bad value only: never a
+whole section, and never a URL that holds a credential (such params are refused: DVC would
+copy the credential into ``dvc.lock``). A name that must be an ``llm.profiles`` name
+(``llm.use``, ``split.rater``, each of ``evaluate.judges``) is checked when params load.
 
 Paths (inputs and outputs) live here too, so ``dvc.yaml`` templating (``${...}``) and
 the stage code read the same single definition.
@@ -16,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError, model_validator
 
-from curll.config.base import Section
+from curll.config.base import ParamsError, Section
 from curll.config.data import TaxonomyParams, VocabParams
 from curll.config.evaluate import EvaluateParams
 from curll.config.generation import (
@@ -26,7 +30,7 @@ from curll.config.generation import (
     SkillGraphParams,
     TemplatesParams,
 )
-from curll.config.llm import LLMParams
+from curll.config.llm import LLMParams, not_a_profile
 from curll.config.models import LLMModelsParams
 from curll.config.train import TokenizerParams, TrainParams
 from curll.config.verify import SplitParams, SplitReleaseParams, VerifyEncoderParams, VerifyParams
@@ -58,13 +62,12 @@ class Params(Section):
 
     @model_validator(mode="after")
     def _judges_are_profiles(self) -> Params:
-        unknown = [j for j in self.evaluate.judges if j not in self.llm.profiles]
+        named = [("split.rater", self.split.rater)]
+        named += [(f"evaluate.judges.{i}", judge) for i, judge in enumerate(self.evaluate.judges)]
+        unknown = [(key, not_a_profile(name, self.llm.profiles)) for key, name in named
+                   if name not in self.llm.profiles]  # fmt: skip
         if unknown:
-            raise ValueError(f"evaluate.judges {unknown} are not llm.profiles: {sorted(self.llm.profiles)}")
-        if self.split.rater not in self.llm.profiles:
-            raise ValueError(
-                f"split.rater '{self.split.rater}' is not one of llm.profiles: {sorted(self.llm.profiles)}"
-            )
+            raise ParamsError(*unknown)
         return self
 
     def profiles_in_use(self) -> list[str]:
@@ -168,22 +171,41 @@ def load_params(path: str | Path = DEFAULT_PARAMS) -> Params:
     return parse_params(load_yaml(p), source=p)
 
 
+#: params mappings whose values are tagged unions: pydantic puts the tag (the backend, the kind)
+#: after the name in an error's location, and it is no key the user wrote
+_TAGGED = {("llm", "profiles"), ("llm_models", "builtin")}
+
+#: the longest value shown in an error ("got ..."); a longer one is cut
+_SHOWN = 80
+
+
 def _to_curll_error(exc: ValidationError, source: str | Path) -> CurllError:
     problems = []
     for err in exc.errors():
-        loc = list(err["loc"])
-        # a tagged union adds its tag (the backend) after the profile name: not a key the user wrote
-        loc = [part for i, part in enumerate(loc) if not (i >= 2 and loc[i - 2] == "profiles")]
-        key = ".".join(str(part) for part in loc)
+        loc = [str(part) for part in err["loc"]]
+        if len(loc) >= 4 and (loc[0], loc[1]) in _TAGGED:
+            del loc[3]
         kind = err["type"]
+        raised = err.get("ctx", {}).get("error")
+        if isinstance(raised, ParamsError):  # a validator that names its keys: shown as it says
+            problems += [(".".join([*loc, key] if key else loc), msg) for key, msg in raised.problems]
+            continue
         if kind == "extra_forbidden":
             msg = "unknown key (a typo? see params.yaml's documented keys)"
         elif kind == "missing":
             msg = "required key is missing"
         else:
-            msg = f"{err['msg']} (got {err.get('input')!r})"
-        problems.append((key, msg))
+            msg = err["msg"] + _shown(err.get("input"))
+        problems.append((".".join(loc), msg))
     key, msg = problems[0]
     if len(problems) > 1:
         msg += "".join(f"\n  - {k}: {m}" for k, m in problems[1:])
     return CurllError(msg, file=source, field=key)
+
+
+def _shown(value: Any) -> str:
+    """`` (got <value>)`` for a value a person can read in one line; nothing for a section."""
+    if isinstance(value, dict):
+        return ""
+    text = repr(value)
+    return f" (got {text if len(text) <= _SHOWN else text[: _SHOWN - 3] + '...'})"

@@ -1,8 +1,19 @@
-"""Shared building blocks of the params sections."""
+"""Shared building blocks of the params sections.
+
+- Shared value types: :data:`Seed` (every seed: ``0 <= seed <= 2**32 - 1``, what numpy and
+  torch accept), :data:`Count`, :data:`Positive`, :data:`Share`, ...
+- :func:`no_credentials`: a URL-valued param must hold no credential (user info or a key-like
+  query parameter): DVC copies every param into ``dvc.lock``, its run cache and the dataset card.
+- :class:`ParamsError`: what a validator raises to name the exact key at fault (relative to its
+  section) and say what is wrong without repeating the section's input.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Annotated
+from urllib.parse import unquote_plus
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
@@ -14,6 +25,8 @@ Stages = Annotated[tuple[Stage, ...], Field(min_length=1, strict=False)]
 PathStr = Annotated[StrictStr, Field(min_length=1)]
 Count = Annotated[StrictInt, Field(ge=0)]
 Positive = Annotated[StrictInt, Field(ge=1)]
+#: every seed of the params: numpy's and torch's range (a negative seed crashed them mid-stage)
+Seed = Annotated[StrictInt, Field(ge=0, le=2**32 - 1)]
 # YAML writes 1 for 1.0: accept ints where a float is meant, never strings
 Number = StrictFloat | StrictInt
 Share = Annotated[Number, Field(ge=0, le=1)]
@@ -27,7 +40,62 @@ class Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
+class ParamsError(ValueError):
+    """Raised by a validator: ``(key, message)`` pairs, each key dotted and relative to where the
+    validator runs (``""``: that field or section itself; ``"judges.1"``: its second judge).
+    The params loader shows each message as written, never with the offending input (which may
+    be a whole section, or a secret)."""
+
+    def __init__(self, *problems: tuple[str, str]) -> None:
+        super().__init__("; ".join(f"{k}: {m}" if k else m for k, m in problems))
+        self.problems = problems
+
+
 def unique_sorted(stages: tuple[int, ...]) -> tuple[int, ...]:
     if len(set(stages)) != len(stages):
         raise ValueError(f"stages must not repeat, got {list(stages)}")
     return tuple(sorted(stages))
+
+
+#: words of a query parameter's name that make it a credential (``api_key``, ``X-Amz-Signature``)
+_SECRET_WORDS = frozenset(
+    {"key", "apikey", "token", "accesstoken", "secret", "password", "passwd", "pwd", "sig",
+     "signature", "auth", "authorization", "credential", "credentials"}
+)  # fmt: skip
+
+
+def _words(name: str) -> set[str]:
+    """``apiKey``, ``api_key``, ``API-KEY`` -> {"api", "key", "apikey"}: the words and the whole."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", unquote_plus(name)).lower()
+    return {w for w in re.split(r"[^a-z0-9]+", spaced) if w} | {re.sub(r"[^a-z0-9]", "", spaced)}
+
+
+def url_credential(url: str) -> str | None:
+    """What in ``url`` is a credential, in words that do not repeat it; None when nothing is.
+
+    User info (``user:password@`` or ``user@`` before the host, with or without a scheme) and a
+    query parameter named like a key (``key``, ``api_key``, ``token``, ``access_token``,
+    ``secret``, ``password``, ``sig``, ``signature``, ...; any case) are credentials.
+    """
+    rest = url.split("://", 1)[1] if "://" in url else url
+    if "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]:
+        return "user info (user:password@ or user@ before the host)"
+    query = rest.split("#", 1)[0].partition("?")[2]
+    for pair in re.split(r"[&;]", query):
+        name = pair.split("=", 1)[0]
+        if "=" in pair and _words(name) & _SECRET_WORDS:
+            return "a key-like query parameter"
+    return None
+
+
+def no_credentials(hint: str) -> Callable[[str | None], str | None]:
+    """An after-validator refusing a URL that holds a credential; ``hint`` says where it goes."""
+
+    def check(url: str | None) -> str | None:
+        found = None if url is None else url_credential(url)
+        if found is not None:
+            raise ParamsError(("", f"the URL holds {found}, a credential that DVC would copy into "
+                                   f"dvc.lock, its run cache and the dataset card: {hint}"))  # fmt: skip
+        return url
+
+    return check

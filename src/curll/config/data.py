@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import Field, StrictStr, field_validator, model_validator
 
-from curll.config.base import Count, PathStr, Section, Stage, Stages, unique_sorted
+from curll.config.base import Count, PathStr, Section, Seed, Stage, Stages, unique_sorted
 
 
 class TaxonomyOutputs(Section):
@@ -46,7 +46,7 @@ class TaxonomyParams(Section):
     per_stage: Count = Field(
         default=0, description="keep a seeded sample of this many indicators per stage; 0 = all"
     )
-    seed: StrictInt = 42
+    seed: Seed = 42
     duplicates: Literal["error", "drop"] = "error"
     columns: TaxonomyColumns | None = None
     grades: dict[str, Stage | None] | None = None
@@ -89,7 +89,7 @@ class VocabParams(Section):
         description="kuperman, a repeated (lemma, AoA): keep the lemma's own row or the first (the authors')",
     )
     max_per_stage: Count = Field(description="0 = no cap; the paper uses 1000")
-    seed: StrictInt
+    seed: Seed
     out: VocabOutputs
 
     _stages = field_validator("stages")(unique_sorted)

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictStr, field_validator
 
-from curll.config.base import Count, MinYield, PathStr, Positive, Section
+from curll.config.base import Count, MinYield, PathStr, Positive, Section, Seed
 from curll.config.llm import SamplingParams
 
 TestType = Literal["ir", "cqa", "csqa"]
@@ -43,7 +43,7 @@ class BootstrapParams(Section):
     test items (0: none), drawn with ``seed``."""
 
     samples: Count
-    seed: int
+    seed: Seed
 
 
 class ControlsParams(Section):
@@ -53,7 +53,7 @@ class ControlsParams(Section):
     the mismatch partner and the shuffle)."""
 
     per_type: Positive
-    seed: int
+    seed: Seed
 
 
 class RubricParams(Section):
@@ -75,6 +75,8 @@ class EvaluateOutputs(Section):
     metrics: PathStr
     matrices: PathStr
     plots: PathStr
+    headline: PathStr = "data/evaluate/headline"  # a folder: the DVC metrics, <order>.json, judge.json
+    curves: PathStr = "data/evaluate/curves"  # a folder: <order>.csv, every model's training loss
     report: PathStr
 
 
@@ -98,7 +100,7 @@ class EvaluateParams(Section):
 
     types: Annotated[tuple[TestType, ...], Field(min_length=1, strict=False)]
     max_per_type: Count
-    seed: int
+    seed: Seed
     untrained: bool
     judge_seeds: Positive = Field(
         description="the models of the first k train.seeds answer and are judged (the loss: every seed)"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictStr, model_validator
+from pydantic import AfterValidator, Field, StrictStr, model_validator
 
-from curll.config.base import Count, MinYield, PathStr, Positive, Section
+from curll.config.base import Count, MinYield, PathStr, Positive, Section, Seed, no_credentials
 
 
 class SkillGraphPrompts(Section):
@@ -93,7 +93,7 @@ class SeedsParams(Section):
 
     mode: Literal["sample", "full"]
     per_indicator: SeedCounts
-    seed: int
+    seed: Seed
     out: SeedsOutputs
 
 
@@ -109,13 +109,18 @@ class GenerateOutputs(Section):
 
 
 class GenerateParams(Section):
-    """``generate``: passages and IR from seeds, then CQA and CSQA on each accepted passage."""
+    """``generate``: passages and IR from seeds, then CQA and CSQA on each accepted passage.
+
+    ``ray_address`` holds no credential (user info, a key-like query parameter): it is refused."""
 
     shards: Positive = Field(description="n: the seeds are split into n shards by a hash of seed_id")
     runner: Literal["local", "ray"] = Field(
         default="local", description="local: the shards in turn in this process | ray: one Ray task per shard"
     )
-    ray_address: StrictStr | None = Field(
+    ray_address: Annotated[
+        StrictStr | None,
+        AfterValidator(no_credentials("give Ray's credentials through its environment, not params")),
+    ] = Field(
         default=None,
         description='ray: None starts Ray on this machine; "auto" joins the cluster of `ray start`',
     )

@@ -9,11 +9,12 @@ against its backend's own model (a ``transformers`` profile rejects ``base_url``
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from curll.config.base import Count, Number, PathStr, Positive, Section
+from curll.config.base import Count, Number, ParamsError, PathStr, Positive, Section, Seed, no_credentials
 from curll.llm.types import Sampling
 
 
@@ -27,7 +28,7 @@ class SamplingParams(Section):
     temperature: Annotated[Number, Field(ge=0, le=2)]
     top_p: Annotated[Number, Field(gt=0, le=1)]
     max_tokens: Positive
-    seed: int
+    seed: Seed
     presence_penalty: Annotated[Number, Field(ge=-2, le=2)] = 0.0
     frequency_penalty: Annotated[Number, Field(ge=-2, le=2)] = 0.0
 
@@ -109,14 +110,19 @@ JsonMode = Literal["json_schema", "json_object", "llamacpp", "vllm", "none"]
 
 class OpenAIProfile(_Profile):
     """Any OpenAI-compatible server. ``api_key_env`` names the env var holding the key; a server
-    that needs none runs with the variable unset (or ``api_key_env: null``).
+    that needs none runs with the variable unset (or ``api_key_env: null``). ``base_url`` holds
+    no credential (user info, or a query parameter such as ``api_key``): it is refused.
 
     json_mode, how a schema is sent: ``json_schema`` (OpenAI ``response_format``), ``json_object``
     (plain JSON mode, schema unenforced), ``llamacpp`` (llama.cpp's server: ``json_object`` with
     the schema inside), ``vllm`` (vLLM's server: ``structured_outputs``), ``none``."""
 
     backend: Literal["openai"]
-    base_url: Annotated[StrictStr, Field(min_length=1)]
+    base_url: Annotated[
+        StrictStr,
+        Field(min_length=1),
+        AfterValidator(no_credentials("put the key in the environment variable named by api_key_env")),
+    ]
     api_key_env: Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
     concurrency: Positive
     timeout_s: Annotated[Number, Field(gt=0)]
@@ -160,6 +166,11 @@ AnyProfile = TransformersProfile | OpenAIProfile | LlamaCppProfile | VLLMProfile
 Profile = Annotated[AnyProfile, Field(discriminator="backend")]
 
 
+def not_a_profile(name: str, profiles: Iterable[str]) -> str:
+    """The message for a ``name`` that should be one of ``profiles`` (the key is said apart)."""
+    return f"{name!r} is not one of llm.profiles: {sorted(profiles)}"
+
+
 class LLMParams(Section):
     """``llm``: model profiles, the one in use, the request cache and attempts per request."""
 
@@ -171,7 +182,7 @@ class LLMParams(Section):
     @model_validator(mode="after")
     def _use_is_a_profile(self) -> LLMParams:
         if self.use not in self.profiles:
-            raise ValueError(f"llm.use '{self.use}' is not one of llm.profiles: {sorted(self.profiles)}")
+            raise ParamsError(("use", not_a_profile(self.use, self.profiles)))
         return self
 
     @property

@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictStr, model_validator
 
-from curll.config.base import PathStr, Positive, Section
+from curll.config.base import PathStr, Positive, Section, Seed
 
 
 class RandomModel(Section):
@@ -35,7 +35,7 @@ class RandomModel(Section):
     kv_heads: Positive
     ffn: Positive
     max_positions: Positive
-    seed: int
+    seed: Seed
 
     @model_validator(mode="after")
     def _heads_divide(self) -> RandomModel:

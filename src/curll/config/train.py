@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictStr, ValidationInfo, field_validator, model_validator
 
-from curll.config.base import Count, Number, PathStr, Positive, Section, Stages, unique_sorted
+from curll.config.base import Count, Number, PathStr, Positive, Section, Seed, Stages, unique_sorted
 
 Unit = Annotated[Number, Field(ge=0, le=1)]
 Order = Literal["independent", "joint", "continual"]
@@ -107,7 +107,7 @@ class TrainParams(Section):
     steps_per_stage: Count = Field(
         default=0, description="budget steps: optimizer steps per stage (0: epochs over the largest stage)"
     )
-    seeds: Annotated[tuple[int, ...], Field(min_length=1, strict=False)] = Field(
+    seeds: Annotated[tuple[Seed, ...], Field(min_length=1, strict=False)] = Field(
         description="each order is trained once per seed (init and data order)"
     )
     processes: Positive = Field(description="DDP processes on this machine (1 per GPU); 1: no DDP")

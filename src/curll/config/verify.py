@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictStr, model_validator
 
-from curll.config.base import Count, MinYield, Number, PathStr, Positive, Section
+from curll.config.base import Count, MinYield, Number, PathStr, Positive, Section, Seed
 
 Fraction = Annotated[Number, Field(gt=0, le=1)]
 
@@ -100,7 +100,7 @@ class SemanticParams(Section):
 
 class SampleParams(Section):
     sample: Positive = Field(description="texts per stage x type (seeded sample; all when fewer)")
-    seed: int
+    seed: Seed
 
 
 class ReadabilityParams(SampleParams):
@@ -168,7 +168,7 @@ class SplitParams(Section):
         description="the llm.profiles name that rates the units (named, never implied: dvc.yaml depends "
         "on that profile's params alone)"
     )
-    seed: int
+    seed: Seed
     system_prompt: StrictStr
     decontamination: Decontamination
     out: SplitOutputs

@@ -2,9 +2,11 @@
 
 :func:`answer` asks one model folder (Hugging Face format) every item with the sampling of
 ``evaluate.infer`` (the paper: temperature 0.7, top-p 0.95, 128 new tokens, seeded), one
-model in memory at a time; with ``repeats`` (``evaluate.repeats``) k, every item k times,
-repeat r sampled with the seed + r (repeat 0's requests are those of a single answer, so
-they stay cached when k changes). Backends: ``transformers`` (batched, CPU or GPU) or ``vllm`` (GPU).
+model in memory at a time: its backend is closed (a vLLM engine shut down, its GPU memory
+freed) before :func:`answer` returns or raises, so the next model has the memory. With
+``repeats`` (``evaluate.repeats``) k, every item is asked k times, repeat r sampled with the
+seed + r (repeat 0's requests are those of a single answer, so they stay cached when k
+changes). Backends: ``transformers`` (batched, CPU or GPU) or ``vllm`` (GPU).
 Requests are cached by content, and a model's name carries a fingerprint of its weights, so
 a rerun with the same models costs nothing and a retrained model is asked again.
 
@@ -58,19 +60,21 @@ def answer(
             why = f"item {item['item_id']}: prompt over {p.prompt_tokens} tokens even with its passage cut"
             raise CurllError(why, file=folder, field="evaluate.infer.prompt_tokens")
         fitted.append(fit)
-    engine = Engine(trained_model_backend(folder, name, p), RequestCache(cache), attempts=1,
-                    batch_size=p.batch_size, desc=f"answer {name}")  # fmt: skip
     rows: list[dict[str, Any]] = []
-    for repeat in range(repeats):  # one engine run a repeat: repeat 0's batches are those of k = 1
-        sampling = repeat_sampling(p.sampling.to_sampling(), repeat)
-        requests = [ChatRequest.build(msgs, sampling=sampling, prompt_version=PROMPT_VERSION)  # type: ignore[arg-type]
-                    for msgs, _ in fitted]  # fmt: skip
-        results = engine.run(requests)
-        for item_id, (_, cut), req, res in zip(items["item_id"], fitted, requests, results, strict=True):
-            text = res.text if res.status == "ok" else ""
-            rows.append({"item_id": item_id, "run": name, "repeat": repeat, "order": model.order,
-                         "seed": model.seed, "trained_to": model.trained_to,
-                         "answer": text, "truncated": cut, **provenance(Answer(req, res))})  # fmt: skip
+    # leaving the engine closes its backend: the model leaves memory (a vLLM engine its GPUs)
+    # before the next model loads, on an error too
+    with Engine(trained_model_backend(folder, name, p), RequestCache(cache), attempts=1,
+                batch_size=p.batch_size, desc=f"answer {name}") as engine:  # fmt: skip
+        for repeat in range(repeats):  # one engine run a repeat: repeat 0's batches are those of k = 1
+            sampling = repeat_sampling(p.sampling.to_sampling(), repeat)
+            requests = [ChatRequest.build(msgs, sampling=sampling, prompt_version=PROMPT_VERSION)  # type: ignore[arg-type]
+                        for msgs, _ in fitted]  # fmt: skip
+            results = engine.run(requests)
+            for item_id, (_, cut), req, res in zip(items["item_id"], fitted, requests, results, strict=True):
+                text = res.text if res.status == "ok" else ""
+                rows.append({"item_id": item_id, "run": name, "repeat": repeat, "order": model.order,
+                             "seed": model.seed, "trained_to": model.trained_to,
+                             "answer": text, "truncated": cut, **provenance(Answer(req, res))})  # fmt: skip
     return pd.DataFrame(rows)
 
 

@@ -11,24 +11,38 @@ Contract:
   shared disk can stall) for another's transaction instead of failing;
 - ``base``: a second cache file consulted (read only, never locked: ``immutable``) for what
   this one lacks; shards of the generate stage each write a cache of their own over the
-  shared one, and :func:`fold` adds them into it once every shard has finished (the shared
-  file must not change while they run);
-- a file that is not a sound SQLite database (truncated, overwritten, a failed
-  ``PRAGMA quick_check`` at open, linear in the file: about a second a GB) is never
+  shared one (:func:`shard_cache`), and :func:`fold_shards` adds them into it. The shared
+  file must not change while a shard reads it, and a shard's file must not be folded while
+  it is written, so a shard job holds ``<shared>.lock`` shared and its own file's lock
+  exclusive while it runs (:func:`shard_guard`), and a fold takes ``<shared>.lock``
+  exclusive and refuses (:class:`~curll.llm.locks.BusyError`) while any shard job holds it;
+- a file that is not a sound SQLite database (SQLite says corrupt or not a database at
+  open, or ``PRAGMA quick_check`` fails: linear in the file, about a second a GB) is never
   trusted: it is moved aside as ``<name>.corrupt-<time>`` with a warning, and the cache
-  starts empty (the answers are asked again).
+  starts empty (the answers are asked again). Any other failure (a full disk, a read-only
+  or missing folder, no permission) is a :class:`~curll.errors.CurllError` naming the file
+  (``cannot write: No space left on device``), and the cache is left as it was.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+from curll.errors import CurllError
+from curll.llm.locks import BusyError, hold
 from curll.llm.types import Completion
+
+#: SQLite's result codes for a file that is not a sound database: the only ones that set a
+#: cache aside (a full disk is SQLITE_FULL, an unwritable folder SQLITE_CANTOPEN/READONLY)
+_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS completions (
@@ -58,6 +72,8 @@ class RequestCache:
         try:
             self._db = self._open()
         except sqlite3.DatabaseError as exc:
+            if not _damaged(exc):
+                raise _cannot(exc, self.path) from None
             aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
             warnings.warn(
                 f"{self.path}: not a sound cache database ({exc}); moved to {aside.name}, starting empty",
@@ -70,6 +86,19 @@ class RequestCache:
             self._db = self._open()
 
     def _open(self) -> sqlite3.Connection:
+        """Connect, retrying while another process holds the file (two jobs creating one new
+        cache at once: switching it to WAL needs a moment alone, and SQLite does not wait)."""
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                return self._connect()
+            except sqlite3.OperationalError as exc:
+                busy = getattr(exc, "sqlite_errorcode", 0) & 0xFF in _BUSY
+                if not busy or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode=WAL")
@@ -77,7 +106,7 @@ class RequestCache:
             db.execute(_SCHEMA)
             verdict = db.execute("PRAGMA quick_check").fetchone()[0]
             if verdict != "ok":
-                raise sqlite3.DatabaseError(f"quick_check: {verdict}")
+                raise _Unsound(f"quick_check: {verdict}")
         except sqlite3.DatabaseError:
             db.close()
             raise
@@ -104,9 +133,12 @@ class RequestCache:
             for k, c in items
             if c.error is None
         ]
-        with self._db:  # one transaction, committed on exit
-            self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR IGNORE INTO completions VALUES (?,?,?,?,?,?,?,?)", rows)
+        try:
+            with self._db:  # one transaction, committed on exit (rolled back on failure)
+                self._db.execute("BEGIN")
+                self._db.executemany("INSERT OR IGNORE INTO completions VALUES (?,?,?,?,?,?,?,?)", rows)
+        except sqlite3.OperationalError as exc:
+            raise _cannot(exc, self.path) from None
         return len(rows)
 
     def __len__(self) -> int:
@@ -116,6 +148,33 @@ class RequestCache:
         self._db.close()
         if self._base is not None:
             self._base.close()
+
+
+class _Unsound(sqlite3.DatabaseError):
+    """``PRAGMA quick_check`` found damage."""
+
+
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", 0)
+    return isinstance(exc, _Unsound) or code & 0xFF in _DAMAGED  # extended codes: primary in the low byte
+
+
+def _cannot(exc: sqlite3.DatabaseError, path: Path) -> CurllError:
+    """The one-line error for a cache that is sound but cannot be used (disk, folder, rights)."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and _nearly_full(path)):
+        return CurllError("cannot write: No space left on device", file=path)
+    return CurllError(f"cannot use the request cache: {exc}", file=path)
+
+
+def _nearly_full(path: Path) -> bool:
+    """SQLite reports a failed write to its side files (``-shm``, ``-wal``) as an I/O error
+    without the errno: a disk with under 64 KiB free is taken to be why."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
 
 
 def _lookup(db: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Completion]:
@@ -153,6 +212,8 @@ def fold(main: str | Path, parts: Iterable[str | Path]) -> tuple[int, int]:
                 with cache._db:
                     cache._db.execute("BEGIN")
                     cache._db.execute("INSERT OR IGNORE INTO completions SELECT * FROM part.completions")
+            except sqlite3.OperationalError as exc:
+                raise _cannot(exc, cache.path) from None
             finally:
                 cache._db.execute("DETACH DATABASE part")
             added += len(cache) - before
@@ -171,9 +232,52 @@ def shard_cache(main: str | Path, index: int, n: int) -> Path:
     return m.parent / "shards" / f"{m.stem}-{index:04d}-of-{n:04d}{m.suffix}"
 
 
+def _lock(path: str | Path) -> Path:
+    return Path(f"{path}.lock")
+
+
 def fold_shards(main: str | Path) -> tuple[int, int]:
     """:func:`fold` every shard cache of ``main`` (of any shard count) into it: (entries added,
-    parts folded); (0, 0) when there is none."""
+    parts folded); (0, 0) when there is none. Raises :class:`~curll.llm.locks.BusyError` (and
+    touches nothing) while a shard job runs over ``main`` (:func:`shard_guard`)."""
     m = Path(main)
-    parts = sorted((m.parent / "shards").glob(f"{m.stem}-*-of-*{m.suffix}"))
-    return fold(m, parts) if parts else (0, 0)
+    with hold(_lock(m), wait=False):
+        parts = sorted((m.parent / "shards").glob(f"{m.stem}-*-of-*{m.suffix}"))
+        return fold(m, parts) if parts else (0, 0)
+
+
+@contextmanager
+def shard_guard(main: str | Path, index: int, n: int) -> Iterator[Path]:
+    """Hold what shard ``index`` of ``n`` needs while it runs; yields its cache file.
+
+    ``main`` is held shared (a fold waits for every shard job to end; shards run side by
+    side) and the shard's own file exclusive: a second job on the same shard (two runs at
+    once, or a run beside `curll generate shard I`) is refused with a CurllError saying so,
+    before it asks anything."""
+    own = shard_cache(main, index, n)
+    with hold(_lock(main), shared=True), ExitStack() as stack:
+        try:
+            stack.enter_context(hold(_lock(own), wait=False))
+        except BusyError:
+            raise CurllError(
+                f"shard {index} of {n} is being generated by another process (its cache is in "
+                "use); wait for that job to finish, or stop it",
+                file=own,
+            ) from None
+        yield own
+
+
+@contextmanager
+def run_guard(main: str | Path) -> Iterator[None]:
+    """Refuse a second whole run over ``main`` while one is working (a CurllError, nothing
+    asked): two runs would otherwise meet shard by shard."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(hold(Path(f"{main}.run.lock"), wait=False))
+        except BusyError:
+            raise CurllError(
+                "another `curll generate run` is working over this request cache; wait for it "
+                "to finish, or stop it",
+                file=main,
+            ) from None
+        yield

@@ -91,8 +91,10 @@ class Decoder:
     # -- the loop -------------------------------------------------------------------------
 
     def run(
-        self, requests: Sequence[DecodeRequest], on_done: Callable[[int], object] | None = None
+        self, requests: Sequence[DecodeRequest], on_done: Callable[[int, Decoded], object] | None = None
     ) -> list[Decoded]:
+        """Decode ``requests`` (continuous batching); one :class:`Decoded` each, in order.
+        ``on_done(index, decoded)`` is called as each row finishes (rows finish out of order)."""
         out: list[Decoded | None] = [None] * len(requests)
         prefix = self._prefix([r.prompt for r in requests])
         prefix_kv = self._prefill_prefix(prefix) if prefix else None
@@ -121,7 +123,7 @@ class Decoder:
                     else:
                         out[s.index] = done
                         if on_done is not None:
-                            on_done(1)
+                            on_done(s.index, done)
                 if len(keep) < len(slots):
                     slots = [slots[i] for i in keep]
                     if slots:

@@ -3,8 +3,11 @@
 ``Engine(backend, cache, attempts=3).run(requests)`` returns one :class:`Result` per
 request, in order:
 1. each request (as attempt 0) is looked up in the cache; misses go to the backend in
-   batches of ``batch_size``, and each batch is committed to the cache as soon as it
-   returns (so a killed run loses at most the batch in flight);
+   batches of ``batch_size``. Each answer is committed to the cache as soon as the
+   backend reports it (a backend that takes ``on_answer``, see :mod:`curll.llm.protocol`:
+   the openai and llamacpp backends), so a killed run loses only the requests in flight;
+   a backend without it has its batch committed as soon as the batch returns (a kill then
+   loses at most the batch in flight). The progress bar moves as answers are committed;
 2. each answer is parsed: one the backend stopped in a loop (``finish_reason == "loop"``)
    is ``degenerate``; with a schema it must be JSON that validates; without one,
    non-empty text; then, if given, the task's own ``check(request, parsed)`` (a reason,
@@ -31,13 +34,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import jsonschema
 from tqdm.auto import tqdm
 
 from curll.llm.cache import RequestCache
-from curll.llm.protocol import Backend
+from curll.llm.protocol import AnswersAsTheyCome, Backend, OnAnswer, takes_on_answer
 from curll.llm.types import ChatRequest, Completion, Result
 from curll.llm.usage import Usage, append
 
@@ -216,15 +219,44 @@ class Engine:
             bar.update(len(asked) - len(misses))
         for start in range(0, len(unique), self.batch_size):
             batch = unique[start : start + self.batch_size]
-            answers = self.backend.complete([r for _, r in batch])
+            on_answer, stored = self._store_as_they_come([k for k, _ in batch], per_key, bar)
+            answers = self._complete([r for _, r in batch], on_answer)
             if len(answers) != len(batch):
                 raise RuntimeError(
                     f"backend {self.backend.name} returned {len(answers)} answers for {len(batch)}"
                 )
             self.backend_calls += len(batch)
-            if self.cache is not None:
-                self.cache.put_many(model, ((k, a) for (k, _), a in zip(batch, answers, strict=True)))
+            rest = [
+                (k, a) for j, ((k, _), a) in enumerate(zip(batch, answers, strict=True)) if j not in stored
+            ]
+            if self.cache is not None and rest:
+                self.cache.put_many(model, rest)
             out.update((k, a) for (k, _), a in zip(batch, answers, strict=True))
             if bar is not None:
-                bar.update(sum(per_key[k] for k, _ in batch))
+                bar.update(sum(per_key[k] for k, _ in rest))
         return [out[k] for k in keys], [k in hits for k in keys], len(unique)
+
+    def _store_as_they_come(
+        self, keys: list[str], per_key: Counter[str], bar: Any
+    ) -> tuple[OnAnswer, set[int]]:
+        """A callback that commits answer ``j`` (of the batch with cache keys ``keys``) and
+        moves the bar as it comes; the set of the indices it has committed."""
+        stored: set[int] = set()
+
+        def on_answer(j: int, ans: Completion) -> None:
+            if j in stored or not 0 <= j < len(keys):
+                return  # an answer reported twice is stored once
+            stored.add(j)
+            if self.cache is not None:
+                self.cache.put_many(self.backend.model, [(keys[j], ans)])
+            if bar is not None:
+                bar.update(per_key[keys[j]])
+
+        return on_answer, stored
+
+    def _complete(self, requests: list[ChatRequest], on_answer: OnAnswer) -> list[Completion]:
+        """The backend's answers to ``requests``, reported to ``on_answer`` as they come when
+        the backend can (see :mod:`curll.llm.protocol`)."""
+        if takes_on_answer(self.backend):
+            return cast(AnswersAsTheyCome, self.backend).complete(requests, on_answer=on_answer)
+        return self.backend.complete(requests)

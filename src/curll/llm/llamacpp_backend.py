@@ -5,6 +5,8 @@ and runs inside this process: :class:`LlamaCppBackend` starts ``servers`` of the
 first use and answers through :class:`~curll.llm.openai_backend.OpenAIBackend`, the real
 OpenAI client against the real servers (``response_format: json_schema``, which llama.cpp
 turns into a grammar, so every answer is schema-valid JSON up to ``max_tokens``).
+``timeout_s`` is that backend's deadline for each request as a whole, and answers are
+reported to the engine's ``on_answer`` as each comes (see :mod:`curll.llm.protocol`).
 
 - Lifetime: :meth:`LlamaCppBackend.close` stops the servers; the engine closes its backend
   when a stage ends, also on an error. The servers are threads of this process, so no
@@ -42,6 +44,7 @@ from typing import Any
 from curll.errors import CurllError
 from curll.llm.identity import request_seed
 from curll.llm.openai_backend import OpenAIBackend
+from curll.llm.protocol import OnAnswer
 from curll.llm.types import ChatRequest, Completion
 
 #: sent with every request: see the module docstring
@@ -126,14 +129,17 @@ class LlamaCppBackend:
         _wait_for_loop(server.listening_address)
         return server
 
-    def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+    def complete(
+        self, requests: Sequence[ChatRequest], on_answer: OnAnswer | None = None
+    ) -> list[Completion]:
+        """One completion per request, in order; ``on_answer(i, completion)`` as each is final."""
         self.start()
         assert self._client is not None
         seeded = [
             dataclasses.replace(r, sampling=dataclasses.replace(r.sampling, seed=self.seed(r)))
             for r in requests
         ]
-        return self._client.complete(seeded)
+        return self._client.complete(seeded, on_answer=on_answer)
 
     def seed(self, request: ChatRequest) -> int:
         """The sampling seed sent for ``request``: from its content key, in llama.cpp's 32 bits."""

@@ -1,12 +1,21 @@
 """Backend for any OpenAI-compatible chat server (vLLM, SGLang, TGI, llama.cpp, hosted APIs).
 
 - Async requests through the official ``openai`` client with at most ``concurrency``
-  in flight (an ``asyncio.Semaphore``).
+  in flight per server (a queue of free slots).
+- ``timeout_s`` is a deadline for each HTTP request as a whole (connecting, the response
+  headers and the whole body, streamed or not), not an idle timeout: a server that
+  trickles its answer a byte at a time is cut off (the connection closed) ``timeout_s``
+  after the request was sent, and the attempt counts as a timeout.
 - Retries are ours (the client's own are off), so an invalid request is never retried:
   connection errors, timeouts, 408, 409, 429 and 5xx are retried up to ``max_retries``
   times with exponential backoff and jitter, honouring ``Retry-After``; any other 4xx,
   and a 5xx whose message says the request itself is invalid or unsupported (llama.cpp
-  answers an unknown ``response_format`` with HTTP 500), fails at once.
+  answers an unknown ``response_format`` with HTTP 500), fails at once. A timeout before
+  the response headers came counts as a lost connection (below); one after them is the
+  server's (it answered, too slowly).
+- ``complete(requests, on_answer)`` calls ``on_answer(index, completion)`` as each request
+  finishes (its retries done), from the calling thread (the requests are tasks of one
+  event loop there), so the engine stores each answer as it comes.
 - ``json_mode`` says how a schema reaches the server: ``json_schema`` (OpenAI's
   ``response_format``), ``json_object`` (JSON mode, schema unenforced), ``llamacpp``
   (``{"type": "json_object", "schema": ...}``), ``vllm`` (``structured_outputs``), or
@@ -54,6 +63,7 @@ from typing import Any
 from curll.config.llm import JsonMode
 from curll.errors import CurllError
 from curll.llm.loops import LOOP_CHECK_EVERY, find_loop
+from curll.llm.protocol import OnAnswer
 from curll.llm.redact import redact, server_of
 from curll.llm.types import ChatRequest, Completion
 
@@ -64,6 +74,15 @@ INVALID = re.compile(
     re.IGNORECASE,
 )
 BACKOFF_S, BACKOFF_MAX_S = 0.5, 30.0
+
+
+class AttemptTimeoutError(TimeoutError):
+    """One HTTP request ran past ``timeout_s``; ``answered``: its response headers had come."""
+
+    def __init__(self, seconds: float, answered: bool) -> None:
+        when = "after the response headers" if answered else "no response headers"
+        super().__init__(f"no complete answer within timeout_s = {seconds:g} s ({when})")
+        self.answered = answered
 
 
 class OpenAIBackend:
@@ -112,10 +131,15 @@ class OpenAIBackend:
     def _where(self) -> str:
         return ", ".join(server_of(u) for u in self.base_urls)
 
-    def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
-        return asyncio.run(self._complete_all(requests))
+    def complete(
+        self, requests: Sequence[ChatRequest], on_answer: OnAnswer | None = None
+    ) -> list[Completion]:
+        """One completion per request, in order; ``on_answer(i, completion)`` as each is final."""
+        return asyncio.run(self._complete_all(requests, on_answer))
 
-    async def _complete_all(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+    async def _complete_all(
+        self, requests: Sequence[ChatRequest], on_answer: OnAnswer | None
+    ) -> list[Completion]:
         from openai import AsyncOpenAI
 
         clients = [
@@ -131,20 +155,30 @@ class OpenAIBackend:
         for _ in range(self.concurrency):
             for client in clients:
                 slots.put_nowait(client)
+
+        async def one(i: int, req: ChatRequest) -> Completion:
+            done = await self._one(slots, req)
+            if on_answer is not None:
+                on_answer(i, done)
+            return done
+
+        tasks: list[asyncio.Task[Completion]] = []
         try:
             first: list[Completion] = []
             if requests and (self._lost is not None or not self._answered):
                 self._lost = None
-                first = [await self._one(slots, requests[0])]  # alone: is anyone there?
+                first = [await one(0, requests[0])]  # alone: is anyone there?
                 if self._lost is not None:
                     raise CurllError(
                         f"cannot reach the server at {self._where()} "
                         f"({self.max_retries} retries): {self._lost}; is it running?",
                         field="llm.base_url",
                     )
-            rest = requests[len(first) :]
-            return first + list(await asyncio.gather(*(self._one(slots, r) for r in rest)))
+            tasks = [asyncio.create_task(one(i, r)) for i, r in enumerate(requests) if i >= len(first)]
+            return first + list(await asyncio.gather(*tasks))
         finally:
+            for task in tasks:  # only on an error (on_answer's): the others stop too
+                task.cancel()
             for client in clients:
                 await client.close()
 
@@ -192,13 +226,14 @@ class OpenAIBackend:
                 return Completion(text="", error=f"not sent: the server did not answer ({self._lost})")
             for retry in range(self.max_retries + 1):
                 try:
-                    done = await (
-                        self._stream(client, kwargs) if self.stop_loops else self._ask(client, kwargs)
-                    )
+                    done = await self._attempt(client, kwargs)
                     self._answered, self._lost = True, None
                     return Completion(**done, latency_s=time.perf_counter() - start)
                 except Exception as exc:
-                    connected = not isinstance(exc, openai.APIConnectionError)  # (timeouts included)
+                    if isinstance(exc, AttemptTimeoutError):
+                        connected = exc.answered
+                    else:  # the client's own APITimeoutError is an APIConnectionError
+                        connected = not isinstance(exc, openai.APIConnectionError)
                     if connected:
                         self._answered, self._lost = True, None
                     wait = _retry_after(exc, retry)
@@ -212,10 +247,25 @@ class OpenAIBackend:
         finally:
             slots.put_nowait(client)
 
+    async def _attempt(self, client: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """One HTTP request, cut off at ``timeout_s`` (:class:`AttemptTimeoutError`): cancelling it
+        closes its connection, which stops the server's work on it."""
+        heard: list[bool] = []  # gets an entry when the response headers come
+        ask = self._stream(client, kwargs, heard) if self.stop_loops else self._ask(client, kwargs, heard)
+        try:
+            async with asyncio.timeout(self.timeout_s) as deadline:
+                return await ask
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # not ours
+            raise AttemptTimeoutError(self.timeout_s, answered=bool(heard)) from None
+
     @staticmethod
-    async def _ask(client: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    async def _ask(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
         """One completion, whole: text, token counts and finish reason."""
-        resp = await client.chat.completions.create(**kwargs)
+        async with client.chat.completions.with_streaming_response.create(**kwargs) as response:
+            heard.append(True)  # the headers are in; the body is read by parse()
+            resp = await response.parse()
         choice, usage = resp.choices[0], resp.usage
         return {
             "text": choice.message.content or "",
@@ -225,11 +275,12 @@ class OpenAIBackend:
         }
 
     @staticmethod
-    async def _stream(client: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    async def _stream(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
         """One completion, streamed, cut off (``finish_reason="loop"``) when it falls into a loop."""
         stream = await client.chat.completions.create(
             **kwargs, stream=True, stream_options={"include_usage": True}
         )
+        heard.append(True)
         pieces: list[str] = []
         finish, usage = "", None
         try:
@@ -274,8 +325,9 @@ def _retry_after(exc: Exception, retry: int) -> float | None:
                 return min(float(headers[name]) * scale, 60.0)
             except (KeyError, ValueError):
                 continue
-    elif not isinstance(exc, (openai.OpenAIError, ValueError, AttributeError, IndexError, TypeError)):
+    elif not isinstance(exc, (openai.OpenAIError, TimeoutError, ValueError, AttributeError, IndexError,
+                              TypeError)):  # fmt: skip
         raise exc  # a bug, not a server's answer
-    # connection errors and timeouts; a body that is not a completion (malformed JSON,
+    # connection errors and timeouts (ours included); a body that is not a completion (malformed JSON,
     # missing fields), as a server mid-restart may send
     return float(min(BACKOFF_S * 2**retry, BACKOFF_MAX_S) * (0.5 + random.random() / 2))

@@ -31,8 +31,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from curll.llm.constrained import RowSpec
-from curll.llm.decode import Decoder, DecodeRequest
+from curll.llm.decode import Decoded, Decoder, DecodeRequest
 from curll.llm.identity import model_label, request_seed
+from curll.llm.protocol import OnAnswer
 from curll.llm.types import ChatRequest, Completion
 
 
@@ -136,7 +137,10 @@ class TransformersBackend:
         text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
-    def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+    def complete(
+        self, requests: Sequence[ChatRequest], on_answer: OnAnswer | None = None
+    ) -> list[Completion]:
+        """Answers in order; ``on_answer(i, completion)`` as each row finishes decoding."""
         from tqdm.auto import tqdm
 
         results: list[Completion | None] = [None] * len(requests)
@@ -160,17 +164,23 @@ class TransformersBackend:
         if todo:
             bar = tqdm(total=len(todo), desc="decode", unit="req", leave=False, disable=not self.progress)
             t0 = time.perf_counter()
-            decoded = self.decoder.run([d for _, d in todo], on_done=lambda n: bar.update(n))
-            bar.close()
-            latency = (time.perf_counter() - t0) / len(todo)
-            for (i, d), out in zip(todo, decoded, strict=True):
+
+            def done(j: int, out: Decoded) -> None:
+                i, d = todo[j]
                 # a loop is the model's answer, not a failed call: it is stored (a rerun does
                 # not decode it again) and the engine rejects it as degenerate
-                results[i] = Completion(
+                ans = Completion(
                     text=str(self.tokenizer.decode(out.tokens, skip_special_tokens=True)),
                     prompt_tokens=len(d.prompt),
                     completion_tokens=len(out.tokens) + int(out.finish_reason == "stop"),
-                    latency_s=latency,
+                    latency_s=time.perf_counter() - t0,  # since the batch began: rows share the passes
                     finish_reason=out.finish_reason,
                 )
+                results[i] = ans
+                bar.update(1)
+                if on_answer is not None:
+                    on_answer(i, ans)
+
+            self.decoder.run([d for _, d in todo], on_done=done)
+            bar.close()
         return [r for r in results if r is not None]

@@ -4,9 +4,18 @@
 - ``tensor_parallel`` GPUs serve one engine (``tensor_parallel_size``); with
   ``data_parallel = n > 1`` the backend starts n worker processes, worker r seeing GPUs
   ``r*tp .. r*tp+tp-1`` (``CUDA_VISIBLE_DEVICES``), and splits every batch between them.
-- A schema becomes vLLM structured outputs (``StructuredOutputsParams(json=...)``, or
-  ``GuidedDecodingParams`` on vLLM < 0.10.2), in its task's key order; the engine
-  validates the answer either way.
+  The workers are not daemonic, since vLLM starts processes of its own, which a daemonic
+  process may not. Only its worker holds the far end of each worker's pipe, so a worker
+  that dies is an error naming it, never a hang; a worker whose engine fails to load
+  reports that error, and the backend stops the others and raises it.
+- :meth:`VLLMBackend.close` frees the GPUs for the next model: the workers are told to stop
+  (each shuts its engine down) and joined, and one still running after
+  :data:`STOP_TIMEOUT_S` is terminated; an in-process engine is shut down (vLLM's engine
+  core), dropped, and vLLM's ``cleanup_dist_env_and_memory`` (garbage collection, CUDA
+  cache) run. Workers of a backend never closed are stopped the same way when the
+  interpreter exits, before Python waits for its child processes.
+- A schema becomes vLLM structured outputs (``StructuredOutputsParams(json=...)``, vLLM >= 0.11),
+  in its task's key order; the engine validates the answer either way.
 - Sampling is per request, with a seed drawn from the request's content key (as the
   transformers backend does), so answers do not depend on batching or on the other requests.
 - A local model folder's name carries a fingerprint of its files (``path@fingerprint``), so
@@ -18,20 +27,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing as mp
 import os
+import sys
 import time
 from collections.abc import Sequence
+from multiprocessing.util import Finalize
 from typing import Any
 
+from curll.errors import CurllError
 from curll.llm.identity import model_label, request_seed
 from curll.llm.types import ChatRequest, Completion
+
+#: seconds :meth:`VLLMBackend.close` waits for its workers to shut their engines down
+#: before it terminates those still running
+STOP_TIMEOUT_S = 60.0
 
 
 def _sampling_params(req: ChatRequest, seed: int) -> Any:
     import json
 
     import vllm
+    from vllm.sampling_params import StructuredOutputsParams
 
     kwargs: dict[str, Any] = {
         "temperature": req.sampling.temperature,
@@ -42,16 +61,35 @@ def _sampling_params(req: ChatRequest, seed: int) -> Any:
         "frequency_penalty": req.sampling.frequency_penalty,
     }
     if req.schema_json is not None:
-        schema = json.loads(req.schema_json)
-        try:
-            from vllm.sampling_params import StructuredOutputsParams
-
-            kwargs["structured_outputs"] = StructuredOutputsParams(json=schema)
-        except ImportError:  # vLLM < 0.10.2
-            from vllm.sampling_params import GuidedDecodingParams
-
-            kwargs["guided_decoding"] = GuidedDecodingParams(json=schema)
+        kwargs["structured_outputs"] = StructuredOutputsParams(json=json.loads(req.schema_json))
     return vllm.SamplingParams(**kwargs)
+
+
+def _shut_down(llm: Any) -> None:
+    """Stop what ``llm`` (a ``vllm.LLM``) runs: ``LLM.shutdown()`` where vLLM has it, else
+    its engine core's ``shutdown()`` (which ends the engine's processes); nothing when it
+    has neither."""
+    shutdown = getattr(llm, "shutdown", None)
+    if not callable(shutdown):
+        core = getattr(getattr(llm, "llm_engine", None), "engine_core", None)
+        shutdown = getattr(core, "shutdown", None)
+    if callable(shutdown):
+        shutdown()
+
+
+def _free_memory() -> None:
+    """Give back the memory of engines no longer referenced: vLLM's own cleanup (its
+    distributed state, garbage collection, the CUDA cache) where it has one, else garbage
+    collection and ``torch.cuda.empty_cache()``."""
+    try:
+        from vllm.distributed import cleanup_dist_env_and_memory
+    except ImportError:
+        gc.collect()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    else:
+        cleanup_dist_env_and_memory()
 
 
 class _Engine:
@@ -60,10 +98,12 @@ class _Engine:
     def __init__(self, model: str, engine_args: dict[str, Any], name: str) -> None:
         import vllm
 
-        self.llm = vllm.LLM(model=model, **engine_args)
+        self.llm: Any = vllm.LLM(model=model, **engine_args)
         self.name = name  # the model's name in cache keys (and seeds)
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
+        if self.llm is None:
+            raise RuntimeError("the vllm engine is closed")
         try:
             return self._chat(requests)
         except Exception as exc:
@@ -91,13 +131,55 @@ class _Engine:
             )
         return done
 
+    def close(self) -> None:
+        """Shut the engine down and free its memory (idempotent)."""
+        llm, self.llm = self.llm, None
+        if llm is None:
+            return
+        _shut_down(llm)
+        del llm  # the last reference: the engine's memory is free once collected
+        _free_memory()
+
 
 def _worker(rank: int, gpus: str, model: str, engine_args: dict[str, Any], name: str, conn: Any) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = gpus
-    engine = _Engine(model, engine_args, name)
-    conn.send(("ready", rank))
-    while (batch := conn.recv()) is not None:
-        conn.send(engine.complete(batch))
+    try:
+        engine = _Engine(model, engine_args, name)
+    except BaseException as exc:
+        conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        raise
+    conn.send(("ready", ""))
+    try:
+        while True:
+            try:
+                batch = conn.recv()
+            except EOFError:  # the parent is gone
+                break
+            if batch is None:
+                break
+            conn.send(engine.complete(batch))
+    finally:
+        engine.close()
+
+
+def _stop_workers(conns: list[Any], procs: list[Any]) -> None:
+    """Tell every worker to stop, then join each; one still running after
+    :data:`STOP_TIMEOUT_S` (all together) is terminated."""
+    for conn in conns:
+        with contextlib.suppress(OSError):  # a worker that is gone already
+            conn.send(None)
+        conn.close()
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    for proc in procs:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+    conns.clear()
+    procs.clear()
 
 
 class VLLMBackend:
@@ -126,28 +208,61 @@ class VLLMBackend:
             args["max_model_len"] = max_model_len
         self._local: _Engine | None = None
         self._conns: list[Any] = []
+        self._procs: list[Any] = []
+        self._gpus: list[str] = []
         if data_parallel == 1:
             self._local = _Engine(model, args, self.model)
             return
+        # run before Python joins its child processes at exit (multiprocessing's exit hook)
+        self._stop: Finalize[None] = Finalize(
+            self, _stop_workers, args=(self._conns, self._procs), exitpriority=10
+        )
         ctx = mp.get_context("spawn")
-        for rank in range(data_parallel):
-            gpus = ",".join(str(g) for g in range(rank * tensor_parallel, (rank + 1) * tensor_parallel))
-            parent, child = ctx.Pipe()
-            ctx.Process(
-                target=_worker, args=(rank, gpus, model, args, self.model, child), daemon=True
-            ).start()
-            self._conns.append(parent)
-        for conn in self._conns:
-            conn.recv()  # wait until every engine has loaded
+        try:
+            for rank in range(data_parallel):
+                gpus = ",".join(str(g) for g in range(rank * tensor_parallel, (rank + 1) * tensor_parallel))
+                parent, child = ctx.Pipe()
+                proc = ctx.Process(
+                    target=_worker,
+                    args=(rank, gpus, model, args, self.model, child),
+                    name=f"vllm-worker-{rank}",
+                )
+                proc.start()
+                child.close()  # the worker holds the only copy: if it dies, recv() ends with EOF
+                self._conns.append(parent)
+                self._procs.append(proc)
+                self._gpus.append(gpus)
+            for rank in range(data_parallel):
+                status, detail = self._recv(rank)  # wait until every engine has loaded
+                if status != "ready":
+                    raise CurllError(
+                        f"vllm worker {rank} (GPUs {self._gpus[rank]}) failed to load {model}: {detail}"
+                    )
+        except BaseException:
+            self.close()
+            raise
+
+    def _recv(self, rank: int) -> Any:
+        try:
+            return self._conns[rank].recv()
+        except EOFError:
+            proc = self._procs[rank]
+            proc.join(10)
+            raise CurllError(
+                f"vllm worker {rank} (GPUs {self._gpus[rank]}) exited (exit code {proc.exitcode}) "
+                "without answering: see its error above"
+            ) from None
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
         if self._local is not None:
             return self._local.complete(requests)
+        if not self._conns:
+            raise RuntimeError("the vllm backend is closed")
         n = len(self._conns)
         parts = [list(requests[r::n]) for r in range(n)]  # round robin keeps parts balanced
         for conn, part in zip(self._conns, parts, strict=True):
             conn.send(part)
-        answers = [conn.recv() for conn in self._conns]
+        answers = [self._recv(r) for r in range(n)]
         out: list[Completion | None] = [None] * len(requests)
         for r, part_answers in enumerate(answers):
             for j, c in enumerate(part_answers):
@@ -155,6 +270,9 @@ class VLLMBackend:
         return [c for c in out if c is not None]
 
     def close(self) -> None:
-        for conn in self._conns:
-            conn.send(None)
-        self._conns = []
+        """Stop the workers or the in-process engine and free their GPUs (idempotent)."""
+        if self._local is not None:
+            self._local.close()
+            self._local = None
+        if self._procs or self._conns:
+            self._stop()

@@ -3,6 +3,10 @@
 ``local``: :func:`curll.llm.bpe.train_bpe` (ChatML specials and chat template) on the
 text of every message of the train records. ``hub``: ``AutoTokenizer.from_pretrained(name)``
 (e.g. ``HuggingFaceTB/SmolLM2-135M``, whose vocabulary has the ChatML tokens).
+
+:func:`save_tokenizer` writes the folder atomically (a fast tokenizer: ``tokenizer.json`` and
+its config); :func:`load_tokenizer` reads such a folder back, and a missing, truncated or
+otherwise unreadable ``tokenizer.json`` is a one-line CurllError naming it, not a traceback.
 """
 
 from __future__ import annotations
@@ -37,6 +41,36 @@ def build_tokenizer(p: TokenizerParams, messages_json: Iterable[str]) -> Any:
     from curll.llm.bpe import train_bpe
 
     return train_bpe(texts(messages_json), p.vocab_size)
+
+
+#: the file that holds a fast tokenizer's vocabulary, merges and specials
+TOKENIZER_FILE = "tokenizer.json"
+
+
+def load_tokenizer(folder: str | Path) -> Any:
+    """``AutoTokenizer.from_pretrained(folder)`` for a folder :func:`save_tokenizer` wrote (the
+    tokenizer stage's output, or a saved model's folder); never a hub name."""
+    path = Path(folder) / TOKENIZER_FILE
+    if not path.is_file():
+        raise CurllError("tokenizer not found (run the tokenizer stage: dvc repro tokenizer)", file=path)
+    from tokenizers import Tokenizer
+    from transformers import AutoTokenizer
+
+    try:  # the file alone first, so that its error names it
+        Tokenizer.from_file(str(path))
+    except Exception as exc:  # the Rust library raises a bare Exception for a bad or cut file
+        raise CurllError(f"not a readable tokenizer ({_one_line(exc)}); run the tokenizer stage again",
+                         file=path) from None  # fmt: skip
+    try:
+        return AutoTokenizer.from_pretrained(str(folder))
+    except Exception as exc:  # a damaged config beside it: transformers raises many types
+        why = f"not a loadable tokenizer folder ({_one_line(exc)}); run the tokenizer stage again"
+        raise CurllError(why, file=folder) from None
+
+
+def _one_line(exc: Exception, limit: int = 200) -> str:
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def save_tokenizer(tok: Any, out: str | Path) -> dict[str, Any]:

@@ -12,7 +12,8 @@ batches are made on the host (:class:`~curll.train.batch.Batch`) and the loss st
 device until a step is logged.
 
 Every ``checkpoint_every`` steps (and at the end) model, optimizer, step, token count and
-loss log are saved to ``ckpt`` atomically; a run started again with the same ``ckpt``
+loss log are saved to ``ckpt`` atomically (a full disk or an unwritable folder is a CurllError
+naming ``ckpt``, which keeps its last good checkpoint); a run started again with the same ``ckpt``
 resumes after the last saved step and ends with the same weights as an uninterrupted run
 (on CPU, bit for bit: the data order is fixed by the seed and nothing else is random).
 
@@ -123,8 +124,17 @@ def make_optimizer(model: torch.nn.Module, p: OptimParams, *, fused: bool = Fals
 def _save(path: Path, model: CausalLM, opt: torch.optim.Optimizer, step: int, out: Outcome) -> None:
     state = {"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step, "tokens": out.tokens,
              "trained": out.trained, "seconds": out.seconds, "log": out.log}  # fmt: skip
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
+    with atomic_path(path) as tmp, tmp.open("wb") as f:
+        # a file object, not the path: torch's own writer reports a failed write (a full disk) as
+        # a RuntimeError without its errno; through Python the OSError stays, and atomic_path makes
+        # a full disk or a read-only folder a CurllError naming ``path`` (the temporary removed)
+        try:
+            torch.save(state, f)
+        except RuntimeError as exc:
+            cause = exc.__cause__ or exc.__context__  # the file's OSError, when a write failed
+            if isinstance(cause, OSError):
+                raise cause from None
+            raise
 
 
 def train(
