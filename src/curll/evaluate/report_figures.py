@@ -1,0 +1,131 @@
+"""The report's figures, family by family, each with its caption (what a colour and a sign mean).
+
+A family (:data:`FAMILIES`) is one kind of figure drawn for every order; all of its figures share
+one colour scale, computed here where they are drawn: summed judge scores the rating range
+(:data:`RATING` times the number of types), losses the smallest to the largest value of any
+order, gains over the unigram baseline one limit symmetric about 0. The joint - continual map
+(its own symmetric limit) states its sign in its title and caption and shows the paired
+interval; the forgetting scatter gives Spearman's rho and n, or, with fewer than
+:data:`MIN_DEGREES` distinct out-degrees, says that no trend can be read. Every heatmap cell
+shows its value, its 95% interval where there is one and its n. Each function draws its figures
+and returns figure name -> (PNG path, caption).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from curll.evaluate import plots
+from curll.evaluate.plots import MINUS, RHO
+
+#: the judge's rating scale (:func:`curll.evaluate.judge.judge_schema`: 1-5)
+RATING = (1.0, 5.0)
+
+#: the out-degrees a trend needs: with fewer distinct values, no correlation is shown
+MIN_DEGREES = 3
+
+#: figure family (a name's part after "<order>: ", or the whole name) -> its section heading
+FAMILIES = {
+    "summed scores": "Judge scores, summed over types (one colour scale for every order: the rating range)",
+    "loss": "Loss per answer token (one colour scale for every order)",
+    "gain over unigram": "Gain over the unigram baseline (one colour scale, symmetric about 0)",
+    "joint - continual": "Joint minus continual (paired, cell by cell)",
+    "forgetting vs out-degree": "Forgetting against out-degree",
+}
+
+Figure = tuple[Path, str]
+
+
+@dataclass(frozen=True)
+class Cells:
+    """A matrix, its counts and its interval matrices (None without a bootstrap)."""
+
+    values: pd.DataFrame
+    n: pd.DataFrame
+    lo: pd.DataFrame | None = None
+    hi: pd.DataFrame | None = None
+
+
+def _interval(c: Cells) -> str:
+    return "mean [95% interval]" if c.lo is not None else "mean"
+
+
+def judge_sums(
+    sums: dict[str, Cells], kinds: list[str], figs: Path, *, informative: bool = True
+) -> dict[str, Figure]:
+    """Each order's matrix of judge scores summed over ``kinds``, on the scale of the sum."""
+    scale = (RATING[0] * len(kinds), RATING[1] * len(kinds))
+    warn = "" if informative else " The judge panel failed its controls: these scores support no claim."
+    out: dict[str, Figure] = {}
+    for order, c in sums.items():
+        path = plots.heatmap(c.values, f"{order}: summed judge score ({' + '.join(kinds)})",
+                             figs / f"heatmap_{order}.png", scale=scale, n=c.n, lo=c.lo, hi=c.hi,
+                             label="summed judge score (higher is better)")  # fmt: skip
+        out[f"{order}: summed scores"] = (path, (
+            f"{order}: judge scores summed over {', '.join(kinds)} (each rated {RATING[0]:g}-{RATING[1]:g}); "
+            f"higher is better. Cells: {_interval(c)}, n = scores per cell (fewest of any type). Colour "
+            f"scale {scale[0]:g}-{scale[1]:g} for every order.{warn}"))  # fmt: skip
+    return out
+
+
+def loss_maps(loss: dict[str, Cells], gain: dict[str, Cells], figs: Path) -> dict[str, Figure]:
+    """Each order's loss matrix (all types) and its gain over the unigram baseline."""
+    low, high = plots.shared_scale(c.values for c in loss.values())
+    out: dict[str, Figure] = {}
+    for order, c in loss.items():
+        path = plots.heatmap(c.values, f"{order}: NLL per answer token (all types)",
+                             figs / f"loss_heatmap_{order}.png", scale=(low, high), reverse=True,
+                             n=c.n, lo=c.lo, hi=c.hi, label="nats per answer token (lower: better)",
+                             )  # fmt: skip
+        out[f"{order}: loss"] = (path, (
+            f"{order}: loss in nats per answer token, all types; lower is better. Cells: {_interval(c)}, "
+            f"n = records x seeds. Colour scale {low:.2f}-{high:.2f} for every order."))  # fmt: skip
+    _, lim = plots.shared_scale((c.values for c in gain.values()), symmetric=True)
+    for order, c in gain.items():
+        path = plots.heatmap(c.values, f"{order}: unigram NLL {MINUS} model NLL (> 0: model better)",
+                             figs / f"loss_gain_{order}.png", scale=(-lim, lim), diverging=True,
+                             n=c.n, lo=c.lo, hi=c.hi, label="nats per answer token")  # fmt: skip
+        out[f"{order}: gain over unigram"] = (path, (
+            f"{order}: the unigram baseline's loss minus the model's, nats per answer token; > 0 (blue): "
+            f"the model's loss is lower (better), < 0 (red): the baseline's. Cells: {_interval(c)}, "
+            f"n = records x seeds. Colour scale ±{lim:.2f} for every order."))  # fmt: skip
+    return out
+
+
+def difference(c: Cells, figs: Path) -> dict[str, Figure]:
+    """Joint's summed judge scores minus continual's, cell by cell, with the paired interval."""
+    _, lim = plots.shared_scale([c.values], symmetric=True)
+    title = f"joint {MINUS} continual, summed judge score\n> 0 (blue): joint rated higher"
+    path = plots.heatmap(c.values, title, figs / "joint_minus_continual.png", scale=(-lim, lim),
+                         diverging=True, n=c.n, lo=c.lo, hi=c.hi,
+                         label=f"joint {MINUS} continual (> 0: joint better)")  # fmt: skip
+    paired = "difference [95% paired interval: both orders on the same bootstrap draws]"
+    return {"joint - continual": (path, (
+        "Joint minus continual: the joint model's summed judge score minus the continual model's "
+        "(same stage trained up to, same test stage). Sign: > 0 (blue) = joint rated higher (better); "
+        f"< 0 (red) = continual rated higher. Cells: {paired if c.lo is not None else 'difference'}, "
+        f"n = the fewer of the two orders' scores. Colour scale ±{lim:.2f}."))}  # fmt: skip
+
+
+def degree(fd: pd.DataFrame, rho: float | None, figs: Path) -> dict[str, Figure]:
+    """Continual's forgetting per indicator against its out-degree; Spearman's rho and n in the
+    title, or, with fewer than :data:`MIN_DEGREES` distinct out-degrees, the sentence saying
+    that no trend can be read."""
+    n, distinct = len(fd), int(fd["out_degree"].nunique())
+    if distinct < MIN_DEGREES:
+        top = fd["out_degree"].value_counts()
+        most = f"{int(top.iloc[0])} of {n} at {int(top.index[0])}" if n else "no indicator"
+        said = (f"only {distinct} distinct out-degree{'s' if distinct != 1 else ''} ({most}): "
+                f"too few for a trend, no correlation shown")  # fmt: skip
+    else:
+        said = f"Spearman {RHO} " + (f"= {rho:.2f}" if rho is not None else "undefined (FGT all equal)")
+    title = f"continual: forgetting per indicator (n = {n})\n{said}"
+    path = plots.scatter(fd["out_degree"], fd["FGT"], title, figs / "forgetting_vs_out_degree.png",
+                         xlabel="out-degree (edges into later stages)", ylabel="forgetting (FGT)",
+                         )  # fmt: skip
+    return {"forgetting vs out-degree": (path, (
+        f"Continual: forgetting (FGT at the last stage) of each of the {n} indicators with a defined "
+        f"forgetting, against its out-degree (prerequisite edges into later stages): {said}."))}  # fmt: skip

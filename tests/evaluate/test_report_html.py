@@ -1,0 +1,67 @@
+"""The HTML page's tables: cells formatted by kind (counts as integers, means with two decimals,
+an undefined value as an en dash, never "None" or "nan"), no empty rows."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from curll.evaluate.page import write_html
+from curll.evaluate.report import build
+from tests.evaluate.test_analysis import losses_of, scores
+
+JUDGES: dict[str, Any] = {
+    "judges": {"j1": {"answers": 476, "mean_rating": 3.0, "parse_failure_rate": 0.0021, "parse_failures": 1}},
+    "agreement": {},
+    "controls": {"j1": {"informative": False, "means": {"empty": 3.0, "reference": 3.267}, "why": "no",
+                        "reference_beats_mismatch": {"value": 0.5667, "lo": 0.4, "hi": 0.7333, "n": 30},
+                        "reference_beats_empty": None}},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> str:
+    s = scores().assign(score=lambda f: f["score"] + f["item_id"].str[-1].astype(int) * 0.5)
+    items = s[s["run"] == "continual/0"][["item_id", "stage"]].assign(reference="A cat sat on the mat.")
+    degree = pd.Series(0, index=s["indicator_id"].unique())
+    out = tmp_path_factory.mktemp("page")
+    rep = build(s, items, degree, ["ir", "cqa"], out / "m", out / "p", losses=losses_of(s),
+                samples=30, seed=1, judge_informative=False)  # fmt: skip
+    write_html(rep, JUDGES, out / "report.html", "t")
+    return Path(out / "report.html").read_text(encoding="utf-8")
+
+
+def _rows(page: str) -> list[list[str]]:
+    """Every table row's cell texts (header and data cells)."""
+    cell = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
+    return [[html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in cell.findall(row)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", page, re.S)]  # fmt: skip
+
+
+def test_no_cell_shows_none_or_nan(page):
+    cells = [c for row in _rows(page) for c in row]
+    assert cells and not [c for c in cells if re.search(r"\b(none|nan)\b", c, re.I) and c != "none"]
+
+
+def test_counts_render_as_integers(page):
+    rows = _rows(page)
+    assert not [c for row in rows for c in row if re.fullmatch(r"-?\d+\.0", c)]
+    judge = next(r for r in rows if r and r[0] == "j1")
+    assert "476" in judge and "1" in judge and "3.00" in judge  # answers, failures; a mean: two decimals
+
+
+def test_no_table_row_is_empty_but_for_its_label(page):
+    assert not [row for row in _rows(page) if len(row) > 1 and not any(row[1:])]
+
+
+def test_means_and_sums_have_two_decimals_and_cells_their_n(page):
+    rows = _rows(page)
+    cells = [c for row in rows for c in row if "(n=" in c]
+    assert cells and all("[" in c for c in cells)  # a bootstrap: every cell has its interval
+    numbers = [x for c in cells for x in re.findall(r"-?\d+\.\d+", c)]
+    assert numbers and all(len(x.split(".")[1]) == 2 for x in numbers)
