@@ -170,6 +170,39 @@ def write_deps(
     say(f"{dvc_yaml}: " + (f"code deps rewritten in stages {stale}" if stale else "code deps up to date"))
 
 
+@app.command("results", help="The run's headline (per order: loss, baseline, judge verdict) and identity.")
+def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
+    """Reads ``evaluate.out.metrics`` and its matrices (the evaluate stage's outputs); the
+    table and identity are :mod:`curll.evaluate.headline`'s, as in the report's header."""
+    import json
+    from datetime import UTC, datetime
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    from curll.evaluate.headline import COLUMNS, UNITS, headline, identity, rows
+
+    out = load_params(params).evaluate.out
+    metrics = Path(out.metrics)
+    if not metrics.is_file():
+        raise CurllError("no results yet: run `dvc repro` (or `make run`)", file=metrics)
+    head = headline(json.loads(metrics.read_text(encoding="utf-8")), Path(out.matrices))
+    written = datetime.fromtimestamp(metrics.stat().st_mtime, UTC)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in COLUMNS:
+        table.add_column(name, no_wrap=True)
+    for row in rows(head):
+        table.add_row(*row)
+    console = Console()
+    if not console.is_terminal:  # a pipe or a file: no screen to wrap for
+        console = Console(width=120)
+    console.print(identity(params, written).line())
+    console.print(table)
+    console.print(UNITS)
+    console.print(head.judge_line())
+
+
 @app.command("params", help="Validate a params file and print it as curll reads it.")
 def show_params(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     loaded = load_checked(params)

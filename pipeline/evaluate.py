@@ -8,12 +8,18 @@ per stage; the unigram baseline verdict; paired differences between orders; the 
 Holm-adjusted p-values, the judge's only when ``judges.json`` says the panel passed its
 controls; forgetting vs out-degree; answer readability; rubric means of the last models),
 ``out.matrices`` (CSV per order and type, the layout of ``curll metrics cl``), ``out.plots``
-(PNG) and ``out.report`` (one self-contained HTML file).
+(PNG), ``out.headline`` (the small DVC metrics: :func:`curll.evaluate.headline.metric_files`),
+``out.curves`` (``<order>.csv``: ``run,step,loss`` of every model of the order, each seed and
+stage a ``run``, from ``train.out.plots``; a DVC plot an order) and ``out.report`` (one
+self-contained HTML file, opening with the run's identity and headline).
 """
 
 from __future__ import annotations
 
+import csv
 import json
+import re
+import shutil
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
@@ -21,11 +27,12 @@ from pathlib import Path
 import pandas as pd
 
 from curll.artifacts import read_table, records, write_json, write_table
-from curll.config import Params
+from curll.config import DEFAULT_PARAMS, Params
 from curll.errors import CurllError
 from curll.evaluate.analysis import out_degree, scores_table
 from curll.evaluate.coverage import Gap, gaps
 from curll.evaluate.findings import summary
+from curll.evaluate.headline import headline, identity, metric_files
 from curll.evaluate.judge import item_scores
 from curll.evaluate.page import write_html
 from curll.evaluate.report import build
@@ -87,7 +94,13 @@ def run(params: Params) -> None:
         say(f"evaluate: warning: {g} (accepted: evaluate.accept_gaps)")
     write_table(scores, p.out.scores, ScoreSchema)
     write_json(p.out.metrics, rep.metrics)
-    write_html(rep, judges, Path(p.out.report), "curll evaluation report")
+    head = headline(rep.metrics, Path(p.out.matrices))
+    _rewrite(Path(p.out.headline))
+    for name, values in metric_files(head).items():
+        write_json(Path(p.out.headline) / name, values)
+    _curves(Path(params.train.out.plots), Path(p.out.curves))
+    write_html(rep, judges, Path(p.out.report), "curll evaluation report",
+               headline=(head, identity(Path(DEFAULT_PARAMS))))  # fmt: skip
     for line in summary(rep.metrics):
         say(f"evaluate: {line}")
     say(f"evaluate: report {p.out.report}, metrics {p.out.metrics}")
@@ -120,3 +133,34 @@ def _dropped(items: pd.DataFrame) -> dict[str, dict[str, int]]:
         per = out.setdefault(str(r["dropped"]), {})
         per[f"{r['stage']}/{r['type']}"] = per.get(f"{r['stage']}/{r['type']}", 0) + 1
     return out
+
+
+def _rewrite(folder: Path) -> None:
+    """An empty ``folder``: no file of an earlier run's orders stays."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+
+
+#: a train plot file: seed-<seed>_<order>_<stages>.csv
+_TRAIN_PLOT = re.compile(r"^seed-(?P<seed>\d+)_(?P<order>[a-z]+)_(?P<stages>[\d-]+)\.csv$")
+
+
+def _curves(plots: Path, out: Path) -> None:
+    """``out/<order>.csv`` (``run,step,loss``): every train plot file of the order, its ``run``
+    ``seed <s> stages <a-b>``, in seed then stage order."""
+    _rewrite(out)
+    found = sorted((m, f) for f in plots.glob("*.csv") if (m := _key(f.name)))
+    by_order: dict[str, list[list[str]]] = {}
+    for (order, seed, stages), f in found:
+        run = f"seed {seed} stages {stages}"
+        with f.open(newline="", encoding="utf-8") as src:
+            rows = by_order.setdefault(order, [])
+            rows += [[run, r["step"], r["loss"]] for r in csv.DictReader(src)]
+    for order, rows in by_order.items():
+        with (out / f"{order}.csv").open("w", newline="", encoding="utf-8") as dst:
+            csv.writer(dst, lineterminator="\n").writerows([["run", "step", "loss"], *rows])
+
+
+def _key(name: str) -> tuple[str, int, str] | None:
+    m = _TRAIN_PLOT.match(name)
+    return (m["order"], int(m["seed"]), m["stages"]) if m else None

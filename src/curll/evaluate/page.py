@@ -1,10 +1,13 @@
 """The evaluation report as one self-contained HTML page (figures inlined as base64 PNG).
 
-Top to bottom: what the numbers show (:func:`curll.evaluate.findings.findings`: sentences made
-from the values and their intervals), the CL metrics at the last stage for the judge scores and
-the losses (``value [lo, hi]``), the figures with each order's judge and loss heatmaps side by
-side, the tables (cells as ``value [lo, hi] (n=k)``), and the judges' parse failures and
-agreement. An undefined value shows as "-", never "nan".
+Top to bottom: what the numbers show (:func:`curll.evaluate.findings.summary`: sentences made
+from the values and their intervals), every test made, the CL metrics at the last stage for the
+judge scores and the losses (``value [lo, hi]``), the figures one family a section
+(:data:`curll.evaluate.report_figures.FAMILIES`: every order's figure of a family side by side,
+on one colour scale) with their captions, the tables (matrix cells as ``value [lo, hi] (n=k)``),
+and the judges' parse failures, agreement and controls. Cells are formatted by kind
+(:mod:`curll.evaluate.report_tables`): counts as integers, other numbers with two decimals, an
+undefined value as an en dash, never "None" or "nan".
 """
 
 from __future__ import annotations
@@ -14,100 +17,77 @@ import html
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from curll.artifacts import atomic_path
 from curll.evaluate.findings import summary
+from curll.evaluate.headline import COLUMNS, UNITS, Headline, Identity, rows
 from curll.evaluate.report import Report
+from curll.evaluate.report_figures import FAMILIES
+from curll.evaluate.report_tables import claims_table, judge_tables, render, summary_table
 from curll.schemas.evaluate import ORDERS
 
-
-def summary_table(section: dict[str, Any]) -> pd.DataFrame:
-    """One row per order and type; a metric with bounds as ``value [lo, hi]``, "-" where undefined."""
-    rows = []
-    for order, kinds in section.items():
-        for kind, vals in kinds.items():
-            row: dict[str, Any] = {"order": order, "type": kind}
-            for m, v in vals.items():
-                if m == "T" or m.endswith(("_lo", "_hi")):
-                    continue
-                lo, hi = vals.get(f"{m}_lo"), vals.get(f"{m}_hi")
-                if isinstance(v, list):
-                    row[m] = ", ".join(map(str, v)) or "none"
-                elif v is None:
-                    row[m] = "-"
-                else:
-                    row[m] = f"{v:.3f}" + (
-                        f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
-                    )
-            rows.append(row)
-    return pd.DataFrame(rows).fillna("-")
+STYLE = (
+    "body{font-family:sans-serif;max-width:1800px;margin:2em auto;padding:0 1em}"
+    "table{border-collapse:collapse;font-size:13px;margin-bottom:1em}"
+    "td,th{border:1px solid #ccc;padding:2px 6px}td.num{text-align:right}"
+    ".family{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:1em 2em}"
+    "figure{margin:0}figure img{width:100%}figcaption{font-size:13px;color:#333}"
+)
 
 
-def _claims_table(metrics: dict[str, Any]) -> list[str]:
-    """Every test made, held or not: value, interval, p and Holm-adjusted p."""
-    listed = metrics.get("claims", {}).get("list", [])
-    if not listed:
-        return []
-    table = pd.DataFrame(listed)[["family", "key", "value", "lo", "hi", "p", "p_holm", "holds"]]
-    for col in ("value", "lo", "hi", "p", "p_holm"):  # None (not tested, no interval) shows as "-"
-        table[col] = pd.to_numeric(table[col], errors="coerce")
-    return ["<h3>Every test made (95% intervals; two-sided p; Holm within each family, the curriculum "
-            "family tested only when every order beats the unigram baseline)</h3>",
-            table.to_html(index=False, na_rep="-", float_format=lambda v: f"{v:.3g}")]  # fmt: skip
+def family(name: str) -> str:
+    """The family of a figure name: the part after ``<order>: ``, or the whole name."""
+    head, _, rest = name.partition(": ")
+    return rest if rest and head in (*ORDERS, "untrained") else name
 
 
-def _span(v: dict[str, Any] | None) -> str:
-    if not v or v.get("value") is None:
-        return "-"
-    lo, hi = v.get("lo"), v.get("hi")
-    return f"{v['value']:.3f}" + (f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else "")
+def figures(rep: Report) -> list[str]:
+    """One section a family, in the order first drawn; a family's figures in the orders' order."""
+    rank = {o: i for i, o in enumerate(ORDERS)}
+    groups: dict[str, list[str]] = {}
+    for name in rep.figures:
+        groups.setdefault(family(name), []).append(name)
+    parts = []
+    for fam, names in groups.items():
+        parts.append(f"<h3>{html.escape(FAMILIES.get(fam, fam))}</h3><div class='family'>")
+        for name in sorted(names, key=lambda n: rank.get(n.partition(":")[0], len(ORDERS))):
+            data = base64.b64encode(rep.figures[name].read_bytes()).decode()
+            caption = rep.captions.get(name, name)
+            parts.append(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}">'
+                         f"<figcaption>{html.escape(caption)}</figcaption></figure>")  # fmt: skip
+        parts.append("</div>")
+    return parts
 
 
-def _f(v: float) -> str:
-    return f"{v:.3f}"
+def header(head: Headline, ident: Identity) -> list[str]:
+    """The page's opening: the run's identity and the headline table (the table ``curll
+    results`` prints, from :func:`curll.evaluate.headline.rows`) and the judge's verdict."""
+    cells = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows(head))
+    return [f"<p class='identity'>{html.escape(ident.line())}</p>",
+            f"<table><tr>{cells}</tr>{body}</table>", f"<p>{html.escape(UNITS)}</p>",
+            f"<p>{html.escape(head.judge_line())}</p>"]  # fmt: skip
 
 
-def write_html(rep: Report, judges: dict[str, Any], path: Path, title: str) -> None:
+def write_html(
+    rep: Report, judges: dict[str, Any], path: Path, title: str,
+    headline: tuple[Headline, Identity] | None = None,
+) -> None:  # fmt: skip
+    """The page at ``path``; with ``headline``, :func:`header` opens it."""
     said = summary(rep.metrics)
-    parts = [f"<h1>{html.escape(title)}</h1>", f"<p><b>{html.escape(said[0])}</b></p>",
+    parts = [f"<h1>{html.escape(title)}</h1>", *(header(*headline) if headline else []),
+             f"<p><b>{html.escape(said[0])}</b></p>",
              "<h2>What the numbers show (claims that survive Holm's correction)</h2>",
              "<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in said[1:]) + "</ul>",
-             *_claims_table(rep.metrics),
+             *claims_table(rep.metrics),
              "<h2>Continual-learning metrics (last stage) [95% interval]</h2><h3>Judge scores</h3>",
-             summary_table(rep.metrics["orders"]).to_html(index=False, na_rep="-")]  # fmt: skip
+             render(summary_table(rep.metrics["orders"]))]  # fmt: skip
     if "loss" in rep.metrics:
-        parts += [
-            "<h3>Loss (nats per answer token)</h3>",
-            summary_table(rep.metrics["loss"]).to_html(index=False),
-        ]
-    parts.append("<h2>Figures</h2>")
-    rank = {o: i for i, o in enumerate(ORDERS)}
-    by_order = sorted(rep.figures.items(), key=lambda kv: rank.get(kv[0].split(":")[0], len(ORDERS)))
-    for name, fig in by_order:  # each order's judge and loss heatmaps side by side
-        data = base64.b64encode(fig.read_bytes()).decode()
-        parts.append(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}">'
-                     f"<figcaption>{html.escape(name)}</figcaption></figure>")  # fmt: skip
-    parts.append("<h2>Tables</h2>")
+        parts += ["<h3>Loss (nats per answer token)</h3>", render(summary_table(rep.metrics["loss"]))]
+    parts += ["<h2>Figures</h2>", *figures(rep), "<h2>Tables</h2>"]
     for name, table in rep.tables.items():
-        parts += [f"<h3>{html.escape(name)}</h3>", table.to_html(na_rep="", float_format=_f)]
-    parts += ["<h2>Judges</h2>", pd.DataFrame(judges["judges"]).T.to_html(na_rep="")]
-    if judges["agreement"]:
-        parts.append(pd.DataFrame(judges["agreement"]).T.to_html(na_rep=""))
-    if judges.get("controls"):
-        rows = {j: {"informative": c.get("informative"), "why": c.get("why"),
-                    **{f"reference beats {k.removeprefix('reference_beats_')}": _span(c.get(k))
-                       for k in (f"reference_beats_{c}" for c in ("mismatch", "empty", "shuffled"))},
-                    **{f"mean rating: {k}": v for k, v in (c.get("means") or {}).items()}}
-                for j, c in judges["controls"].items()}  # fmt: skip
-        parts += ["<h3>Judge controls (share of items where the reference is rated higher; ties: half)</h3>",
-                  pd.DataFrame(rows).T.to_html(na_rep="-")]  # fmt: skip
-    style = (
-        "body{font-family:sans-serif;max-width:1800px;margin:2em auto}table{border-collapse:collapse;"
-        "font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}"
-        "figure{display:inline-block;width:48%;margin:0 1% 1em 0;vertical-align:top}figure img{width:100%}"
-    )
-    head = f"<meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style>"
+        parts += [f"<h3>{html.escape(name)}</h3>", render(table)]
+    parts += ["<h2>Judges</h2>", *judge_tables(judges)]
+    head = f"<meta charset='utf-8'><title>{html.escape(title)}</title><style>{STYLE}</style>"
     doc = f"<!doctype html><html><head>{head}</head><body>{''.join(parts)}</body></html>"
     with atomic_path(path) as tmp:
         tmp.write_text(doc, encoding="utf-8")

@@ -7,7 +7,9 @@ minus continual maps, AP/FGT/BWT/FWT per skill, sub-skill and indicator (CSV
 out-degree, and the readability (Flesch-Kincaid grade) of answers per test stage next to
 that of the reference answers; with ``losses``, the same matrices and metrics of the judge-free
 loss (:mod:`curll.evaluate.loss`); with bootstrap ``samples``, 95% intervals of everything
-(:mod:`curll.evaluate.intervals`). :func:`curll.evaluate.page.write_html` makes the HTML page.
+(:mod:`curll.evaluate.intervals`), the joint - continual cells' paired intervals among them.
+The figures (:mod:`curll.evaluate.report_figures`) come with their captions;
+:func:`curll.evaluate.page.write_html` makes the HTML page.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from curll.artifacts import atomic_path
-from curll.evaluate import analysis, plots
+from curll.evaluate import analysis, report_figures
 from curll.evaluate.cl import write_matrix
 from curll.evaluate.findings import as_json, baseline_verdict, claims
 from curll.evaluate.intervals import (
@@ -35,6 +38,8 @@ from curll.evaluate.intervals import (
 )
 from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
+from curll.evaluate.report_figures import Cells, Figure
+from curll.evaluate.report_tables import with_n
 from curll.evaluate.values import judge_values, loss_values
 from curll.schemas.evaluate import ORDERS, UNTRAINED
 
@@ -45,6 +50,11 @@ class Report:
     details: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     figures: dict[str, Path] = field(default_factory=dict)
+    captions: dict[str, str] = field(default_factory=dict)  # figure name -> what it shows
+
+    def add(self, figures: dict[str, Figure]) -> None:
+        for name, (path, caption) in figures.items():
+            self.figures[name], self.captions[name] = path, caption
 
 
 def readability(scores: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
@@ -89,7 +99,8 @@ def build(
     # series and the per-stage readability go to matrices/details.json
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
               for o, by_kind in full.items()}  # fmt: skip
-    bounds = _intervals(scores, "item_id", samples, seed, lambda rows, w: judge_values(rows, w, all_kinds))
+    bounds = _intervals(scores, "item_id", samples, seed,
+                        lambda rows, w: _paired_cells(judge_values(rows, w, all_kinds)))  # fmt: skip
     _add_bounds(finals, bounds)
     rep = Report(metrics={"orders": finals})
     rep.metrics["bootstrap"] = {"samples": samples, "seed": seed,
@@ -111,18 +122,16 @@ def build(
     rep.details["series"] = {
         o: {k: vals["series"] for k, vals in kinds_.items()} for o, kinds_ in full.items()
     }
+    sums: dict[str, Cells] = {}
     for order in [*orders, *([UNTRAINED] if UNTRAINED in set(scores["order"]) else [])]:
         for kind in all_kinds:
             j, n = mats[(order, kind)], analysis.matrix(scores, order, kind, value="n")
             lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"{order}_{kind}")
-            if order == UNTRAINED:
-                continue
-            if kind == "sum":
+            if order != UNTRAINED and kind == "sum":
                 name = f"{order}: summed scores [95% interval] (n: scores per cell, fewest of any type)"
-                rep.tables[name] = _with_n(j, n, lo, hi)
-                rep.figures[f"{order}: summed scores"] = plots.heatmap(
-                    j, f"{order}: sum of {'+'.join(kinds)}", figs / f"heatmap_{order}.png", n=n, lo=lo, hi=hi
-                )
+                rep.tables[name] = with_n(j, n, lo, hi)
+                sums[order] = Cells(j, n, lo, hi)
+    rep.add(report_figures.judge_sums(sums, kinds, figs, informative=judge_informative))
     if losses is not None:
         family_bounds["loss"] = _loss_section(rep, losses, kinds, matrices, figs, samples, seed)
     if samples:
@@ -132,10 +141,10 @@ def build(
         rep.metrics["differences"] = {f: _differences(b) for f, b in family_bounds.items()}
     if {"joint", "continual"} <= set(orders):
         diff = mats[("joint", "sum")] - mats[("continual", "sum")]
-        write_matrix(diff, matrices / "joint_minus_continual_sum.csv")
-        rep.figures["joint - continual"] = plots.heatmap(
-            diff, "joint - continual (sum)", figs / "joint_minus_continual.png", diverging=True
-        )
+        n = sums["joint"].n.where(sums["joint"].n <= sums["continual"].n, sums["continual"].n)
+        lo, hi = _write(diff, n, bounds, "joint-continual/sum", matrices / "joint_minus_continual_sum",
+                        prefix="paired")  # fmt: skip
+        rep.add(report_figures.difference(Cells(diff, n, lo, hi), figs))
     for order in orders:
         for level in ("skill", "subskill", "indicator_id"):
             table = analysis.group_metrics(scores, order, level).drop(columns="level")
@@ -147,12 +156,7 @@ def build(
         fd = analysis.forgetting_vs_degree(scores, degree)
         rho = fd.corr(method="spearman").iloc[0, 1] if len(fd) > 2 and fd.nunique().min() > 1 else None
         rep.metrics["forgetting_vs_out_degree"] = {"indicators": len(fd), "spearman": _num(rho)}
-        rep.figures["forgetting vs out-degree"] = plots.scatter(
-            fd["out_degree"],
-            fd["FGT"],
-            "continual: forgetting per indicator",
-            figs / "forgetting_vs_out_degree.png",
-        )
+        rep.add(report_figures.degree(fd, _num(rho), figs))
     if rubric is not None and answers is not None and len(rubric):
         by_stage = analysis.rubric_by_stage(rubric, answers, items)
         rep.tables["Rubric (grade-level fit) of each order's last model"] = by_stage
@@ -192,6 +196,8 @@ def _loss_section(
             j = loss_matrix(test, UNTRAINED, kind)
             _write(j, loss_matrix(test, UNTRAINED, kind, value="n"), bounds, f"{UNTRAINED}/{kind}",
                    matrices / f"loss_{UNTRAINED}_{kind}")  # fmt: skip
+    loss: dict[str, Cells] = {}
+    gains: dict[str, Cells] = {}
     for order in full:
         for kind in all_kinds:
             j, n = mats[(order, kind)], loss_matrix(test, order, kind, value="n")
@@ -205,19 +211,11 @@ def _loss_section(
                 gain, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}_gain", prefix="gain"
             )
             if kind == "all":
-                rep.figures[f"{order}: gain over unigram"] = plots.heatmap(
-                    gain, f"{order}: unigram NLL - model NLL (> 0: model better)",
-                    figs / f"loss_gain_{order}.png",
-                    n=n, lo=glo, hi=ghi, diverging=True,
-                )  # fmt: skip
-            if kind == "all":
                 name = (f"{order}: loss, nats per answer token, lower is better [95% interval] "
                         f"(n: records x seeds)")  # fmt: skip
-                rep.tables[name] = _with_n(j, n, lo, hi)
-                rep.figures[f"{order}: loss"] = plots.heatmap(
-                    j, f"{order}: NLL per answer token (all types)", figs / f"loss_heatmap_{order}.png",
-                    n=n, lo=lo, hi=hi, reverse=True,
-                )  # fmt: skip
+                rep.tables[name] = with_n(j, n, lo, hi)
+                loss[order], gains[order] = Cells(j, n, lo, hi), Cells(gain, n, glo, ghi)
+    rep.add(report_figures.loss_maps(loss, gains, figs))
     return bounds
 
 
@@ -263,12 +261,24 @@ def _add_bounds(finals: dict[str, dict[str, dict[str, Any]]], bounds: dict[str, 
             finals[order][kind].update({f"{metric}_lo": iv.lo, f"{metric}_hi": iv.hi})
 
 
+def _paired_cells(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``values`` and ``paired/joint-continual/sum/<trained_to>/<stage>``: joint's summed cell minus
+    continual's, on the same replicate (so its interval is the paired one)."""
+    out = dict(values)
+    for name, v in values.items():
+        if name.startswith("cell/joint/sum/"):
+            other = values.get(name.replace("cell/joint/", "cell/continual/", 1))
+            if other is not None:
+                out["paired/joint-continual/sum/" + name.removeprefix("cell/joint/sum/")] = v - other
+    return out
+
+
 def _write(
     j: pd.DataFrame, n: pd.DataFrame, bounds: dict[str, Interval], key: str, stem: Path, prefix: str = "cell"
 ) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     """Write the matrix, its counts and (with bounds) its interval matrices as ``<stem>.csv``,
     ``<stem>_n.csv``, ``<stem>_lo.csv``, ``<stem>_hi.csv``; return (lo, hi). ``prefix``: the
-    bounds' name of a cell (``cell``, ``unigram``, ``gain``)."""
+    bounds' name of a cell (``cell``, ``unigram``, ``gain``, ``paired``)."""
     write_matrix(j, stem.with_name(stem.name + ".csv"))
     write_matrix(n, stem.with_name(stem.name + "_n.csv"))
     if not bounds:
@@ -282,17 +292,6 @@ def _write(
     write_matrix(lo, stem.with_name(stem.name + "_lo.csv"))
     write_matrix(hi, stem.with_name(stem.name + "_hi.csv"))
     return lo, hi
-
-
-def _with_n(
-    j: pd.DataFrame, n: pd.DataFrame, lo: pd.DataFrame | None = None, hi: pd.DataFrame | None = None
-) -> pd.DataFrame:
-    """Cells as ``3.250 [2.900, 3.600] (n=4)``; an empty cell as ``- (n=0)``."""
-    text = j.map(lambda v: "-" if pd.isna(v) else f"{v:.3f}")
-    if lo is not None and hi is not None:
-        text = text + lo.map(lambda v: "" if pd.isna(v) else f" [{v:.3f}, ")
-        text = text + hi.map(lambda v: "" if pd.isna(v) else f"{v:.3f}]")
-    return text + n.reindex_like(j).fillna(0).astype(int).map(lambda k: f" (n={k})")
 
 
 def _num(v: Any) -> float | None:

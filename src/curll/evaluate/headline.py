@@ -1,0 +1,177 @@
+"""The run's headline: the few numbers a reader looks at first, and which run they came from.
+
+:func:`headline` reads them from what the ``evaluate`` stage wrote (``metrics.json``'s ``loss``,
+``baseline`` and ``judge_controls``; the unigram matrices beside it): per trained order the mean
+NLL per answer token of the last model (AP as a loss), forgetting and BWT of the loss where the
+order has them, the unigram baseline's NLL on each model's own stage and the gain over it, each
+with its 95% interval; and the judge panel's control verdict. :func:`identity` says which run:
+a hash of the params file, the LLM profile and model in use, the git commit (``+dirty`` when
+tracked files differ from it) and when the outputs were written. :func:`rows` lays the headline
+out as one table of strings, the same for ``curll results`` (a terminal table) and the HTML
+report's header, and :func:`metric_files` gives the small DVC metrics files (``<order>.json``
+and ``judge.json``, rounded to 3 decimals) that ``dvc metrics show`` prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import subprocess
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+#: the column heads of :func:`rows`; every value is in :data:`UNITS`
+COLUMNS = ("order", "NLL [95%]", "FGT [95%]", "BWT [95%]", "unigram", "gain [95%]", "beats")
+UNITS = ("nats per answer token. NLL: the last model's mean over stages (lower is better); FGT, "
+         "BWT: of that loss (BWT > 0: later stages lowered it); unigram: the baseline's NLL on each "
+         "model's own stage; gain: unigram minus the model there (> 0: beats it)")  # fmt: skip
+DASH = "\u2013"  # an absent value
+Span = tuple[float | None, float | None, float | None]  # value, lo, hi
+
+
+@dataclass(frozen=True)
+class Order:
+    """One trained order's headline; an absent value is None."""
+
+    order: str
+    nll: Span
+    fgt: Span
+    bwt: Span
+    unigram: float | None
+    gain: Span
+    beats: bool | None
+
+
+@dataclass(frozen=True)
+class Judge:
+    name: str
+    informative: bool
+    sign_test_p: float | None
+
+
+@dataclass(frozen=True)
+class Identity:
+    params_hash: str
+    llm: str
+    commit: str
+    written: str
+
+    def line(self) -> str:
+        return f"params {self.params_hash} | LLM {self.llm} | commit {self.commit} | written {self.written}"
+
+
+@dataclass(frozen=True)
+class Headline:
+    orders: list[Order]
+    informative: bool  # the panel passed its controls: judge scores may carry claims
+    judges: list[Judge]
+
+    def judge_line(self) -> str:
+        each = [f"{j.name} {'informative' if j.informative else 'not informative'}"
+                + (f" (sign test p {j.sign_test_p:.3g})" if j.sign_test_p is not None else "")
+                for j in self.judges]  # fmt: skip
+        verdict = "passed" if self.informative else "failed"
+        return f"judge panel {verdict} its controls: " + ("; ".join(each) or "no judge")
+
+
+def _num(v: Any) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+def _span(values: dict[str, Any], name: str) -> Span:
+    return _num(values.get(name)), _num(values.get(f"{name}_lo")), _num(values.get(f"{name}_hi"))
+
+
+def _unigram_own(matrices: Path, order: str) -> float | None:
+    """Mean of the diagonal of ``loss_<order>_all_unigram.csv``: the baseline on each model's
+    own stage (the cells ``gain_own`` averages); None without the file."""
+    path = matrices / f"loss_{order}_all_unigram.csv"
+    if not path.is_file():
+        return None
+    with path.open(newline="", encoding="utf-8") as f:
+        cells = [
+            _num(float(r[str(r["trained_to"])])) for r in csv.DictReader(f) if r.get(str(r["trained_to"]))
+        ]
+    own = [c for c in cells if c is not None]
+    return sum(own) / len(own) if own else None
+
+
+def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
+    """The headline of ``metrics`` (``metrics.json`` as the evaluate stage writes it);
+    ``matrices``: its matrices folder, for the unigram baseline's own-stage NLL."""
+    base = metrics.get("baseline", {}).get("orders", {})
+    out = []
+    for order, kinds in metrics.get("loss", {}).items():
+        if order == "untrained":
+            continue
+        loss = kinds.get("all", {})
+        b = base.get(order, {})
+        gain = (_num(b.get("gain")), _num(b.get("lo", loss.get("gain_own_lo"))),
+                _num(b.get("hi", loss.get("gain_own_hi"))))  # fmt: skip
+        spans = (_span(loss, "mean_nll"), _span(loss, "FGT_nll_rise"), _span(loss, "BWT_nll_fall"))
+        out.append(Order(order, *spans, _unigram_own(matrices, order), gain, b.get("beats")))
+    controls = metrics.get("judge_controls", {})
+    judges = [Judge(name, bool(c.get("informative")), _num(c.get("sign_test_p")))
+              for name, c in controls.get("judges", {}).items()]  # fmt: skip
+    return Headline(out, bool(controls.get("panel_informative")), judges)
+
+
+def _fmt(span: Span) -> str:
+    v, lo, hi = span
+    if v is None:
+        return DASH
+    return f"{v:.2f}" + (f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None else "")
+
+
+def rows(h: Headline) -> list[list[str]]:
+    """One row of strings per order, in :data:`COLUMNS`' order (an absent value: an en dash)."""
+    return [[o.order, _fmt(o.nll), _fmt(o.fgt), _fmt(o.bwt), _fmt((o.unigram, None, None)), _fmt(o.gain),
+             DASH if o.beats is None else ("yes" if o.beats else "no")] for o in h.orders]  # fmt: skip
+
+
+def metric_files(h: Headline) -> dict[str, dict[str, float | bool | None]]:
+    """File name -> content of the DVC headline metrics: ``<order>.json`` (``nll``, ``gain`` and
+    their ``_lo``/``_hi``) and ``judge.json`` (``informative``). Few keys, shared by every
+    order's file, so ``dvc metrics show`` prints one narrow row per order."""
+    out: dict[str, dict[str, float | bool | None]] = {}
+    for o in h.orders:
+        out[f"{o.order}.json"] = {
+            f"{name}{suffix}": None if v is None else round(v, 3)
+            for name, span in (("nll", o.nll), ("gain", o.gain))
+            for suffix, v in zip(("", "_lo", "_hi"), span, strict=True)
+        }
+    out["judge.json"] = {"informative": h.informative}
+    return out
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def identity(params_file: Path, written: datetime | None = None) -> Identity:
+    """Which run: the first 12 hex digits of the params file's SHA-256, ``llm.use`` (its
+    profile's model), the short commit of the params file's repository (``+dirty`` when a
+    tracked file differs from it; ``no git`` outside one) and ``written`` (UTC, to the minute;
+    None: now)."""
+    import yaml
+
+    raw = params_file.read_bytes()
+    params = yaml.safe_load(raw) or {}
+    llm = params.get("llm", {})
+    use = str(llm.get("use", "?"))
+    model = llm.get("profiles", {}).get(use, {}).get("model")
+    root = params_file.resolve().parent
+    commit = _git(root, "rev-parse", "--short", "HEAD")
+    if commit is None:
+        commit = "no git"
+    elif _git(root, "status", "--porcelain", "--untracked-files=no"):
+        commit += "+dirty"
+    when = (written or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return Identity(hashlib.sha256(raw).hexdigest()[:12], f"{use} ({model})" if model else use, commit, when)

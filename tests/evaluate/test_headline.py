@@ -1,0 +1,59 @@
+"""The headline: per order the loss, its baseline and the judge's verdict, from metrics.json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from curll.evaluate.headline import COLUMNS, headline, identity, metric_files, rows
+
+METRICS = {
+    "loss": {
+        "continual": {"all": {"mean_nll": 4.81, "mean_nll_lo": 4.51, "mean_nll_hi": 5.12,
+                              "FGT_nll_rise": 0.17,
+                              "FGT_nll_rise_lo": -0.15, "FGT_nll_rise_hi": 0.5, "BWT_nll_fall": -0.11,
+                              "BWT_nll_fall_lo": -0.47, "BWT_nll_fall_hi": 0.24}},
+        "joint": {"all": {"mean_nll": 4.41, "mean_nll_lo": 4.05, "mean_nll_hi": 4.77}},
+        "untrained": {"all": {"mean_nll": 9.0}},
+    },
+    "baseline": {"orders": {"continual": {"beats": True, "gain": 0.49, "lo": 0.25, "hi": 0.74},
+                            "joint": {"beats": False, "gain": 0.1, "lo": -0.2, "hi": 0.4}}},
+    "judge_controls": {"panel_informative": False,
+                       "judges": {"j": {"informative": False, "sign_test_p": 0.2706}}},
+}  # fmt: skip
+
+
+def test_rows_give_every_trained_order_with_intervals_and_an_en_dash_where_absent(tmp_path):
+    (tmp_path / "loss_continual_all_unigram.csv").write_text("trained_to,0,1\n0,5.0,6.0\n1,7.0,5.4\n")
+    h = headline(METRICS, tmp_path)
+    got = {r[0]: r for r in rows(h)}
+    assert set(got) == {"continual", "joint"} and all(len(r) == len(COLUMNS) for r in got.values())
+    assert got["continual"][1:] == ["4.81 [4.51, 5.12]", "0.17 [-0.15, 0.50]", "-0.11 [-0.47, 0.24]",
+                                    "5.20", "0.49 [0.25, 0.74]", "yes"]  # fmt: skip
+    assert got["joint"][2:5] == ["\u2013"] * 3 and got["joint"][-1] == "no"
+    assert h.judge_line() == "judge panel failed its controls: j not informative (sign test p 0.271)"
+
+
+def test_metric_files_are_one_small_row_an_order(tmp_path):
+    files = metric_files(headline(METRICS, tmp_path))
+    assert set(files) == {"continual.json", "joint.json", "judge.json"}
+    assert files["continual.json"] == {"nll": 4.81, "nll_lo": 4.51, "nll_hi": 5.12, "gain": 0.49,
+                                       "gain_lo": 0.25, "gain_hi": 0.74}  # fmt: skip
+    assert files["judge.json"] == {"informative": False}
+    json.dumps(files)
+
+
+def test_identity_names_params_hash_model_and_dirty_commit(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("llm:\n  use: a\n  profiles:\n    a: {model: m}\n")
+    assert identity(params).commit == "no git" or "+" not in identity(params).commit
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "params.yaml"], check=True)
+    subprocess.run([*git, "commit", "-qm", "p"], check=True)
+    clean = identity(params)
+    assert clean.llm == "a (m)" and len(clean.params_hash) == 12 and not clean.commit.endswith("+dirty")
+    params.write_text(params.read_text() + "# edited\n")
+    dirty = identity(params)
+    assert dirty.commit == clean.commit + "+dirty" and dirty.params_hash != clean.params_hash
+    assert "params " + dirty.params_hash in dirty.line()
