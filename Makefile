@@ -24,11 +24,13 @@ install: $(VENV)/.installed
 
 run: install
 	dvc repro
+	curll results
 
 lint: install
 	ruff check .
 	ruff format --check .
 	mypy
+	NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet
 
 pytest: install
 	pytest
