@@ -45,7 +45,9 @@ def test_metric_files_are_one_small_row_an_order(tmp_path):
 
 def test_identity_names_params_hash_model_and_dirty_commit(tmp_path):
     params = tmp_path / "params.yaml"
-    params.write_text("llm:\n  use: a\n  profiles:\n    a: {model: m}\n")
+    params.write_text(
+        "llm:\n  use: a\n  profiles:\n    a: {model: m}\ntrain: {preset: tiny, seeds: [4, 5]}\n"
+    )
     assert identity(params).commit == "no git" or "+" not in identity(params).commit
     git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "init", "-q"], check=True)
@@ -57,3 +59,4 @@ def test_identity_names_params_hash_model_and_dirty_commit(tmp_path):
     dirty = identity(params)
     assert dirty.commit == clean.commit + "+dirty" and dirty.params_hash != clean.params_hash
     assert "params " + dirty.params_hash in dirty.line()
+    assert "trained tiny, data budget, seeds 4,5" in dirty.line()

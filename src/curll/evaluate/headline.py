@@ -58,9 +58,13 @@ class Identity:
     llm: str
     commit: str
     written: str
+    model: str = "?"  #: the trained model's preset and its training seeds
 
     def line(self) -> str:
-        return f"params {self.params_hash} | LLM {self.llm} | commit {self.commit} | written {self.written}"
+        return (
+            f"params {self.params_hash} | LLM {self.llm} | trained {self.model} | "
+            f"commit {self.commit} | written {self.written}"
+        )
 
 
 @dataclass(frozen=True)
@@ -157,9 +161,9 @@ def _git(root: Path, *args: str) -> str | None:
 
 def identity(params_file: Path, written: datetime | None = None) -> Identity:
     """Which run: the first 12 hex digits of the params file's SHA-256, ``llm.use`` (its
-    profile's model), the short commit of the params file's repository (``+dirty`` when a
-    tracked file differs from it; ``no git`` outside one) and ``written`` (UTC, to the minute;
-    None: now)."""
+    profile's model), the trained model's preset, budget and seeds, the short commit of the
+    params file's repository (``+dirty`` when a tracked file differs from it; ``no git``
+    outside one) and ``written`` (UTC, to the minute; None: now)."""
     import yaml
 
     raw = params_file.read_bytes()
@@ -174,4 +178,9 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
     elif _git(root, "status", "--porcelain", "--untracked-files=no"):
         commit += "+dirty"
     when = (written or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return Identity(hashlib.sha256(raw).hexdigest()[:12], f"{use} ({model})" if model else use, commit, when)
+    train = params.get("train", {})
+    seeds = ",".join(str(x) for x in train.get("seeds", []))
+    trained = f"{train.get('preset', '?')}, {train.get('budget', 'data')} budget, seeds {seeds or '?'}"
+    return Identity(
+        hashlib.sha256(raw).hexdigest()[:12], f"{use} ({model})" if model else use, commit, when, trained
+    )

@@ -43,10 +43,11 @@ class Usage:
 
     def line(self) -> str:
         """One line for people: ``generate: context: 40 requests (3 cached), 52 sent, 35 ok;
-        11,234 tokens in 183 s (61/s)``."""
+        11,234 tokens in 183 s (61/s)``; the label once when it is the engine's desc."""
         rate = self.completion_tokens / self.seconds if self.seconds else 0.0
+        name = self.desc if self.label == self.desc else f"{self.desc}: {self.label}"
         return (
-            f"{self.desc}: {self.label}: {self.requests} requests ({self.cached} cached), {self.sent} sent, "
+            f"{name}: {self.requests} requests ({self.cached} cached), {self.sent} sent, "
             f"{self.ok} ok; {self.completion_tokens:,} tokens in {self.seconds:.0f} s ({rate:.0f}/s)"
             + (
                 f"; retried: {', '.join(f'{k} {v}' for k, v in sorted(self.retried.items()))}"

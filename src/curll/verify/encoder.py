@@ -14,6 +14,7 @@ Heavy imports (model2vec, sentence-transformers, torch) happen inside the functi
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -60,6 +61,23 @@ class _Normalised:
         return out
 
 
+#: where transformers logs a checkpoint's load report (the loader's module, or the report's own)
+_REPORT_LOGGERS = ("transformers.modeling_utils", "transformers.utils.loading_report")
+
+
+class _KnownLoadReport(logging.Filter):
+    """Drops transformers' load report when its only finding is an unexpected
+    ``embeddings.position_ids``: a buffer older BERT checkpoints (MiniLM's included) saved and
+    current transformers rebuilds, so nothing is lost. Any other finding is still logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if "LOAD REPORT" not in text:
+            return True
+        rows = [ln for ln in text.splitlines() if ln.count("|") >= 2 and not ln.startswith(("Key", "-"))]
+        return not rows or not all("position_ids" in r and "UNEXPECTED" in r for r in rows)
+
+
 def distill_encoder(
     source: str, out: str | Path, *, pca_dims: int | None, threads: int = 1
 ) -> dict[str, Any]:
@@ -75,11 +93,17 @@ def distill_encoder(
     # on every machine
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
+    quiet = _KnownLoadReport()
+    report_loggers = [logging.getLogger(n) for n in _REPORT_LOGGERS]
+    for log in report_loggers:
+        log.addFilter(quiet)
     try:
         with threadpool_limits(limits=threads):
             model = distill(path, pca_dims=pca_dims, device="cpu")
     finally:
         torch.set_num_threads(before)
+        for log in report_loggers:
+            log.removeFilter(quiet)
     # name the source, not where it was installed: the folder must not depend on the machine
     model.config["tokenizer_name"] = source
     model.base_model_name = source
