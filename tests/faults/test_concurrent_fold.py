@@ -111,3 +111,15 @@ def test_jobs_opening_one_new_cache_at_once_all_open_it(tmp_path):
     errors = [p.communicate(timeout=HANG)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, errors
     assert stored(path) == 6 and not list(tmp_path.glob("*.corrupt-*"))
+
+
+def test_a_fold_takes_shard_caches_only_never_their_locks_or_a_part_set_aside(tmp_path):
+    main = tmp_path / "llm"  # no suffix: a loose pattern would match the locks too
+    with shard_guard(main, 0, 2) as own:
+        cache = RequestCache(own)
+        cache.put_many("m", [("k", Completion("answer", 1, 1, 0.1, "stop"))])
+        cache.close()
+    aside = own.with_name(f"{own.name}.corrupt-1")
+    aside.write_bytes(b"not a database")
+    assert fold_shards(main) == (1, 1)
+    assert Path(f"{own}.lock").exists() and aside.read_bytes() == b"not a database"

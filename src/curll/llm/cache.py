@@ -27,6 +27,7 @@ Contract:
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import time
 import warnings
@@ -242,7 +243,12 @@ def fold_shards(main: str | Path) -> tuple[int, int]:
     touches nothing) while a shard job runs over ``main`` (:func:`shard_guard`)."""
     m = Path(main)
     with hold(_lock(m), wait=False):
-        parts = sorted((m.parent / "shards").glob(f"{m.stem}-*-of-*{m.suffix}"))
+        name = re.compile(rf"{re.escape(m.stem)}-\d{{4,}}-of-\d{{4,}}{re.escape(m.suffix)}")
+        parts = (
+            sorted(p for p in (m.parent / "shards").iterdir() if name.fullmatch(p.name))
+            if (m.parent / "shards").is_dir()
+            else []
+        )  # shard caches only: never their locks or a part set aside as corrupt
         return fold(m, parts) if parts else (0, 0)
 
 

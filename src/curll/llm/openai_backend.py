@@ -53,6 +53,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import os
 import random
 import re
@@ -309,6 +310,18 @@ def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """The HTTP library's own errors (a connection dropped while the body is read after the
+    headers came): the openai client raises them unwrapped from a streamed response's body."""
+    found: list[type[Exception]] = []
+    for name in ("httpx", "httpx2"):  # the openai client's transport, whichever it uses
+        try:
+            found.append(importlib.import_module(name).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
 def _retry_after(exc: Exception, retry: int) -> float | None:
     """Seconds to wait before retrying after ``exc``, or None when it is final."""
     import openai
@@ -326,7 +339,7 @@ def _retry_after(exc: Exception, retry: int) -> float | None:
             except (KeyError, ValueError):
                 continue
     elif not isinstance(exc, (openai.OpenAIError, TimeoutError, ValueError, AttributeError, IndexError,
-                              TypeError)):  # fmt: skip
+                              TypeError, *_transport_errors())):  # fmt: skip
         raise exc  # a bug, not a server's answer
     # connection errors and timeouts (ours included); a body that is not a completion (malformed JSON,
     # missing fields), as a server mid-restart may send
