@@ -55,8 +55,16 @@ def test_identity_names_params_hash_model_and_dirty_commit(tmp_path):
     subprocess.run([*git, "commit", "-qm", "p"], check=True)
     clean = identity(params)
     assert clean.llm == "a (m)" and len(clean.params_hash) == 12 and not clean.commit.endswith("+dirty")
+    (tmp_path / "dvc.lock").write_text("a\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "m.json").write_text("{}\n")
+    subprocess.run([*git, "add", "dvc.lock", "data"], check=True)
+    subprocess.run([*git, "commit", "-qm", "outputs"], check=True)
+    (tmp_path / "dvc.lock").write_text("b\n")  # what a run rewrites: still the commit that ran
+    (tmp_path / "data" / "m.json").write_text("{1}\n")
+    assert not identity(params).commit.endswith("+dirty")
     params.write_text(params.read_text() + "# edited\n")
     dirty = identity(params)
-    assert dirty.commit == clean.commit + "+dirty" and dirty.params_hash != clean.params_hash
+    assert dirty.commit.endswith("+dirty") and dirty.params_hash != clean.params_hash
     assert "params " + dirty.params_hash in dirty.line()
     assert "trained tiny, data budget, seeds 4,5" in dirty.line()

@@ -159,11 +159,16 @@ def _git(root: Path, *args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+#: what a run itself rewrites: a change there does not make the code that ran differ from the commit
+_OUTPUTS = (":(exclude)data", ":(exclude)dvc.lock")
+
+
 def identity(params_file: Path, written: datetime | None = None) -> Identity:
     """Which run: the first 12 hex digits of the params file's SHA-256, ``llm.use`` (its
     profile's model), the trained model's preset, budget and seeds, the short commit of the
-    params file's repository (``+dirty`` when a tracked file differs from it; ``no git``
-    outside one) and ``written`` (UTC, to the minute; None: now)."""
+    params file's repository (``+dirty`` when a tracked file other than the pipeline's own
+    outputs, ``data/`` and ``dvc.lock``, differs from it; ``no git`` outside one) and
+    ``written`` (UTC, to the minute; None: now)."""
     import yaml
 
     raw = params_file.read_bytes()
@@ -175,7 +180,7 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
     commit = _git(root, "rev-parse", "--short", "HEAD")
     if commit is None:
         commit = "no git"
-    elif _git(root, "status", "--porcelain", "--untracked-files=no"):
+    elif _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", *_OUTPUTS):
         commit += "+dirty"
     when = (written or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
     train = params.get("train", {})
