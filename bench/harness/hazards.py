@@ -7,30 +7,20 @@ are tests/faults/test_concurrent_fold.py, test_cache_disk.py and the deadline te
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import time
 from collections import deque
-from contextlib import closing
 from pathlib import Path
 
 import yaml
 
 from bench.harness.commands import HANG, curll, env
-from bench.harness.kill import kill_when, leftovers, stored_answers
+from bench.harness.kill import cached_rows, kill_when, leftovers, stored_answers
 from bench.harness.mix import FaultyServer
 from bench.harness.project import make_project, run_generate
 
 PART = ".curll/cache/shards/llm-0000-of-0001.sqlite"
-
-
-def stored(db: Path) -> int:
-    try:
-        with closing(sqlite3.connect(db)) as con:
-            return int(con.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
 
 
 def kill_mid_batch(root: Path, n_seeds: int, at: int = 20) -> dict[str, object]:
@@ -62,7 +52,7 @@ def trickle(root: Path, n_seeds: int, trickled: int = 3) -> dict[str, object]:
         run = run_generate(project)
         wall = time.perf_counter() - start
         calls = len(server.requests)
-    lost = calls - stored(project / ".curll/cache/llm.sqlite") - trickled
+    lost = calls - cached_rows(project / ".curll/cache/llm.sqlite") - trickled
     return {"hazard": f"{trickled} answers trickled (a byte / 0.3 s), timeout_s 1", "HTTP calls": calls,
             "answers stored": calls - trickled - lost, "answers lost": lost, "asked twice": 0,
             "exit": run.returncode, "temp files": len(leftovers(project)),
@@ -79,7 +69,7 @@ def fold_beside_a_job(root: Path, n_seeds: int) -> dict[str, object]:
         job = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "generate", "shard", "0"], cwd=project,
                                env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         deadline = time.monotonic() + HANG
-        while job.poll() is None and stored(project / PART) < 2 and time.monotonic() < deadline:
+        while job.poll() is None and cached_rows(project / PART) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
         server.gate.clear()  # the job waits on its next answer while the others try
         fold = curll("generate", "fold", cwd=project, check=False)
@@ -96,7 +86,7 @@ def fold_beside_a_job(root: Path, n_seeds: int) -> dict[str, object]:
         wall = time.perf_counter() - start
         calls = len(server.requests)
     curll("generate", "fold", cwd=project, check=False)
-    kept = stored(project / ".curll/cache/llm.sqlite")
+    kept = cached_rows(project / ".curll/cache/llm.sqlite")
     return {"hazard": "fold + second run beside a shard job", "HTTP calls": calls, "answers stored": kept,
             "answers lost": calls - kept, "asked twice": twice,
             "exit": f"job {job.returncode}, fold {fold.returncode}, run {second.returncode}",
@@ -119,7 +109,7 @@ def full_cache_disk(root: Path, n_seeds: int) -> dict[str, object]:
             (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
             if run_generate(project).returncode != 0:
                 return {**row, "exit": "skipped: the first run did not fit the disk"}
-            before = stored(disk / "llm.sqlite")
+            before = cached_rows(disk / "llm.sqlite")
             params["generate"]["cqa_pairs"] = 3  # new requests
             (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
             calls = len(server.requests)
@@ -131,8 +121,8 @@ def full_cache_disk(root: Path, n_seeds: int) -> dict[str, object]:
             calls = len(server.requests) - calls
         (disk / "filler").unlink()
         said = "No space left on device" in run.output and "Traceback" not in run.output
-        return {**row, "HTTP calls": calls, "answers stored": stored(disk / "llm.sqlite"),
-                "answers lost": before - stored(disk / "llm.sqlite"), "asked twice": 0,
+        return {**row, "HTTP calls": calls, "answers stored": cached_rows(disk / "llm.sqlite"),
+                "answers lost": before - cached_rows(disk / "llm.sqlite"), "asked twice": 0,
                 "exit": f"{run.returncode}{' (names the cache)' if said else ''}",
                 "temp files": len(leftovers(project)) + len(list(disk.rglob("*.corrupt-*"))),
                 "wall s": round(wall, 1)}  # fmt: skip

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 from bench.harness.commands import HANG, env
@@ -21,7 +22,7 @@ def cached_rows(db: Path) -> int:
     if not db.exists():
         return 0
     try:
-        with sqlite3.connect(db, timeout=1) as con:
+        with closing(sqlite3.connect(db, timeout=1)) as con:  # a connection's `with` only commits
             return int(con.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
     except sqlite3.OperationalError:
         return 0

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def _readme_exp_show() -> list[str]:
     """The README's ``dvc exp show`` line, as its shell would split it."""
     line = next(ln for ln in (ROOT / "README.md").read_text().splitlines() if ln.startswith("dvc exp show"))
-    return [*shlex.split(line.split("#", 1)[0])[1:3], "--no-pager", *shlex.split(line.split("#", 1)[0])[3:]]
+    args = shlex.split(line, comments=True)[1:]  # without `dvc`
+    return [*args[:2], "--no-pager", *args[2:]]
 
 
 #: the README's command: the experiment, what -S changes, and the gate (every order's gain)
