@@ -30,7 +30,8 @@ lint: install
 	ruff check .
 	ruff format --check .
 	mypy
-	NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet
+	# not --quiet: with it mkdocs hides the warnings that --strict turns into a failure, and passes
+	NO_MKDOCS_2_WARNING=1 mkdocs build --strict
 
 pytest: install
 	pytest

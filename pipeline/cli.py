@@ -101,6 +101,7 @@ def _stage_app(name: str, help_text: str) -> typer.Typer:
 
 _SUBAPPS = {name: _stage_app(name, text) for name, text in STAGES.items()}
 tools.register(_SUBAPPS)
+tools.register_release(app)
 
 
 @_SUBAPPS["generate"].command(

@@ -1,7 +1,9 @@
-"""Public importers: ``curll taxonomy import`` and ``curll vocab import``.
+"""Public importers: ``curll taxonomy import``, ``curll vocab import`` and ``curll release import``.
 
-These write the same artifacts as the stages, into ``--out DIR``, without params:
+The first two write the same artifacts as the stages, into ``--out DIR``, without params:
 ``DIR/indicators.parquet`` + ``DIR/stats.json``, or ``DIR/words.parquet`` + ``DIR/stats.json``.
+``curll release import`` reads a released dataset (the CurLL authors') into curll's records:
+``DIR/records.parquet``, ``DIR/skipped.parquet`` and ``DIR/stats.json``.
 """
 
 from __future__ import annotations
@@ -129,3 +131,44 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
         )
         stats = save_vocab(df, wanted, out / "words.parquet", out / "stats.json")
         say(f"{len(df)} words -> {out / 'words.parquet'}; per stage: {stats['stages']}")
+
+
+def register_release(app: typer.Typer) -> None:
+    """Add ``curll release import``."""
+    release = typer.Typer(help="Released datasets read into curll's own tables.", no_args_is_help=True)
+    app.add_typer(release, name="release")
+
+    @release.command(
+        "import",
+        help="Import downloaded release repositories: writes DIR/records.parquet, DIR/skipped.parquet "
+        "and DIR/stats.json (docs/release-import.md).",
+    )
+    def release_import(
+        sources: Annotated[
+            list[str],
+            typer.Argument(help="repository folders (stage3_cqa_eval/ ...), or KIND=FOLDER for another name"),
+        ],
+        out: OutOpt,
+        layout: Annotated[str, typer.Option("--layout", help="curll-hub: the CurLL authors' Hub release")] = (
+            "curll-hub"
+        ),
+        system: Annotated[
+            str | None,
+            typer.Option("--system", help="system turn of every record (default: split.system_prompt)"),
+        ] = None,
+        params: Annotated[Path, typer.Option("--params", help="params file read for the system turn")] = Path(
+            "params.yaml"
+        ),
+    ) -> None:
+        from curll.imports import LAYOUTS, import_release, parse_source
+
+        if layout not in LAYOUTS:
+            raise CurllError(f"must be one of {', '.join(LAYOUTS)}, got {layout!r}", field="--layout")
+        if system is None:
+            from curll.config import load_params
+
+            system = load_params(params).split.system_prompt if params.is_file() else ""
+        stats = import_release([parse_source(s) for s in sources], out, system=system)
+        skipped = sum(stats["skipped"].values())
+        say(f"{stats['records']} records -> {out / 'records.parquet'}; {skipped} skipped; "
+            f"per stage/type/split: {stats['by_stage_type_split']}")  # fmt: skip

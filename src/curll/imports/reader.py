@@ -1,0 +1,114 @@
+"""One downloaded repository folder of a release, read a batch at a time.
+
+:func:`open_source` finds the folder's kind, stage and data files and checks every file's columns
+and types before a row is read; :func:`rows` then yields each file's rows a parquet batch at a
+time, so memory is bounded by a batch (``batch_rows``), not by the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from curll.errors import CurllError
+from curll.imports.curll_hub import DATA_FILE, KINDS, SPLIT_NAMES, Kind, from_folder
+
+
+@dataclass(frozen=True)
+class Source:
+    """A repository folder: its kind, the stage its name gives (None: read from the rows) and its
+    data files with the curll split each holds."""
+
+    folder: Path
+    kind: Kind
+    stage: int | None
+    files: tuple[tuple[Path, str], ...]
+
+
+def parse_source(arg: str) -> tuple[Path, str | None]:
+    """``PATH`` or ``KIND=PATH`` (KIND one of :data:`KINDS`, for a folder not named stage<N>_<kind>)."""
+    head, sep, tail = arg.partition("=")
+    if sep and head in KINDS:
+        return Path(tail), head
+    return Path(arg), None
+
+
+def _check_types(path: Path, schema: pa.Schema, kind: Kind) -> None:
+    for column in ("stage", *kind.columns):
+        if column not in schema.names:
+            raise CurllError(f"missing column (a {kind.name} repository has {', '.join(kind.columns)} "
+                             "and stage)", file=path, field=column)  # fmt: skip
+        typ = schema.field(column).type
+        if column == "stage":
+            ok = pa.types.is_integer(typ) or pa.types.is_string(typ) or pa.types.is_large_string(typ)
+        elif column == "csqa":
+            ok = (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and pa.types.is_struct(typ.value_type)
+            ok = ok and {"question", "answer"} <= {
+                typ.value_type.field(i).name for i in range(typ.value_type.num_fields)
+            }
+        else:
+            ok = pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ)
+        if not ok:
+            want = {"stage": "an integer or a string", "csqa": "a list of {answer, question} structs"}
+            raise CurllError(
+                f"has type {typ}, expected {want.get(column, 'a string')}", file=path, field=column
+            )
+
+
+def open_source(folder: Path, kind_name: str | None) -> Source:
+    """The repository at ``folder`` (of ``kind_name`` when given, else named by its folder),
+    checked: a CurllError names the folder or file and column when it is not one."""
+    if not folder.is_dir():
+        raise CurllError("not a folder (a downloaded repository folder is expected)", file=folder)
+    try:
+        named = from_folder(folder.name)
+    except ValueError as exc:
+        raise CurllError(str(exc), file=folder) from None
+    if kind_name is None and named is None:
+        raise CurllError(
+            "not a curll-hub repository folder: its name is not stage<N>_<kind>; pass it as KIND=PATH "
+            f"with KIND one of {', '.join(KINDS)}",
+            file=folder,
+        )
+    if kind_name is not None and named is not None and named[1] != kind_name:
+        raise CurllError(f"named as a {named[1]} repository but passed as {kind_name}", file=folder)
+    kind = KINDS[kind_name if kind_name is not None else named[1]]  # type: ignore[index]
+    files = []
+    for path in sorted((folder / "data").glob("*.parquet")):
+        m = DATA_FILE.match(path.name)
+        if m is None or m["split"] not in SPLIT_NAMES:
+            raise CurllError("not a data file of a Hub dataset (<split>-NNNNN-of-NNNNN.parquet with split "
+                             f"{'|'.join(SPLIT_NAMES)})", file=path)  # fmt: skip
+        try:
+            schema = pq.read_schema(path)
+        except Exception as exc:  # pyarrow raises several unrelated types for a corrupt file
+            raise CurllError(f"not a readable parquet file ({exc})", file=path) from None
+        _check_types(path, schema, kind)
+        files.append((path, SPLIT_NAMES[m["split"]]))
+    if not files:
+        raise CurllError("holds no data/<split>-NNNNN-of-NNNNN.parquet file", file=folder)
+    return Source(folder, kind, named[0] if named else None, tuple(files))
+
+
+def coerce_stage(value: Any, *, file: Path, row: int) -> int:
+    """``stage`` as the int it names (an int64 or a string of digits in the release)."""
+    text = str(value).strip() if value is not None else ""
+    if not text.isdigit():
+        raise CurllError(f"stage {value!r} is not a whole number", file=file, row=row, field="stage")
+    return int(text)
+
+
+def rows(path: Path, kind: Kind, *, batch_rows: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(0-based row in the file, row as a dict of the columns the kind reads), a batch at a time."""
+    parquet = pq.ParquetFile(path)
+    columns = ["stage", *kind.columns]
+    index = 0
+    for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
+        for row in batch.to_pylist():
+            yield index, row
+            index += 1

@@ -1,0 +1,186 @@
+"""``curll release import --layout curll-hub``: every card layout of the authors' release, read
+into curll's records (bench/harness/hub_files.py writes the folders a download gives)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from bench.harness.commands import curll
+from bench.harness.hub_files import COLUMNS, rows, write_repo
+from curll.artifacts import read_table
+from curll.chat import question_of, turns_of
+from curll.errors import CurllError
+from curll.imports import import_release, parse_source
+from curll.schemas import RecordSchema
+
+SYSTEM = "You are a friendly teacher."
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> tuple[list[Path], dict[tuple[int, str, str], int]]:
+    """A folder of every kind (stage as a string in most, int64 where the cards say so), and the
+    records each should give per (stage, type, split), counted here from what was written."""
+    root = tmp_path / "hub"
+    folders = [
+        write_repo(root, "stage3_cqa", "cqa", {"train": rows("cqa", 3, 5)}, files=2),
+        write_repo(root, "stage0_csqa", "csqa", {"train": rows("csqa", 0, 4, pairs=3)}),
+        write_repo(root, "stage3_instruct", "instruct", {"train": rows("instruct", 3, 6),
+                   "val": rows("instruct", 3, 2), "test": rows("instruct", 3, 3)}),
+        write_repo(root, "stage3_cqa_eval", "cqa_eval",
+                   {"val": rows("cqa_eval", 3, 4), "test": rows("cqa_eval", 3, 6)}),
+        write_repo(root, "stage0_csqa_eval", "csqa_eval",
+                   {"val": rows("csqa_eval", 0, 2), "test": rows("csqa_eval", 0, 4)}, stage_type=pa.int64()),
+        write_repo(root, "stage1_instruct_eval", "instruct_eval", {"val": rows("instruct_eval", 1, 3)},
+                   stage_type=pa.int64()),  # one split only, as an early commit of the real one
+    ]  # fmt: skip
+    expected = {
+        (3, "cqa", "train"): 5, (0, "csqa", "train"): 4 * 3, (3, "ir", "train"): 6,
+        (3, "ir", "validation"): 2, (3, "ir", "test"): 3, (3, "cqa", "validation"): 4, (3, "cqa", "test"): 6,
+        (0, "csqa", "validation"): 2, (0, "csqa", "test"): 4, (1, "ir", "validation"): 3,
+    }  # fmt: skip
+    return folders, expected
+
+
+def test_every_card_layout_imports_with_the_right_counts_and_valid_records(tmp_path, release):
+    folders, expected = release
+    stats = import_release([(f, None) for f in folders], tmp_path / "out", system=SYSTEM)
+    df = read_table(tmp_path / "out" / "records.parquet", RecordSchema)  # curll's own schema, validated
+    got = df.groupby(["stage", "type", "split"]).size().to_dict()
+    assert got == expected
+    assert stats["by_stage_type_split"] == {f"{s}/{t}/{p}": n for (s, t, p), n in sorted(expected.items())}
+    assert stats["records"] == len(df) == sum(expected.values()) and stats["skipped"] == {}
+    assert df["record_id"].is_unique
+    assert json.loads((tmp_path / "out" / "stats.json").read_text()) == stats
+
+
+def test_records_are_laid_out_as_curll_lays_out_its_own(tmp_path, release):
+    folders, _ = release
+    import_release([(f, None) for f in folders], tmp_path / "out", system=SYSTEM)
+    df = pd.read_parquet(tmp_path / "out" / "records.parquet")
+    cqa = df[(df["type"] == "cqa") & (df["split"] == "test")].iloc[0]
+    system, user, assistant = turns_of(cqa["messages"])
+    passage = user.split("\n\n")[0]
+    assert system == SYSTEM and passage.startswith("Passage ") and assistant.startswith("Answer ")
+    assert question_of("cqa", user, passage).startswith("Question ")  # evaluate reads the question back
+    # the two questions of one eval passage (one id) share a unit, so they share a split
+    ids = df[(df["type"] == "cqa") & (df["split"] != "train")].groupby("unit_id").size()
+    assert (ids == 2).all()
+    # csqa: one record per pair, all of a row in its unit, the indicator metadata carried over
+    csqa = df[(df["type"] == "csqa") & (df["split"] == "train")]
+    assert csqa.groupby("unit_id").size().tolist() == [3] * 4
+    assert set(csqa["skill"]) == {"Maths"} and set(csqa["indicator"]) == {"Counts to 00"}
+    ir = turns_of(df[(df["type"] == "ir") & (df["stage"] == 3)].iloc[0]["messages"])
+    assert ir[1].startswith("Do thing") and ir[2].startswith("Answer")
+    cqa_train = df[(df["type"] == "cqa") & (df["split"] == "train")]
+    assert set(cqa_train["indicator"]) == {""}  # the cqa card has no indicator columns
+
+
+def test_small_batches_give_the_same_records(tmp_path, release):
+    folders, _ = release
+    import_release([(f, None) for f in folders], tmp_path / "a", system=SYSTEM)
+    import_release([(f, None) for f in folders], tmp_path / "b", system=SYSTEM, batch_rows=3)
+    a = pq.read_table(tmp_path / "a" / "records.parquet")
+    b = pq.read_table(tmp_path / "b" / "records.parquet")
+    assert a.equals(b) and pq.ParquetFile(tmp_path / "b" / "records.parquet").num_row_groups > 3
+
+
+def test_empty_answers_are_skipped_with_their_reason_and_all_empty_is_an_error(tmp_path):
+    table = rows("cqa_eval", 2, 4)
+    table[1]["response"] = " "
+    table[2]["question"] = ""
+    folder = write_repo(tmp_path, "stage2_cqa_eval", "cqa_eval", {"test": table})
+    stats = import_release([(folder, None)], tmp_path / "out")
+    assert stats["records"] == 2 and stats["skipped"] == {"empty answer": 1, "empty question": 1}
+    skipped = pd.read_parquet(tmp_path / "out" / "skipped.parquet")
+    assert skipped[["row", "reason"]].values.tolist() == [[1, "empty answer"], [2, "empty question"]]
+    assert skipped["file"].tolist() == ["stage2_cqa_eval/data/test-00000-of-00001.parquet"] * 2
+    empty = write_repo(
+        tmp_path / "e", "stage2_cqa_eval", "cqa_eval", {"test": [{**r, "response": ""} for r in table]}
+    )
+    with pytest.raises(CurllError, match=r"kept no records \(empty answer 3, empty question 1\)"):
+        import_release([(empty, None)], tmp_path / "none")
+    assert not (tmp_path / "none").exists()
+
+
+def _rewrite(path: Path, column: str, array: pa.Array) -> None:
+    table = pq.read_table(path)
+    pq.write_table(table.set_column(table.schema.get_field_index(column), column, array), path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("drop question", "field 'question': missing column"),
+        ("stage float", "field 'stage': has type double, expected an integer or a string"),
+        ("stage word", "row 1, field 'stage': stage 'three' is not a whole number"),
+        ("stage other", "row 0, field 'stage': stage 4 in a folder named for stage 3"),
+        ("response int", "field 'response': has type int64, expected a string"),
+    ],
+)
+def test_a_bad_file_names_the_file_and_column_and_nothing_is_written(tmp_path, change, message):
+    folder = write_repo(tmp_path, "stage3_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 3, 3)})
+    path = folder / "data" / "test-00000-of-00001.parquet"
+    n = 3
+    if change == "drop question":
+        pq.write_table(pq.read_table(path).drop_columns(["question"]), path)
+    elif change == "stage float":
+        _rewrite(path, "stage", pa.array([3.0] * n))
+    elif change == "stage word":
+        _rewrite(path, "stage", pa.array(["3", "three", "3"]))
+    elif change == "stage other":
+        _rewrite(path, "stage", pa.array(["4"] * n))
+    else:
+        _rewrite(path, "response", pa.array([1] * n))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "records.parquet").write_text("before")
+    with pytest.raises(CurllError) as err:
+        import_release([(folder, None)], tmp_path / "out")
+    assert str(err.value).startswith(str(path)) and message in str(err.value)
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["records.parquet"]
+    assert (tmp_path / "out" / "records.parquet").read_text() == "before"
+
+
+def test_folders_that_are_not_repositories_are_refused_by_name(tmp_path):
+    odd = write_repo(tmp_path, "my_download", "cqa_eval", {"test": rows("cqa_eval", 2, 2)})
+    with pytest.raises(CurllError, match=r"my_download: not a curll-hub repository folder.*KIND=PATH"):
+        import_release([(odd, None)], tmp_path / "out")
+    # named by the user instead, the stage from the rows
+    assert parse_source(f"cqa_eval={odd}") == (odd, "cqa_eval")
+    assert import_release([parse_source(f"cqa_eval={odd}")], tmp_path / "out")["by_stage_type_split"] == {
+        "2/cqa/test": 2
+    }
+    named = write_repo(tmp_path, "stage2_cqa", "cqa", {"train": rows("cqa", 2, 2)})
+    with pytest.raises(CurllError, match="named as a cqa repository but passed as csqa"):
+        import_release([parse_source(f"csqa={named}")], tmp_path / "x")
+    text = tmp_path / "stage0_train"
+    (text / "data").mkdir(parents=True)
+    with pytest.raises(CurllError, match="stage0_train: a stage<N>_train repository holds laid-out"):
+        import_release([(text, None)], tmp_path / "x")
+    empty = tmp_path / "stage4_cqa"
+    empty.mkdir()
+    with pytest.raises(CurllError, match="stage4_cqa: holds no data/"):
+        import_release([(empty, None)], tmp_path / "x")
+    bad_csqa = write_repo(tmp_path, "stage1_csqa", "csqa", {"train": rows("csqa", 1, 1)})
+    path = bad_csqa / "data" / "train-00000-of-00001.parquet"
+    _rewrite(path, "csqa", pa.array(["[{'answer': 'a', 'question': 'q'}]"]))
+    with pytest.raises(CurllError, match="field 'csqa': has type string, expected a list of"):
+        import_release([(bad_csqa, None)], tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_command_imports_and_exits_2_with_one_line_on_bad_input(tmp_path):
+    folder = write_repo(tmp_path, "stage3_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 3, 4)})
+    proc = curll("release", "import", "--layout", "curll-hub", "--out", "out", str(folder), cwd=tmp_path)
+    assert "4 records -> out/records.parquet; 0 skipped" in proc.stderr
+    system, _, _ = turns_of(pd.read_parquet(tmp_path / "out" / "records.parquet")["messages"][0])
+    assert system == ""  # no params.yaml here and no --system
+    bad = curll("release", "import", "--out", "o2", str(tmp_path / "nowhere"), cwd=tmp_path, check=False)
+    assert bad.returncode == 2 and "nowhere: not a folder" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "o2").exists()
+    assert set(COLUMNS) == {"cqa", "csqa", "instruct", "cqa_eval", "csqa_eval", "instruct_eval"}
