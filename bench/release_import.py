@@ -20,6 +20,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -73,7 +74,7 @@ def write_eval_repo(root: Path, n: int, *, group: int = 50_000) -> Path:
     return folder
 
 
-def main(argv: list[str] | None = None) -> list[dict[str, object]]:
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
     args = ap.parse_args(argv)
