@@ -80,6 +80,11 @@ def good() -> dict[str, Any]:
         f"https://api.example.com/v1?password={SECRET}",
         f"https://api.example.com/v1?subscription-key={SECRET}",
         f"user:{SECRET}@api.example.com/v1",  # no scheme
+        f"//user:{SECRET}@api.example.com/v1",  # scheme-relative
+        f"https://api.example.com/v1#access_token={SECRET}",  # in the fragment
+        f"https://api.example.com/v1?apiKey={SECRET}",
+        f"https://bucket.example.com/v1?X-Amz-Security-Token={SECRET}",
+        f"https://api.example.com/v1?Ocp-Apim-Subscription-Key={SECRET}",
     ],
 )
 def test_a_credential_in_base_url_is_refused_without_printing_it(good, url):
@@ -102,6 +107,8 @@ def test_a_credential_in_base_url_is_refused_without_printing_it(good, url):
         "https://api.example.com/v1?model=m&monkey=1",
         "http://[::1]:8000/v1",
         "http://host/v1/@models",
+        "https://api.example.com/v1?sort_key=a&page_token=b&next_token=c",  # keys that are no secret
+        "https://api.example.com/v1?keyword=x#section-2",
     ],  # an @ in the path is no user info
 )
 def test_a_url_without_credentials_loads(good, url):

@@ -57,34 +57,49 @@ def unique_sorted(stages: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(stages))
 
 
-#: words of a query parameter's name that make it a credential (``api_key``, ``X-Amz-Signature``)
+#: words that make a parameter's name a credential wherever they stand (``X-Amz-Signature``)
 _SECRET_WORDS = frozenset(
-    {"key", "apikey", "token", "accesstoken", "secret", "password", "passwd", "pwd", "sig",
-     "signature", "auth", "authorization", "credential", "credentials"}
+    {"apikey", "accesstoken", "secret", "password", "passwd", "pwd", "sig", "signature", "auth",
+     "authorization", "credential", "credentials"}
+)  # fmt: skip
+#: ``key`` and ``token`` name a credential alone or with these words only (``api_key``,
+#: ``X-Amz-Security-Token``, ``subscription-key``), not beside others (``sort_key``, ``page_token``)
+_KEY_WORDS = frozenset({"key", "token"})
+_KEY_QUALIFIERS = frozenset(
+    {"api", "access", "auth", "refresh", "id", "bearer", "session", "private", "client", "subscription",
+     "x", "amz", "goog", "security", "sas", "user", "app", "master", "account", "ms", "ocp", "apim"}
 )  # fmt: skip
 
 
-def _words(name: str) -> set[str]:
-    """``apiKey``, ``api_key``, ``API-KEY`` -> {"api", "key", "apikey"}: the words and the whole."""
+def _words(name: str) -> tuple[set[str], str]:
+    """``apiKey``, ``api_key``, ``API-KEY`` -> ({"api", "key"}, "apikey"): the words and the whole."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", unquote_plus(name)).lower()
-    return {w for w in re.split(r"[^a-z0-9]+", spaced) if w} | {re.sub(r"[^a-z0-9]", "", spaced)}
+    return {w for w in re.split(r"[^a-z0-9]+", spaced) if w}, re.sub(r"[^a-z0-9]", "", spaced)
+
+
+def _secret_name(name: str) -> bool:
+    words, whole = _words(name)
+    if (words | {whole}) & _SECRET_WORDS:
+        return True
+    return bool(words & _KEY_WORDS) and words <= _KEY_WORDS | _KEY_QUALIFIERS
 
 
 def url_credential(url: str) -> str | None:
     """What in ``url`` is a credential, in words that do not repeat it; None when nothing is.
 
-    User info (``user:password@`` or ``user@`` before the host, with or without a scheme) and a
-    query parameter named like a key (``key``, ``api_key``, ``token``, ``access_token``,
-    ``secret``, ``password``, ``sig``, ``signature``, ...; any case) are credentials.
+    User info (``user:password@`` or ``user@`` before the host, with a scheme, without one, or
+    after a bare ``//``) and a query or fragment parameter named like a credential (``key``,
+    ``api_key``, ``token``, ``access_token``, ``secret``, ``password``, ``sig``, ``signature``,
+    ...; any case; ``sort_key`` or ``page_token`` are not) are credentials.
     """
-    rest = url.split("://", 1)[1] if "://" in url else url
+    rest = url.split("://", 1)[1] if "://" in url else url.removeprefix("//")
     if "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]:
         return "user info (user:password@ or user@ before the host)"
-    query = rest.split("#", 1)[0].partition("?")[2]
-    for pair in re.split(r"[&;]", query):
-        name = pair.split("=", 1)[0]
-        if "=" in pair and _words(name) & _SECRET_WORDS:
-            return "a key-like query parameter"
+    query, _, fragment = rest.partition("#")
+    for part, where in ((query.partition("?")[2], "query"), (fragment, "fragment")):
+        for pair in re.split(r"[&;]", part):
+            if "=" in pair and _secret_name(pair.split("=", 1)[0]):
+                return f"a key-like {where} parameter"
     return None
 
 
