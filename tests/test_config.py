@@ -49,6 +49,22 @@ def test_repo_params_load_frozen(good):
             r"^'ghost' is not one of llm.profiles: \['embedded'",
         ),
         (lambda d: d["split"].update(rater="ghost"), "split.rater", r"^'ghost' is not one of llm.profiles"),
+        (  # an override for a profile that does not exist would never apply
+            lambda d: d["verify"]["content"]["by_profile"].update(smollm3=d["verify"]["content"]["default"]),
+            "verify.content.by_profile.smollm3",
+            r"^'smollm3' is not one of llm.profiles",
+        ),
+        (
+            lambda d: d["verify"]["context_words"]["by_profile"].update(smolm2={"min": 1, "max": 9}),
+            "verify.context_words.by_profile.smolm2",
+            "is not one of llm.profiles",
+        ),
+        (
+            lambda d: d["templates"]["dictionary"]["by_profile"].update(ghost=True),
+            "templates.dictionary.by_profile.ghost",
+            "is not one of llm.profiles",
+        ),
+        (lambda d: d["evaluate"].update(min_yield={"ghost": 0.5}), "evaluate.min_yield.ghost", "not one of"),
         (
             lambda d: d["llm"]["profiles"]["embedded"].update(base_url="http://x"),
             "llm.profiles.embedded.base_url",

@@ -64,6 +64,14 @@ class Params(Section):
     def _judges_are_profiles(self) -> Params:
         named = [("split.rater", self.split.rater)]
         named += [(f"evaluate.judges.{i}", judge) for i, judge in enumerate(self.evaluate.judges)]
+        # overrides keyed by profile: a key no profile has would never apply, silently
+        by_profile = {
+            "templates.dictionary.by_profile": self.templates.dictionary.by_profile,
+            "verify.context_words.by_profile": self.verify.context_words.by_profile,
+            "verify.content.by_profile": self.verify.content.by_profile,
+            "evaluate.min_yield": self.evaluate.min_yield if isinstance(self.evaluate.min_yield, dict) else {},
+        }
+        named += [(f"{key}.{name}", name) for key, keyed in by_profile.items() for name in keyed]
         unknown = [(key, not_a_profile(name, self.llm.profiles)) for key, name in named
                    if name not in self.llm.profiles]  # fmt: skip
         if unknown:
