@@ -41,9 +41,7 @@ def test_the_headline_folder_is_the_only_metric_and_plots_are_top_level():
     assert _declared("plots") == [p for p in _declared("plots") if p.startswith("${verify.out.plots}")]
     top = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
     names = [next(iter(p)) if isinstance(p, dict) else p for p in top]
-    assert names == [f"${{evaluate.out.curves}}/{o}.csv" for o in ("independent", "joint", "continual")] + [
-        "${evaluate.out.plots}"
-    ]
+    assert names == ["${evaluate.out.curves}", "${evaluate.out.plots}"]  # a chart per order file written
 
 
 def _dvc(repo: Path, *args: str) -> str:
@@ -82,3 +80,25 @@ def test_metrics_show_and_the_readme_exp_show_fit_120_columns(tmp_path):
     assert max(map(len, table)) < 120 and "\u2026" not in "".join(table), table
     assert "continual.json:gain" in "".join(table) and "['joint', 'continual']" in "".join(table)
     assert json.loads((tmp_path / "data/evaluate/headline/judge.json").read_text()) == {"informative": False}
+
+
+def test_plots_show_draws_one_training_chart_per_order_the_run_trained(tmp_path):
+    """dvc.yaml's own top-level plots, after a run of one order (``-S train.order=continual``):
+    one training chart, and no error for the orders that were not run."""
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    top = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"plots": top}))
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _dvc(tmp_path, "init", "-q")
+    (tmp_path / ".dvc" / "plots").mkdir(exist_ok=True)
+    (tmp_path / ".dvc" / "plots" / "runs.json").write_text(
+        (ROOT / ".dvc" / "plots" / "runs.json").read_text()
+    )
+    curves = tmp_path / "data" / "evaluate" / "curves"
+    curves.mkdir(parents=True)
+    (curves / "continual.csv").write_text(
+        "run,step,loss\nseed-42/continual/0,1,7.5\nseed-42/continual/0,2,7.1\n"
+    )
+    shown = json.loads(_dvc(tmp_path, "plots", "show", "--json"))["data"]
+    assert [k for k in shown if "curves" in k] == ["data/evaluate/curves/continual.csv"]
+    assert not shown["data/evaluate/curves/continual.csv"][0].get("errors")
