@@ -182,14 +182,17 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from curll.evaluate.headline import COLUMNS, UNITS, headline, identity, rows
+    from curll.evaluate.headline import COLUMNS, UNITS, Identity, headline, identity, rows
 
     out = load_params(params).evaluate.out
     metrics = Path(out.metrics)
     if not metrics.is_file():
         raise CurllError("no results yet: run `dvc repro` (or `make run`)", file=metrics)
-    head = headline(json.loads(metrics.read_text(encoding="utf-8")), Path(out.matrices))
+    values = json.loads(metrics.read_text(encoding="utf-8"))
+    head = headline(values, Path(out.matrices))
     written = datetime.fromtimestamp(metrics.stat().st_mtime, UTC)
+    now = identity(params, written)
+    run = Identity.of_run(values, written) or now
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for name in COLUMNS:
         table.add_column(name, no_wrap=True)
@@ -198,7 +201,11 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     console = Console()
     if not console.is_terminal:  # a pipe or a file: no screen to wrap for
         console = Console(width=120)
-    console.print(identity(params, written).line())
+    console.print(run.line())
+    if run.params_hash != now.params_hash:
+        console.print(
+            f"{params} changed since this run (now {now.params_hash}): `dvc repro` brings it up to date"
+        )
     console.print(table)
     console.print(UNITS)
     console.print(head.judge_line())

@@ -92,6 +92,8 @@ def run(params: Params) -> None:
     }
     for g in found:
         say(f"evaluate: warning: {g} (accepted: evaluate.accept_gaps)")
+    run = identity(Path(DEFAULT_PARAMS))
+    rep.metrics["run"] = run.record()  # `curll results` shows the run's, not today's params
     write_table(scores, p.out.scores, ScoreSchema)
     write_json(p.out.metrics, rep.metrics)
     head = headline(rep.metrics, Path(p.out.matrices))
@@ -100,7 +102,7 @@ def run(params: Params) -> None:
         write_json(Path(p.out.headline) / name, values)
     _curves(Path(params.train.out.plots), Path(p.out.curves))
     write_html(rep, judges, Path(p.out.report), "curll evaluation report",
-               headline=(head, identity(Path(DEFAULT_PARAMS))))  # fmt: skip
+               headline=(head, run))  # fmt: skip
     for line in summary(rep.metrics):
         say(f"evaluate: {line}")
     say(f"evaluate: report {p.out.report}, metrics {p.out.metrics}")

@@ -68,3 +68,22 @@ def test_identity_names_params_hash_model_and_dirty_commit(tmp_path):
     assert dirty.commit.endswith("+dirty") and dirty.params_hash != clean.params_hash
     assert "params " + dirty.params_hash in dirty.line()
     assert "trained tiny, data budget, seeds 4,5" in dirty.line()
+
+
+def test_results_shows_the_identity_of_the_run_not_of_todays_params(tmp_path):
+    from pathlib import Path
+
+    from bench.harness.commands import curll
+
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "params.yaml").write_text((root / "params.yaml").read_text())
+    run = identity(tmp_path / "params.yaml")
+    recorded = {**run.record(), "params_hash": "0123456789ab", "commit": "abc1234"}
+    out = tmp_path / "data" / "evaluate"
+    (out / "matrices").mkdir(parents=True)
+    (out / "metrics.json").write_text(json.dumps({**METRICS, "run": recorded}))
+    shown = curll("results", cwd=tmp_path).stdout
+    assert "params 0123456789ab |" in shown and "commit abc1234 |" in shown
+    assert f"params.yaml changed since this run (now {run.params_hash})" in shown
+    (out / "metrics.json").write_text(json.dumps({**METRICS, "run": run.record()}))
+    assert "changed since" not in curll("results", cwd=tmp_path).stdout

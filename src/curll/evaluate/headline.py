@@ -29,6 +29,7 @@ UNITS = ("nats per answer token. NLL: the last model's mean over stages (lower i
          "BWT: of that loss (BWT > 0: later stages lowered it); unigram: the baseline's NLL on each "
          "model's own stage; gain: unigram minus the model there (> 0: beats it)")  # fmt: skip
 DASH = "\u2013"  # an absent value
+TIME_FORMAT = "%Y-%m-%d %H:%M UTC"
 Span = tuple[float | None, float | None, float | None]  # value, lo, hi
 
 
@@ -65,6 +66,18 @@ class Identity:
             f"params {self.params_hash} | LLM {self.llm} | trained {self.model} | "
             f"commit {self.commit} | written {self.written}"
         )
+
+    def record(self) -> dict[str, str]:
+        """What ``metrics.json`` keeps of the run (``run``): all but the time, which is the file's."""
+        return {"params_hash": self.params_hash, "llm": self.llm, "commit": self.commit, "model": self.model}
+
+    @classmethod
+    def of_run(cls, metrics: dict[str, Any], written: datetime) -> Identity | None:
+        """The identity the evaluate stage recorded in ``metrics`` (None: a run before it did)."""
+        run = metrics.get("run")
+        if not isinstance(run, dict):
+            return None
+        return cls(written=written.astimezone(UTC).strftime(TIME_FORMAT), **run)
 
 
 @dataclass(frozen=True)
@@ -182,7 +195,7 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
         commit = "no git"
     elif _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", *_OUTPUTS):
         commit += "+dirty"
-    when = (written or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    when = (written or datetime.now(UTC)).astimezone(UTC).strftime(TIME_FORMAT)
     train = params.get("train", {})
     seeds = ",".join(str(x) for x in train.get("seeds", []))
     trained = f"{train.get('preset', '?')}, {train.get('budget', 'data')} budget, seeds {seeds or '?'}"
