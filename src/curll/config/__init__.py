@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError, model_validator
+from pydantic import BaseModel, ValidationError, model_validator
 
-from curll.config.base import ParamsError, Section
+from curll.config.base import ByProfile, ParamsError, Section
 from curll.config.data import TaxonomyParams, VocabParams
 from curll.config.evaluate import EvaluateParams
 from curll.config.generation import (
@@ -65,13 +65,11 @@ class Params(Section):
         named = [("split.rater", self.split.rater)]
         named += [(f"evaluate.judges.{i}", judge) for i, judge in enumerate(self.evaluate.judges)]
         # overrides keyed by profile: a key no profile has would never apply, silently
-        by_profile = {
-            "templates.dictionary.by_profile": self.templates.dictionary.by_profile,
-            "verify.context_words.by_profile": self.verify.context_words.by_profile,
-            "verify.content.by_profile": self.verify.content.by_profile,
-            "evaluate.min_yield": self.evaluate.min_yield if isinstance(self.evaluate.min_yield, dict) else {},
-        }
-        named += [(f"{key}.{name}", name) for key, keyed in by_profile.items() for name in keyed]
+        keyed = {f"{key}.by_profile": o.by_profile for key, o in _by_profile(self)}
+        keyed["evaluate.min_yield"] = (
+            self.evaluate.min_yield if isinstance(self.evaluate.min_yield, dict) else {}
+        )
+        named += [(f"{key}.{name}", name) for key, names in keyed.items() for name in names]
         unknown = [(key, not_a_profile(name, self.llm.profiles)) for key, name in named
                    if name not in self.llm.profiles]  # fmt: skip
         if unknown:
@@ -81,6 +79,18 @@ class Params(Section):
     def profiles_in_use(self) -> list[str]:
         """``llm.use``, split's rater and the judges, in that order, without repeats."""
         return list(dict.fromkeys([self.llm.use, self.split.rater, *self.evaluate.judges]))
+
+
+def _by_profile(model: BaseModel, prefix: str = "") -> list[tuple[str, ByProfile[Any]]]:
+    """Every :class:`ByProfile` setting under ``model``, with its dotted key."""
+    found: list[tuple[str, ByProfile[Any]]] = []
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, ByProfile):
+            found.append((prefix + name, value))
+        elif isinstance(value, BaseModel):
+            found += _by_profile(value, f"{prefix}{name}.")
+    return found
 
 
 __all__ = ["DEFAULT_PARAMS", "Params", "load_params", "parse_params", "raise_problems"]

@@ -4,6 +4,8 @@
   torch accept), :data:`Count`, :data:`Positive`, :data:`Share`, ...
 - :func:`no_credentials`: a URL-valued param must hold no credential (user info or a key-like
   query parameter): DVC copies every param into ``dvc.lock``, its run cache and the dataset card.
+- :class:`ByProfile`: one setting overridden per LLM profile (verify's passage lengths and
+  content checks, the templates' dictionary check).
 - :class:`ParamsError`: what a validator raises to name the exact key at fault (relative to its
   section) and say what is wrong without repeating the section's input.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Generic, TypeVar
 from urllib.parse import unquote_plus
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
@@ -38,6 +40,20 @@ class Section(BaseModel):
     """A frozen params section: unknown keys and wrong types are errors."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+T = TypeVar("T")
+
+
+class ByProfile(Section, Generic[T]):
+    """A setting with ``default`` and ``by_profile`` overrides, keyed by ``llm.profiles`` name (a
+    key that names no profile is refused when the params load: it would never apply)."""
+
+    default: T
+    by_profile: dict[StrictStr, T] = Field(default_factory=dict)
+
+    def for_profile(self, name: str) -> T:
+        return self.by_profile.get(name, self.default)
 
 
 class ParamsError(ValueError):

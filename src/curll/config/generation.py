@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictStr, model_validator
 
-from curll.config.base import Count, MinYield, PathStr, Positive, Section, Seed, no_credentials
+from curll.config.base import ByProfile, Count, MinYield, PathStr, Positive, Section, Seed, no_credentials
 
 
 class SkillGraphPrompts(Section):
@@ -43,17 +43,6 @@ class TemplatesOutputs(Section):
     stats: PathStr
 
 
-class DictionaryCheck(Section):
-    """Whether every format word must be in the dictionary; ``by_profile`` overrides
-    ``default`` for an ``llm.use`` profile (random weights write no English words)."""
-
-    default: bool = True
-    by_profile: dict[StrictStr, bool] = Field(default_factory=dict)
-
-    def for_profile(self, name: str) -> bool:
-        return self.by_profile.get(name, self.default)
-
-
 class TemplatesParams(Section):
     """``templates``: text-type formats per indicator and kind (paper: 15-20 of 2-5 words)."""
 
@@ -66,7 +55,10 @@ class TemplatesParams(Section):
     attempts: Positive = Field(
         default=6, description="tries per set (short answers: cheap), not llm.attempts"
     )
-    dictionary: DictionaryCheck = Field(default_factory=DictionaryCheck)
+    dictionary: ByProfile[bool] = Field(
+        default_factory=lambda: ByProfile[bool](default=True),
+        description="every format word must be in the dictionary (random weights write no English words)",
+    )
     prompt: PathStr
     out: TemplatesOutputs
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictStr, model_validator
 
-from curll.config.base import Count, MinYield, Number, PathStr, Positive, Section, Seed
+from curll.config.base import ByProfile, Count, MinYield, Number, PathStr, Positive, Section, Seed
 
 Fraction = Annotated[Number, Field(gt=0, le=1)]
 
@@ -40,16 +40,6 @@ class WordRange(Section):
         return self
 
 
-class ContextWords(Section):
-    """Passage length range in words; ``by_profile`` overrides it for an ``llm.use`` profile."""
-
-    default: WordRange
-    by_profile: dict[StrictStr, WordRange] = Field(default_factory=dict)
-
-    def for_profile(self, name: str) -> WordRange:
-        return self.by_profile.get(name, self.default)
-
-
 class ContentChecks(Section):
     """Content checks (see :mod:`curll.verify.content`); each drops with its reason.
 
@@ -69,16 +59,6 @@ class ContentChecks(Section):
     max_repeated: Fraction
     min_prompt_words: Positive = 1
     english: Fraction | Literal[0] = 0
-
-
-class ContentParams(Section):
-    """``default`` checks, and ``by_profile`` overrides for an ``llm.use`` profile."""
-
-    default: ContentChecks
-    by_profile: dict[StrictStr, ContentChecks] = Field(default_factory=dict)
-
-    def for_profile(self, name: str) -> ContentChecks:
-        return self.by_profile.get(name, self.default)
 
 
 class SemanticParams(Section):
@@ -120,8 +100,8 @@ class VerifyOutputs(Section):
 class VerifyParams(Section):
     """``verify``: filters (rejects kept with reasons), dedup, diversity and readability metrics."""
 
-    context_words: ContextWords
-    content: ContentParams
+    context_words: ByProfile[WordRange] = Field(description="passage length range in words")
+    content: ByProfile[ContentChecks] = Field(description="content checks (default, and by llm.use profile)")
     min_yield: MinYield = Field(description="least share kept per type and stage (unparsed requests count)")
     semantic: SemanticParams
     diversity: SampleParams
