@@ -33,8 +33,9 @@ lint: install
 	# not --quiet: with it mkdocs hides the warnings that --strict turns into a failure, and passes
 	NO_MKDOCS_2_WARNING=1 mkdocs build --strict
 
+# one worker per core (pytest-xdist); the tests of the shared pipeline stay on one worker
 pytest: install
-	pytest
+	pytest -n auto --dist loadgroup
 
 test: lint pytest
 

