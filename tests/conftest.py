@@ -4,6 +4,7 @@ tests that need it skip cleanly when it is absent (it is never copied into the r
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,15 @@ def reference_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"reference data not available: {path}")
     return path
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist each worker, and every process it starts, computes on one thread by
+    default: two workers of as many threads as cores spin against each other (OpenMP waits
+    busily). A thread count set explicitly (params, a test) still applies."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ.setdefault(var, "1")
 
 
 def _pipeline_tests() -> set[str]:
@@ -46,7 +56,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     shared = _pipeline_tests()
 
-    class PipelineOnOneWorker(LoadScopeScheduling):
+    class PipelineOnOneWorker(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no types
         def _split_scope(self, nodeid: str) -> str:
             return "pipeline" if nodeid.split("[", 1)[0] in shared else nodeid
 
@@ -95,8 +105,6 @@ def encoder_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The real model2vec encoder, distilled from the bundled MiniLM once per test session (under
     pytest-xdist: by the first worker that asks, into the session's shared folder under a file
     lock; the others wait and read it)."""
-    import os
-
     from filelock import FileLock
 
     from curll.verify.encoder import distill_encoder
