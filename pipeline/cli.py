@@ -204,7 +204,8 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     console.print(run.line())
     if run.params_hash != now.params_hash:
         console.print(
-            f"{params} changed since this run (now {now.params_hash}): `dvc repro` brings it up to date"
+            f"{params} differs from the params of this run (now {now.params_hash}): `dvc status` says "
+            "whether anything is stale"
         )
     console.print(table)
     console.print(UNITS)

@@ -84,6 +84,8 @@ def test_results_shows_the_identity_of_the_run_not_of_todays_params(tmp_path):
     (out / "metrics.json").write_text(json.dumps({**METRICS, "run": recorded}))
     shown = curll("results", cwd=tmp_path).stdout
     assert "params 0123456789ab |" in shown and "commit abc1234 |" in shown
-    assert f"params.yaml changed since this run (now {run.params_hash})" in shown
+    assert f"params.yaml differs from the params of this run (now {run.params_hash})" in shown
     (out / "metrics.json").write_text(json.dumps({**METRICS, "run": run.record()}))
-    assert "changed since" not in curll("results", cwd=tmp_path).stdout
+    assert "differs from" not in curll("results", cwd=tmp_path).stdout
+    (out / "metrics.json").write_text(json.dumps({**METRICS, "run": {"params_hash": "x"}}))  # not ours
+    assert f"params {run.params_hash} |" in curll("results", cwd=tmp_path).stdout  # today's identity

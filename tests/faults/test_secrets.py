@@ -85,6 +85,11 @@ def good() -> dict[str, Any]:
         f"https://api.example.com/v1?apiKey={SECRET}",
         f"https://bucket.example.com/v1?X-Amz-Security-Token={SECRET}",
         f"https://api.example.com/v1?Ocp-Apim-Subscription-Key={SECRET}",
+        f"https://api.example.com/v1?hf_token={SECRET}",  # key and token beside any other word
+        f"https://api.example.com/v1?openai_api_key={SECRET}",
+        f"https://api.example.com/v1?personal_access_token={SECRET}",
+        f"https://api.example.com/v1?api_key_2={SECRET}",
+        f"user:{SECRET}@api.example.com/v1?next=https://x.example.com",  # a :// later is no scheme
     ],
 )
 def test_a_credential_in_base_url_is_refused_without_printing_it(good, url):

@@ -4,6 +4,7 @@ into curll's records (bench/harness/hub_files.py writes the folders a download g
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bench.harness.commands import curll
-from bench.harness.hub_files import COLUMNS, rows, write_repo
+from bench.harness.hub_files import rows, write_repo
 from curll.artifacts import read_table
 from curll.chat import question_of, turns_of
 from curll.errors import CurllError
@@ -183,4 +184,45 @@ def test_the_command_imports_and_exits_2_with_one_line_on_bad_input(tmp_path):
     bad = curll("release", "import", "--out", "o2", str(tmp_path / "nowhere"), cwd=tmp_path, check=False)
     assert bad.returncode == 2 and "nowhere: not a folder" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "o2").exists()
-    assert set(COLUMNS) == {"cqa", "csqa", "instruct", "cqa_eval", "csqa_eval", "instruct_eval"}
+
+
+def test_two_stages_of_one_kind_give_distinct_records_and_a_folder_twice_is_refused(tmp_path):
+    three = write_repo(tmp_path, "stage3_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 3, 4)})
+    four = write_repo(tmp_path, "stage4_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 4, 4)})
+    import_release([(three, None), (four, None)], tmp_path / "out")
+    df = read_table(tmp_path / "out" / "records.parquet", RecordSchema)  # record_id unique
+    assert df.groupby("stage").size().to_dict() == {3: 4, 4: 4}
+    copy = tmp_path / "again"
+    copy.mkdir()
+    shutil.copytree(three, copy / "stage3_cqa_eval")
+    with pytest.raises(CurllError, match="a second folder named 'stage3_cqa_eval'"):
+        import_release([(three, None), (copy / "stage3_cqa_eval", None)], tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"), [("12", "stage 12 is above 9"), ("\u00b2", "not a whole number")]
+)
+def test_a_stage_curll_cannot_hold_is_named_at_its_row(tmp_path, value, message):
+    table = rows("cqa_eval", 2, 2)
+    table[1]["stage"] = value
+    folder = write_repo(tmp_path, "any_name", "cqa_eval", {"test": table})
+    with pytest.raises(CurllError, match=message) as err:
+        import_release([parse_source(f"cqa_eval={folder}")], tmp_path / "out")
+    assert err.value.row == 1 and err.value.field == "stage"
+
+
+def test_indicator_ids_match_an_import_of_the_same_cells_as_a_taxonomy(tmp_path):
+    """The same indicator written in the authors' taxonomy CSV layout and, padded with stray
+    white space, in a release row gets one indicator_id from both importers."""
+    csv = tmp_path / "t.csv"
+    csv.write_text(",Skills,Sub-skills,Goals,stage-1\n,Maths,Number,Count,Counts to 10\n")
+    curll("taxonomy", "import", "--out", "tax", str(csv), cwd=tmp_path)
+    expected = pd.read_parquet(tmp_path / "tax" / "indicators.parquet")["indicator_id"].tolist()
+    table = rows("instruct_eval", 1, 2)
+    for row in table:
+        row.update(skill=" Maths", subskill="Number ", goal="Count", indicator="Counts  to\n10")
+    folder = write_repo(tmp_path, "stage1_instruct_eval", "instruct_eval", {"val": table})
+    import_release([(folder, None)], tmp_path / "out")
+    got = pd.read_parquet(tmp_path / "out" / "records.parquet")
+    assert set(got["indicator_id"]) == set(expected) and set(got["indicator"]) == {"Counts to 10"}

@@ -14,7 +14,10 @@ from curll.verify.encoder import distill_encoder, is_model2vec, load_encoder
 def test_a_model2vec_source_is_saved_as_it_is_and_encodes_alike(encoder_folder, tmp_path):
     assert is_model2vec(str(encoder_folder))
     stats = distill_encoder(str(encoder_folder), tmp_path / "enc", pca_dims=None)
-    assert stats == {"source": str(encoder_folder), "vocabulary": stats["vocabulary"], "dims": 64}
+    rows = len(json.loads((encoder_folder / "tokenizer.json").read_text())["model"]["vocab"])
+    assert stats == {"source": str(encoder_folder), "vocabulary": rows, "dims": 64}
+    for name in ("model.safetensors", "config.json", "tokenizer.json"):  # its own files, as they are
+        assert (tmp_path / "enc" / name).read_bytes() == (encoder_folder / name).read_bytes()
     texts = ["A cat sat on the mat.", "Two plus two makes four."]
     a = load_encoder("model2vec", str(encoder_folder)).encode(texts)
     b = load_encoder("model2vec", str(tmp_path / "enc")).encode(texts)

@@ -78,12 +78,14 @@ _SECRET_WORDS = frozenset(
     {"apikey", "accesstoken", "secret", "password", "passwd", "pwd", "sig", "signature", "auth",
      "authorization", "credential", "credentials"}
 )  # fmt: skip
-#: ``key`` and ``token`` name a credential alone or with these words only (``api_key``,
-#: ``X-Amz-Security-Token``, ``subscription-key``), not beside others (``sort_key``, ``page_token``)
+#: ``key`` and ``token`` name a credential (``hf_token``, ``openai_api_key``, ``X-Amz-Security-Token``)
+#: unless a word beside them says what else they are (``sort_key``, ``page_token``, ``next_token``)
 _KEY_WORDS = frozenset({"key", "token"})
-_KEY_QUALIFIERS = frozenset(
-    {"api", "access", "auth", "refresh", "id", "bearer", "session", "private", "client", "subscription",
-     "x", "amz", "goog", "security", "sas", "user", "app", "master", "account", "ms", "ocp", "apim"}
+_NOT_SECRET = frozenset(
+    {"sort", "page", "next", "prev", "previous", "cursor", "continuation", "partition", "primary",
+     "foreign", "row", "range", "cache", "idempotency", "sync", "resume", "start", "end", "last",
+     "first", "max", "min", "limit", "count", "order", "group", "shard", "hash", "sequence", "etag",
+     "pagination", "search", "lookup", "skip"}
 )  # fmt: skip
 
 
@@ -97,7 +99,7 @@ def _secret_name(name: str) -> bool:
     words, whole = _words(name)
     if (words | {whole}) & _SECRET_WORDS:
         return True
-    return bool(words & _KEY_WORDS) and words <= _KEY_WORDS | _KEY_QUALIFIERS
+    return bool(words & _KEY_WORDS) and not words & _NOT_SECRET
 
 
 def url_credential(url: str) -> str | None:
@@ -108,7 +110,8 @@ def url_credential(url: str) -> str | None:
     ``api_key``, ``token``, ``access_token``, ``secret``, ``password``, ``sig``, ``signature``,
     ...; any case; ``sort_key`` or ``page_token`` are not) are credentials.
     """
-    rest = url.split("://", 1)[1] if "://" in url else url.removeprefix("//")
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://", url)
+    rest = url[scheme.end() :] if scheme else url.removeprefix("//")
     if "@" in re.split(r"[/?#]", rest, maxsplit=1)[0]:
         return "user info (user:password@ or user@ before the host)"
     query, _, fragment = rest.partition("#")

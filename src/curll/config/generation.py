@@ -43,6 +43,10 @@ class TemplatesOutputs(Section):
     stats: PathStr
 
 
+class DictionaryCheck(ByProfile[bool]):
+    default: bool = True  # the check is on unless a profile (or ``default``) turns it off
+
+
 class TemplatesParams(Section):
     """``templates``: text-type formats per indicator and kind (paper: 15-20 of 2-5 words)."""
 
@@ -55,8 +59,8 @@ class TemplatesParams(Section):
     attempts: Positive = Field(
         default=6, description="tries per set (short answers: cheap), not llm.attempts"
     )
-    dictionary: ByProfile[bool] = Field(
-        default_factory=lambda: ByProfile[bool](default=True),
+    dictionary: DictionaryCheck = Field(
+        default_factory=lambda: DictionaryCheck(),
         description="every format word must be in the dictionary (random weights write no English words)",
     )
     prompt: PathStr

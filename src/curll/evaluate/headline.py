@@ -75,8 +75,13 @@ class Identity:
     def of_run(cls, metrics: dict[str, Any], written: datetime) -> Identity | None:
         """The identity the evaluate stage recorded in ``metrics`` (None: a run before it did)."""
         run = metrics.get("run")
-        if not isinstance(run, dict):
-            return None
+        keys = ("params_hash", "llm", "commit", "model")
+        if (
+            not isinstance(run, dict)
+            or set(run) != set(keys)
+            or not all(isinstance(run[k], str) for k in keys)
+        ):
+            return None  # written by another version: the caller falls back to today's identity
         return cls(written=written.astimezone(UTC).strftime(TIME_FORMAT), **run)
 
 

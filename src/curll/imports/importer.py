@@ -6,13 +6,14 @@
     <out>/skipped.parquet   every row or pair left out: file, row, pair (-1: the whole row), reason
     <out>/stats.json        records per stage, type and split; rows read and skipped per reason
 
-Ids are content-free and stable: ``record_id`` hashes (repository kind, file name, row, pair),
-so it is unique by construction and the same on a re-import; ``unit_id`` hashes (repository
-kind, split, stage, the kind's unit column), so a passage's questions share a unit, which stays
-in the split the release gave it;
-``indicator_id`` is the taxonomy's own hash of (stage, skill, subskill, goal, indicator), so it
-matches an import of the authors' taxonomy. A row whose question or answer is empty is skipped
-with its reason; nothing kept at all is an error. Memory is bounded by ``batch_rows`` rows.
+Ids are content-free and stable: ``record_id`` hashes (folder name, repository kind, file name,
+row, pair), so it is unique (two folders of one name are refused) and the same on a re-import;
+``unit_id`` hashes (repository kind, split, stage, the kind's unit column), so a passage's
+questions share a unit, which stays in the split the release gave it; ``indicator_id`` is the
+taxonomy's own hash of (stage, skill, subskill, goal, indicator), each normalised as the taxonomy
+importers do, so it matches an import of the authors' taxonomy. A row whose question or answer is
+empty is skipped with its reason; nothing kept at all is an error. Memory is bounded by
+``batch_rows`` rows (records and skips alike).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from curll.errors import CurllError
 from curll.imports.curll_hub import META
 from curll.imports.reader import Source, coerce_stage, open_source, rows
 from curll.schemas import RecordSchema
-from curll.taxonomy.model import indicator_id
+from curll.taxonomy.model import indicator_id, normalise
 
 RECORDS = pa.schema(
     [("record_id", pa.string()), ("unit_id", pa.string()), ("stage", pa.int64()),
@@ -75,10 +76,14 @@ class _Writer:
                 [dict(zip(SKIPPED.names, s, strict=True)) for s in self.skips], schema=SKIPPED))  # fmt: skip
             self.skips = []
 
-    def close(self) -> None:
-        self.flush()
-        self.records.close()
-        self.skipped.close()
+    def close(self, *, flush: bool = True) -> None:
+        """Flush (unless an error is already on its way out) and close both files."""
+        try:
+            if flush:
+                self.flush()
+        finally:
+            self.records.close()
+            self.skipped.close()
 
 
 def _read(source: Source, writer: _Writer, bar: tqdm[Any], *, system: str, batch_rows: int) -> int:
@@ -92,7 +97,7 @@ def _read(source: Source, writer: _Writer, bar: tqdm[Any], *, system: str, batch
             if source.stage is not None and stage != source.stage:
                 raise CurllError(f"stage {stage} in a folder named for stage {source.stage}",
                                  file=path, row=index, field="stage")  # fmt: skip
-            meta = {m: "" if row.get(m) is None else str(row[m]) for m in META}
+            meta = {m: "" if row.get(m) is None else normalise(str(row[m])) for m in META}
             iid = indicator_id(stage, meta["skill"], meta["subskill"], meta["goal"], meta["indicator"])
             unit = _hash(kind.name, split, stage, row[kind.unit])
             triples = kind.triples(row)
@@ -108,11 +113,12 @@ def _read(source: Source, writer: _Writer, bar: tqdm[Any], *, system: str, batch
                     writer.reasons[reason] += 1
                     continue
                 chat = record_chat(system, user_turn(kind.type, question, passage), answer)
-                writer.buffer.append([_hash(kind.name, path.name, index, pair), unit, stage, iid,
+                writer.buffer.append([_hash(source.folder.name, kind.name, path.name, index, pair), unit,
+                                      stage, iid,
                                       meta["skill"], meta["subskill"], meta["indicator"], kind.type, split,
                                       chat])  # fmt: skip
                 writer.counts[(stage, kind.type, split)] += 1
-            if len(writer.buffer) >= batch_rows:
+            if len(writer.buffer) >= batch_rows or len(writer.skips) >= batch_rows:
                 writer.flush()
     return read
 
@@ -128,6 +134,13 @@ def import_release(
     ``out`` (layout above); returns the stats. Every source is checked before any row is read;
     bad input is a CurllError naming the file, row and column, and leaves ``out`` as it was."""
     opened = [open_source(folder, kind) for folder, kind in sources]
+    seen: dict[str, Path] = {}
+    for source in opened:  # record ids hash the folder's name: two of one name would collide
+        if source.folder.name in seen:
+            first = seen[source.folder.name]
+            raise CurllError(f"a second folder named {source.folder.name!r} (the first: {first}): "
+                             "pass each repository once", file=source.folder)  # fmt: skip
+        seen[source.folder.name] = source.folder
     with atomic_dir(out) as tmp:
         writer = _Writer(tmp)
         read: dict[str, int] = {}
@@ -138,8 +151,10 @@ def import_release(
                     read[str(source.folder)] = _read(
                         source, writer, bar, system=system, batch_rows=batch_rows
                     )
-        finally:
-            writer.close()
+        except BaseException:
+            writer.close(flush=False)  # the first error is the one to report
+            raise
+        writer.close()
         if writer.written == 0:
             why = ", ".join(f"{r} {n}" for r, n in writer.reasons.most_common()) or "no rows"
             raise CurllError(f"the import kept no records ({why})", file=out)

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 
 from curll.errors import CurllError
 from curll.imports.curll_hub import DATA_FILE, KINDS, SPLIT_NAMES, Kind, from_folder
+from curll.schemas import MAX_STAGE
 
 
 @dataclass(frozen=True)
@@ -96,10 +97,14 @@ def open_source(folder: Path, kind_name: str | None) -> Source:
 
 
 def coerce_stage(value: Any, *, file: Path, row: int) -> int:
-    """``stage`` as the int it names (an int64 or a string of digits in the release)."""
+    """``stage`` as the int it names (an int64 or a string of digits in the release), 0 to
+    :data:`~curll.schemas.MAX_STAGE`."""
     text = str(value).strip() if value is not None else ""
-    if not text.isdigit():
+    if not (text.isascii() and text.isdecimal()):
         raise CurllError(f"stage {value!r} is not a whole number", file=file, row=row, field="stage")
+    if int(text) > MAX_STAGE:
+        raise CurllError(f"stage {text} is above {MAX_STAGE}, the last stage curll has", file=file, row=row,
+                         field="stage")  # fmt: skip
     return int(text)
 
 

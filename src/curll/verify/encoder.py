@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -116,11 +117,13 @@ def distill_encoder(
         from model2vec import StaticModel
 
         static = StaticModel.from_pretrained(path)
-        width = int(static.embedding.shape[1])
-        if pca_dims is not None and pca_dims != width:
-            raise CurllError(f"{source} is a model2vec model of {width} dims, used as it is: set null or "
-                             f"{width}, got {pca_dims}", field="verify_encoder.pca_dims")  # fmt: skip
-        return _save(static, source, out)
+        shape = static.embedding.shape
+        if pca_dims is not None and pca_dims != shape[1]:
+            raise CurllError(f"{source} is a model2vec model of {shape[1]} dims, used as it is: set null or "
+                             f"{shape[1]}, got {pca_dims}", field="verify_encoder.pca_dims")  # fmt: skip
+        with atomic_dir(out) as tmp:  # its own files, byte for byte
+            shutil.copytree(path, tmp, dirs_exist_ok=True)
+        return {"source": source, "vocabulary": int(shape[0]), "dims": int(shape[1])}
     import torch
     from model2vec.distill import distill
     from threadpoolctl import threadpool_limits
