@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
+from curll.config import DEFAULT_PARAMS, load_params
 from curll.errors import CurllError
 from pipeline.report import say
 
@@ -156,17 +157,15 @@ def register_release(app: typer.Typer) -> None:
             str | None,
             typer.Option("--system", help="system turn of every record (default: split.system_prompt)"),
         ] = None,
-        params: Annotated[Path, typer.Option("--params", help="params file read for the system turn")] = Path(
-            "params.yaml"
-        ),
+        params: Annotated[
+            Path, typer.Option("--params", help="params file read for the system turn")
+        ] = DEFAULT_PARAMS,
     ) -> None:
         from curll.imports import LAYOUTS, import_release, parse_source
 
         if layout not in LAYOUTS:
             raise CurllError(f"must be one of {', '.join(LAYOUTS)}, got {layout!r}", field="--layout")
         if system is None:
-            from curll.config import load_params
-
             system = load_params(params).split.system_prompt if params.is_file() else ""
         stats = import_release([parse_source(s) for s in sources], out, system=system)
         skipped = sum(stats["skipped"].values())

@@ -39,25 +39,21 @@ DATA_FILE = re.compile(r"^(?P<split>[a-z]+)-\d{5}-of-\d{5}\.parquet$")
 Triple = tuple[str, str, str]  # (passage, question, answer); passage "" for IR
 
 
-def _text(row: Mapping[str, Any], column: str) -> str:
-    value = row[column]
+def text(value: Any) -> str:
+    """A cell as text; a null cell is empty."""
     return "" if value is None else str(value)
 
 
 def _one(passage: str | None, question: str, answer: str) -> Callable[[Mapping[str, Any]], list[Triple]]:
     def triples(row: Mapping[str, Any]) -> list[Triple]:
-        return [(_text(row, passage) if passage else "", _text(row, question), _text(row, answer))]
+        return [(text(row[passage]) if passage else "", text(row[question]), text(row[answer]))]
 
     return triples
 
 
 def _csqa_pairs(row: Mapping[str, Any]) -> list[Triple]:
-    passage = _text(row, "output")
-    return [
-        (passage, "" if pair.get("question") is None else str(pair["question"]),
-         "" if pair.get("answer") is None else str(pair["answer"]))
-        for pair in (row["csqa"] or [])
-    ]  # fmt: skip
+    passage = text(row["output"])
+    return [(passage, text(pair.get("question")), text(pair.get("answer"))) for pair in (row["csqa"] or [])]
 
 
 @dataclass(frozen=True)
@@ -70,10 +66,6 @@ class Kind:
     triples: Callable[[Mapping[str, Any]], list[Triple]]
     #: the column whose value ties a passage's questions into one unit (one split)
     unit: str
-
-    @property
-    def has_meta(self) -> bool:
-        return set(META) <= set(self.columns)
 
 
 KINDS: dict[str, Kind] = {

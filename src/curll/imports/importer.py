@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 from curll.artifacts import atomic_dir, validate, write_json
 from curll.chat import record_chat, user_turn
 from curll.errors import CurllError
-from curll.imports.curll_hub import META
+from curll.imports.curll_hub import META, text
 from curll.imports.reader import Source, coerce_stage, open_source, rows
 from curll.schemas import RecordSchema
 from curll.taxonomy.model import indicator_id, normalise
@@ -76,6 +76,10 @@ class _Writer:
                 [dict(zip(SKIPPED.names, s, strict=True)) for s in self.skips], schema=SKIPPED))  # fmt: skip
             self.skips = []
 
+    def skip(self, file: str, row: int, pair: int, reason: str) -> None:
+        self.skips.append([file, row, pair, reason])
+        self.reasons[reason] += 1
+
     def close(self, *, flush: bool = True) -> None:
         """Flush (unless an error is already on its way out) and close both files."""
         try:
@@ -97,20 +101,18 @@ def _read(source: Source, writer: _Writer, bar: tqdm[Any], *, system: str, batch
             if source.stage is not None and stage != source.stage:
                 raise CurllError(f"stage {stage} in a folder named for stage {source.stage}",
                                  file=path, row=index, field="stage")  # fmt: skip
-            meta = {m: "" if row.get(m) is None else normalise(str(row[m])) for m in META}
+            meta = {m: normalise(text(row.get(m))) for m in META}
             iid = indicator_id(stage, meta["skill"], meta["subskill"], meta["goal"], meta["indicator"])
             unit = _hash(kind.name, split, stage, row[kind.unit])
             triples = kind.triples(row)
             if not triples:
-                writer.skips.append([name, index, -1, "no questions"])
-                writer.reasons["no questions"] += 1
+                writer.skip(name, index, -1, "no questions")
             for pair, (passage, question, answer) in enumerate(triples):
                 reason = (
                     "empty question" if not question.strip() else "empty answer" if not answer.strip() else ""
                 )
                 if reason:
-                    writer.skips.append([name, index, pair, reason])
-                    writer.reasons[reason] += 1
+                    writer.skip(name, index, pair, reason)
                     continue
                 chat = record_chat(system, user_turn(kind.type, question, passage), answer)
                 writer.buffer.append([_hash(source.folder.name, kind.name, path.name, index, pair), unit,
