@@ -27,6 +27,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from curll.config import Params
+from curll.config.base import Registered
 
 PAGE = Path("docs/params-reference.md")
 
@@ -92,6 +93,9 @@ def type_name(tp: Any, metadata: list[Any] | None = None, *, nested: bool = Fals
         return type_name(inner, [*(metadata or []), *extra], nested=nested)
     constraints = _constraints(metadata or [])
     args = _union_args(tp)
+    registry = next((m for m in metadata or [] if isinstance(m, Registered)), None)
+    if registry is not None:
+        return f"one of the registered {registry.what}s ({', '.join(registry.names())})"
     if args is not None:
         if {_plain(a) for a in args} == {int, float}:
             name = "number"

@@ -144,7 +144,7 @@ def _rewrite(folder: Path) -> None:
 
 
 #: a train plot file: seed-<seed>_<order>_<stages>.csv
-_TRAIN_PLOT = re.compile(r"^seed-(?P<seed>\d+)_(?P<order>[a-z]+)_(?P<stages>[\d-]+)\.csv$")
+_TRAIN_PLOT = re.compile(r"^seed-(?P<seed>\d+)_(?P<order>[a-z][a-z0-9-]*)_(?P<stages>[\d-]+)\.csv$")
 
 
 def _curves(plots: Path, out: Path) -> None:

@@ -23,13 +23,14 @@ UNTRAINED = pd.Series({0: 1.0, 1: 1.5, 2: 1.0})
 
 def test_series_match_the_hand_computed_values():
     m = cl_metrics(J, independent=IND, untrained=UNTRAINED)
-    assert pytest.approx((4.0, 4.75, 11 / 3)) == m.AP
+    assert pytest.approx((4.0, 4.75, 11 / 3)) == m["AP"]
     # FGT_1 = 4 - 4.5 (stage 0 got better); FGT_2 = mean(max(4, 4.5) - 2, 5 - 4)
-    assert m.FGT is not None and m.FGT[0] is None and m.FGT[1:] == pytest.approx((-0.5, 1.75))
-    assert m.BWT is not None and m.BWT[0] is None and m.BWT[1:] == pytest.approx((0.5, -1.5))  # (2-4+4-5)/2
-    assert m.FWT is not None and m.FWT[1:] == pytest.approx((1.0, 1.0))  # 5 - 4, then (1 + 5 - 4) / 2
+    assert m["FGT"] is not None and m["FGT"][0] is None and m["FGT"][1:] == pytest.approx((-0.5, 1.75))
+    # BWT_2 = (2 - 4 + 4 - 5) / 2
+    assert m["BWT"] is not None and m["BWT"][0] is None and m["BWT"][1:] == pytest.approx((0.5, -1.5))
+    assert m["FWT"] is not None and m["FWT"][1:] == pytest.approx((1.0, 1.0))  # 5 - 4, then (1 + 5 - 4) / 2
     # zero-shot: J[0][1] - b_1 = -0.5; J[1][2] - b_2 = 1
-    assert m.FWT_zero_shot is not None and m.FWT_zero_shot[1:] == pytest.approx((-0.5, 0.25))
+    assert m["FWT_zero_shot"] is not None and m["FWT_zero_shot"][1:] == pytest.approx((-0.5, 0.25))
     assert m.final() == pytest.approx(
         {"AP": 11 / 3, "FGT": 1.75, "BWT": -1.5, "FWT": 1.0, "FWT_zero_shot": 0.25}
     )
@@ -39,11 +40,11 @@ def test_stages_are_matched_by_label_and_missing_cells_are_skipped():
     shifted = J.rename(index={0: 2, 1: 3, 2: 4}, columns={0: 2, 1: 3, 2: 4})
     shifted.loc[4, 2] = float("nan")  # not measured: FGT_T averages over stage 3 only
     m = cl_metrics(shifted)
-    assert m.FGT is not None and m.FGT[-1] == pytest.approx(1.0)
-    assert m.stages == (2, 3, 4) and m.AP[-1] == pytest.approx(4.5)
+    assert m["FGT"] is not None and m["FGT"][-1] == pytest.approx(1.0)
+    assert m.stages == (2, 3, 4) and m.series["AP"][-1] == pytest.approx(4.5)
     without_2 = cl_metrics(J[[0, 1]])  # no test item of stage 2: its column is not measured
     full = cl_metrics(J)
-    assert without_2.AP[:2] == full.AP[:2] and without_2.AP[2] == pytest.approx(
+    assert without_2.series["AP"][:2] == full.series["AP"][:2] and without_2.series["AP"][2] == pytest.approx(
         J.loc[2, [0, 1]].to_numpy(dtype=float).mean()
     )
 

@@ -97,10 +97,10 @@ def test_forgetting_scatter_shows_rho_and_n_in_its_title(tmp_path, monkeypatch):
 
     monkeypatch.setattr(plots, "scatter", scatter)
     fd = pd.DataFrame({"out_degree": [0, 0, 1, 2, 3], "FGT": [1.0, 0.5, 0.4, 0.2, 0.1]})
-    got = report_figures.degree(fd, -0.97, tmp_path)
+    got = report_figures.degree(fd, -0.97, "continual", tmp_path)
     assert titles[0].endswith(f"(n = 5)\nSpearman {plots.RHO} = -0.97")
     assert f"Spearman {plots.RHO} = -0.97" in got["forgetting vs out-degree"][1]
-    report_figures.degree(fd.iloc[:2].assign(out_degree=[0, 1]), 1.0, tmp_path)
+    report_figures.degree(fd.iloc[:2].assign(out_degree=[0, 1]), 1.0, "continual", tmp_path)
     assert "only 2 distinct out-degrees (1 of 2 at" in titles[1] and plots.RHO not in titles[1]
 
 

@@ -6,6 +6,8 @@
   query parameter): DVC copies every param into ``dvc.lock``, its run cache and the dataset card.
 - :class:`ByProfile`: one setting overridden per LLM profile (verify's passage lengths and
   content checks, the templates' dictionary check).
+- :class:`Registered`: a name that must be in a registry of specs (an order of
+  :mod:`curll.orders`), read when the params load, so a spec registered at run time is known.
 - :class:`ParamsError`: what a validator raises to name the exact key at fault (relative to its
   section) and say what is wrong without repeating the section's input.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Generic, TypeVar
 from urllib.parse import unquote_plus
 
@@ -54,6 +57,20 @@ class ByProfile(Section, Generic[T]):
 
     def for_profile(self, name: str) -> T:
         return self.by_profile.get(name, self.default)
+
+
+@dataclass(frozen=True)
+class Registered:
+    """Metadata of a name that must be a key of a registry: ``what`` names the registry in
+    messages and docs, ``names`` reads its keys at the time of the check."""
+
+    what: str
+    names: Callable[[], tuple[str, ...]]
+
+    def check(self, name: str) -> str:
+        if name not in self.names():
+            raise ValueError(f"unknown {self.what} {name!r} (known: {', '.join(self.names())})")
+        return name
 
 
 class ParamsError(ValueError):

@@ -4,12 +4,33 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, StrictStr, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    StrictBool,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from curll.config.base import Count, Number, PathStr, Positive, Section, Seed, Stages, unique_sorted
+from curll import orders as order_specs
+from curll.config.base import (
+    Count,
+    Number,
+    PathStr,
+    Positive,
+    Registered,
+    Section,
+    Seed,
+    Stages,
+    unique_sorted,
+)
 
 Unit = Annotated[Number, Field(ge=0, le=1)]
-Order = Literal["independent", "joint", "continual"]
+_ORDER = Registered("order", order_specs.names)
+#: a training order: a name of :data:`curll.orders.ORDERS`
+Order = Annotated[StrictStr, AfterValidator(_ORDER.check), _ORDER]
 
 
 class TokenizerOutputs(Section):
@@ -34,10 +55,10 @@ class OptimParams(Section):
 
     schedule: ``constant`` (after warmup), ``cosine`` (to ``min_lr_ratio * lr``), or ``wsd``
     (warmup-stable-decay: linear decay over the last ``decay`` fraction of steps).
-    rewarm: for the continual order only (an independent or joint run is one run, one schedule).
-    ``true``: the schedule, warm-up included, starts again at each continual stage and spans that
-    stage's steps; ``false``: one schedule spans the whole continual sequence of a seed (every
-    stage's steps, in order), so a later stage goes on where the previous one stopped.
+    rewarm: for the orders that carry their ``schedule`` (continual; a run of an order from
+    scratch is one run, one schedule). ``true``: the schedule, warm-up included, starts again at
+    each stage and spans that stage's steps; ``false``: one schedule spans the whole sequence of
+    a seed (every stage's steps, in order), so a later stage goes on where the previous one stopped.
     """
 
     lr: Annotated[Number, Field(gt=0)]
@@ -68,9 +89,9 @@ class TrainOutputs(Section):
 class TrainParams(Section):
     """``train``: which models, on what data, how.
 
-    order: ``independent`` (M_k from scratch on stage k), ``joint`` (M_0..k from scratch on the
-    shuffled union of stages 0..k), ``continual`` (M_0-..-k continues from M_0-..-(k-1)), or a
-    list of them (all trained, one after the other).
+    order: an order of :mod:`curll.orders` (``independent``: M_k from scratch on stage k;
+    ``joint``: M_0..k from scratch on the shuffled union of stages 0..k; ``continual``: M_0-..-k
+    continues from M_0-..-(k-1)), or a list of them (all trained, one after the other).
     seeds: every order is trained once per seed (the model's initial weights and the order of
     its data); evaluation averages over seeds and resamples them for its intervals.
     batch: packed rows of ``context`` tokens per optimizer step, reached with ``micro_batch``
@@ -133,7 +154,7 @@ class TrainParams(Section):
         return v
 
     @property
-    def orders(self) -> tuple[Order, ...]:
+    def orders(self) -> tuple[str, ...]:
         return (self.order,) if isinstance(self.order, str) else tuple(dict.fromkeys(self.order))
 
     @model_validator(mode="after")

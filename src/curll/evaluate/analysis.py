@@ -13,8 +13,8 @@ the judges' sampling noise), the model's ``order`` and ``trained_to``, and the i
   or not a cell has a score (a model whose every answer lacks a score stays, as a row of NaN);
   a ``sum`` cell is NaN unless every type has a score there (:func:`coverage` names the gaps).
 - :func:`order_metrics`: :func:`curll.evaluate.cl.cl_metrics` of every order and type; FWT
-  against the independent models when they were trained, zero-shot FWT against the
-  untrained model when it was scored.
+  against the reference order's models (independent, :func:`curll.orders.reference`) when
+  they were trained, zero-shot FWT against the untrained model when it was scored.
 - :func:`group_metrics`: AP, FGT, BWT at the last stage for every skill, sub-skill or
   indicator (items of all types pooled, mean score), from one order's models.
 - :func:`out_degree`: prerequisite edges from each indicator into later stages (paper Fig. 6).
@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curll import orders
 from curll.evaluate.cl import CLMetrics, cl_metrics
 from curll.evaluate.judge import NO_ANSWER_SCORE, no_answer, with_repeat
-from curll.schemas.evaluate import ORDERS, UNTRAINED
+from curll.schemas.evaluate import UNTRAINED
 
 ITEM_KEYS = ["item_id", "stage", "type", "indicator_id", "skill", "subskill", "indicator"]
 
@@ -118,19 +119,26 @@ Matrices = Mapping[tuple[str, str], pd.DataFrame]
 
 def matrices(scores: pd.DataFrame, kinds: list[str]) -> dict[tuple[str, str], pd.DataFrame]:
     """(order, kind) -> :func:`matrix`, for every order present, the untrained model included."""
-    present = [o for o in (*ORDERS, UNTRAINED) if o in set(scores["order"])]
-    return {(o, k): matrix(scores, o, k) for o in present for k in kinds}
+    return {(o, k): matrix(scores, o, k) for o in present_models(scores) for k in kinds}
+
+
+def present_models(rows: pd.DataFrame) -> list[str]:
+    """The registered orders with a row in ``rows``, in :data:`curll.orders.ORDERS` order, then
+    the untrained model when it has one."""
+    found = set(rows["order"])
+    return [*orders.ranked(found), *([UNTRAINED] if UNTRAINED in found else [])]
 
 
 def metrics_of(mats: Matrices, kinds: list[str]) -> dict[str, dict[str, Any]]:
     """order -> kind -> CLMetrics.to_json() of precomputed matrices (higher is better): FWT
-    against the independent order's matrix when there is one, zero-shot FWT against the
+    against the reference order's matrix when there is one, zero-shot FWT against the
     untrained model's single row when there is one."""
     out: dict[str, dict[str, Any]] = {}
-    for order in [o for o in ORDERS if any(key[0] == o for key in mats)]:
+    ref = orders.reference()
+    for order in orders.ranked({key[0] for key in mats}):
         out[order] = {}
         for kind in kinds:
-            ind = mats.get(("independent", kind)) if order != "independent" else None
+            ind = mats.get((ref, kind)) if ref is not None and order != ref else None
             base = mats.get((UNTRAINED, kind))
             zero = base.iloc[0] if base is not None and len(base) else None
             m = cl_metrics(mats[(order, kind)], independent=ind, untrained=zero)
@@ -168,23 +176,20 @@ def flat_values(mats: Matrices, metrics: Mapping[str, Mapping[str, Any]]) -> dic
     return out
 
 
-#: orders whose models are each trained from scratch (joint: on the union of stages 0..k), not
-#: one on top of another: forgetting and backward transfer describe a sequence, so they get none
-FROM_SCRATCH = ("independent", "joint")
-
-
 def for_order(m: CLMetrics, order: str) -> CLMetrics:
-    """No FGT/BWT for the orders of :data:`FROM_SCRATCH`."""
-    return m.without_sequence() if order in FROM_SCRATCH else m
+    """No FGT/BWT for an order that is not sequential (its models are each trained from scratch,
+    not one on top of another: forgetting and backward transfer describe a sequence)."""
+    return m if orders.spec(order).sequential else m.without_sequence()
 
 
 def group_metrics(scores: pd.DataFrame, order: str, level: str) -> pd.DataFrame:
     """One row per group of ``level`` (skill | subskill | indicator_id): its test stages and
-    AP / FGT / BWT at the last trained stage of ``order``, and FWT against the independent
-    models when they were scored (None where undefined)."""
+    AP / FGT / BWT at the last trained stage of ``order``, and FWT against the reference
+    order's models when they were scored (None where undefined)."""
     own = scores[scores["order"] == order]
     stages = sorted(own["trained_to"].unique())
-    ind_scores = scores[scores["order"] == "independent"] if order != "independent" else own.iloc[:0]
+    ref = orders.reference()
+    ind_scores = scores[scores["order"] == ref] if order != ref else own.iloc[:0]
 
     def grid(g: pd.DataFrame) -> pd.DataFrame:
         j = g.pivot_table(index="trained_to", columns="stage", values="score", aggfunc="mean")
@@ -210,8 +215,9 @@ def out_degree(edges: pd.DataFrame, indicators: pd.DataFrame) -> pd.Series:
     return later.groupby("src").size().reindex(indicators["indicator_id"], fill_value=0).rename("out_degree")
 
 
-def forgetting_vs_degree(scores: pd.DataFrame, degree: pd.Series, order: str = "continual") -> pd.DataFrame:
-    """Per indicator with a defined forgetting: its out-degree and FGT at the last stage."""
+def forgetting_vs_degree(scores: pd.DataFrame, degree: pd.Series, order: str) -> pd.DataFrame:
+    """Per indicator with a defined forgetting: its out-degree and FGT at the last stage of
+    ``order`` (a sequential order)."""
     fgt = group_metrics(scores, order, "indicator_id").set_index("group")["FGT"].dropna()
     return pd.DataFrame({"out_degree": degree.reindex(fgt.index).fillna(0).astype(int), "FGT": fgt})
 

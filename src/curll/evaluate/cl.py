@@ -1,10 +1,12 @@
-"""Continual-learning metrics of a stage x stage score matrix (SPEC section 4).
+"""Continual-learning metrics of a stage x stage score matrix (SPEC section 4), each declared
+once in :data:`METRICS`.
 
 ``J`` is a DataFrame indexed by ``trained_to`` (the last stage a model was trained on, in
 training order) with one column per test stage: ``J.loc[t, i]`` is the score on stage i's
 test set of the model trained up to stage t. Stages are matched by label, so a run over
 stages 2-4 works as well as one over 0-4; NaN (not measured) cells are left out of means.
-With positions k = 0..T over the trained stages s_0 < s_1 < ...:
+With positions k = 0..T over the trained stages s_0 < s_1 < ... (each metric's own formula is
+its :attr:`Metric.formula`):
 
 - ``AP_t``  = mean over i <= t of J[t][i]
 - ``FGT_t`` = mean over i < t of (max over j in [i, t-1] of J[j][i]  -  J[t][i])
@@ -13,17 +15,23 @@ With positions k = 0..T over the trained stages s_0 < s_1 < ...:
 - ``FWT0_t`` = mean over 1 <= i <= t of (J[i-1][i] - b_i), b from an untrained model
 
 A series has one value per t; a value whose mean is over nothing is None (FGT, BWT and FWT
-at t = 0). FGT and BWT describe a sequence of models each trained on top of the last; for
-models trained from scratch (the independent order) they are not defined: :meth:`CLMetrics.
-without_sequence` drops them.
+at t = 0). FGT and BWT describe a sequence of models each trained on top of the last
+(:attr:`Metric.sequence`); for models trained from scratch they are not defined:
+:meth:`CLMetrics.without_sequence` drops them.
+
+A metric is one :class:`Metric`: its formula, its batch computation, whether it needs a
+sequence, a reference order or an untrained model, its name and sign on loss matrices (where
+it is computed on -NLL so that signs read as for scores), and how the findings test it and
+word it (:mod:`curll.evaluate.findings`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -31,37 +39,122 @@ import pandas as pd
 from curll.artifacts import atomic_path
 from curll.errors import CurllError
 
+#: (what the value is, what a value > 0 means, what a value < 0 means); ``{a}``/``{b}``: the two
+#: orders of a paired difference
+Wording = tuple[str, str, str]
+#: (m (B, n, n) trained position x test position, t, ind_diag (B, n) or None, base (B, n) or None) -> (B,)
+Formula = Callable[[np.ndarray, int, "np.ndarray | None", "np.ndarray | None"], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # its name on judge scores: AP, FGT, ...
+    formula: str  # in the module docstring's notation
+    compute: Formula  # the formula on a batch of matrices, NaN where a mean is over nothing
+    loss_name: str  # its name on loss matrices, where it is computed on -NLL (signs as for scores)
+    judge: Wording
+    loss: Wording
+    sequence: bool = False  # defined only for models trained one on top of another
+    needs: Literal["reference", "untrained"] | None = None  # the other matrix it compares with
+    test: Literal["value", "difference"] | None = None  # how a claim tests it; None: shown, not tested
+    level: bool = False  # a level, not a change: on loss matrices given back as a loss (AP: mean NLL)
+
+
+def _ap(m: np.ndarray, t: int, _ind: np.ndarray | None, _base: np.ndarray | None) -> np.ndarray:
+    return nanmean(m[:, t, : t + 1])
+
+
+def _fgt(m: np.ndarray, t: int, _ind: np.ndarray | None, _base: np.ndarray | None) -> np.ndarray:
+    if not t:
+        return np.full(len(m), np.nan)
+    earlier = m[:, :t, :t]  # (B, j, i): rows j < t, columns i < t
+    rows = np.arange(t)
+    valid = rows[:, None] >= rows[None, :]  # (j, i): j in [i, t-1]
+    peak = np.where(valid & ~np.isnan(earlier), earlier, -np.inf).max(axis=1)  # (B, i)
+    peak = np.where(np.isinf(peak), np.nan, peak)
+    return nanmean(peak - m[:, t, :t])
+
+
+def _bwt(m: np.ndarray, t: int, _ind: np.ndarray | None, _base: np.ndarray | None) -> np.ndarray:
+    if not t:
+        return np.full(len(m), np.nan)
+    rows = np.arange(t)
+    return nanmean(m[:, t, :t] - m[:, rows, rows])
+
+
+def _fwt(m: np.ndarray, t: int, ind: np.ndarray | None, _base: np.ndarray | None) -> np.ndarray:
+    assert ind is not None
+    own = np.arange(1, t + 1)
+    return nanmean(m[:, own, own] - ind[:, own])
+
+
+def _fwt0(m: np.ndarray, t: int, _ind: np.ndarray | None, base: np.ndarray | None) -> np.ndarray:
+    assert base is not None
+    own = np.arange(1, t + 1)
+    return nanmean(m[:, own - 1, own] - base[:, own])
+
+
+#: every CL metric, in the order tables list them
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("AP", "mean over i <= t of J[t][i]", _ap, "mean_nll",
+           judge=("mean judge score", "{a} scores higher than {b}", "{a} scores lower than {b}"),
+           loss=("mean NLL per answer token", "{a}'s loss is higher than {b}'s",
+                 "{a}'s loss is lower than {b}'s"),
+           test="difference", level=True),
+    Metric("FGT", "mean over i < t of (max over j in [i, t-1] of J[j][i] - J[t][i])", _fgt, "FGT_nll_rise",
+           judge=("forgetting (judge)", "earlier scores fell below their best", "earlier scores rose"),
+           loss=("forgetting (loss)", "older stages' loss rose above its best", "older stages' loss fell"),
+           sequence=True),
+    Metric("BWT", "mean over i < t of (J[t][i] - J[i][i])", _bwt, "BWT_nll_fall",
+           judge=("backward transfer (judge)", "later stages raised earlier scores",
+                  "later stages lowered earlier scores: forgetting"),
+           loss=("backward transfer (loss)", "later stages lowered older stages' loss",
+                 "later stages raised older stages' loss: forgetting"),
+           sequence=True, test="value"),
+    Metric("FWT", "mean over 1 <= i <= t of (J[i][i] - Jind[i][i])", _fwt, "FWT_nll_fall",
+           judge=("forward transfer (judge)", "scores above the independent models",
+                  "scores below the independent models"),
+           loss=("forward transfer (loss)", "loss below the independent models",
+                 "loss above the independent models"),
+           needs="reference", test="value"),
+    Metric("FWT_zero_shot", "mean over 1 <= i <= t of (J[i-1][i] - b_i)", _fwt0, "FWT_zero_shot_nll_fall",
+           judge=("zero-shot transfer (judge)", "scores above the untrained model",
+                  "scores below the untrained model"),
+           loss=("zero-shot transfer (loss)", "loss below the untrained model",
+                 "loss above the untrained model"),
+           needs="untrained", test="value"),
+)}  # fmt: skip
+
+#: CL metric names on loss matrices: each is computed on -NLL (higher is better, as for judge
+#: scores), so its sign reads as for scores; AP is given back as a loss
+LOSS_NAMES = {m.name: m.loss_name for m in METRICS.values()}
+
 
 @dataclass(frozen=True)
 class CLMetrics:
-    """Per-t series (index = position in ``stages``) and their values at the last stage."""
+    """Per-t series of every metric computed (index = position in ``stages``); ``m[name]`` is a
+    metric's series, None when it was not computed (no reference, no untrained model, not a
+    sequence)."""
 
     stages: tuple[int, ...]
-    AP: tuple[float | None, ...]
-    FGT: tuple[float | None, ...] | None
-    BWT: tuple[float | None, ...] | None
-    FWT: tuple[float | None, ...] | None = None
-    FWT_zero_shot: tuple[float | None, ...] | None = None
+    series: Mapping[str, tuple[float | None, ...]]
+
+    def __getitem__(self, name: str) -> tuple[float | None, ...] | None:
+        return self.series.get(name)
 
     def final(self) -> dict[str, float | None]:
-        """Values at the last trained stage T (the ones papers report)."""
-        out = {"AP": self.AP[-1]}
-        if self.FGT is not None and self.BWT is not None:
-            out.update(FGT=self.FGT[-1], BWT=self.BWT[-1])
-        if self.FWT is not None:
-            out["FWT"] = self.FWT[-1]
-        if self.FWT_zero_shot is not None:
-            out["FWT_zero_shot"] = self.FWT_zero_shot[-1]
-        return out
+        """Values at the last trained stage T (the ones papers report), in :data:`METRICS` order."""
+        return {name: self.series[name][-1] for name in METRICS if name in self.series}
 
     def without_sequence(self) -> CLMetrics:
-        """The metrics of models that were not trained one on top of another: no FGT, no BWT."""
-        return replace(self, FGT=None, BWT=None)
+        """The metrics of models that were not trained one on top of another: none of the
+        metrics that describe a sequence (FGT, BWT)."""
+        kept = {k: v for k, v in self.series.items() if not METRICS[k].sequence}
+        return replace(self, series=kept)
 
     def to_json(self) -> dict[str, Any]:
         """``T`` and the final values at the top, then every series keyed by stage label."""
-        series = {k: dict(zip(map(str, self.stages), v, strict=True)) for k, v in asdict(self).items()
-                  if k != "stages" and v is not None}  # fmt: skip
+        series = {k: dict(zip(map(str, self.stages), v, strict=True)) for k, v in self.series.items()}
         return {"T": self.stages[-1], **self.final(), "series": series}
 
 
@@ -83,29 +176,14 @@ def _square(j: pd.DataFrame) -> tuple[tuple[int, ...], np.ndarray]:
 def cl_batch(
     m: np.ndarray, t: int, *, ind_diag: np.ndarray | None = None, base: np.ndarray | None = None
 ) -> dict[str, np.ndarray]:
-    """The metrics at position ``t`` of a batch of square matrices, the formulas of the module
-    docstring: ``m`` (B, n, n) float, trained position x test position, NaN = not measured;
-    ``ind_diag`` (B, n) the independent models' diagonal, ``base`` (B, n) the untrained model's
-    scores by test position. Returns name -> (B,) float, NaN where a mean is over nothing.
-    Vectorised over B so that every bootstrap replicate is computed at once."""
-    out = {"AP": nanmean(m[:, t, : t + 1])}
-    if t:
-        earlier = m[:, :t, :t]  # (B, j, i): rows j < t, columns i < t
-        rows = np.arange(t)
-        valid = rows[:, None] >= rows[None, :]  # (j, i): j in [i, t-1]
-        peak = np.where(valid & ~np.isnan(earlier), earlier, -np.inf).max(axis=1)  # (B, i)
-        peak = np.where(np.isinf(peak), np.nan, peak)
-        out["FGT"] = nanmean(peak - m[:, t, :t])
-        out["BWT"] = nanmean(m[:, t, :t] - m[:, rows, rows])
-    else:
-        out["FGT"] = out["BWT"] = np.full(len(m), np.nan)
-    if ind_diag is not None:
-        own = np.arange(1, t + 1)
-        out["FWT"] = nanmean(m[:, own, own] - ind_diag[:, own])
-    if base is not None:
-        own = np.arange(1, t + 1)
-        out["FWT_zero_shot"] = nanmean(m[:, own - 1, own] - base[:, own])
-    return out
+    """Every metric of :data:`METRICS` whose input is given, at position ``t`` of a batch of
+    square matrices: ``m`` (B, n, n) float, trained position x test position, NaN = not
+    measured; ``ind_diag`` (B, n) the reference (independent) models' diagonal, ``base`` (B, n)
+    the untrained model's scores by test position. Returns name -> (B,) float, NaN where a mean
+    is over nothing. Vectorised over B so that every bootstrap replicate is computed at once."""
+    given = {"reference": ind_diag, "untrained": base}
+    return {name: metric.compute(m, t, ind_diag, base) for name, metric in METRICS.items()
+            if metric.needs is None or given[metric.needs] is not None}  # fmt: skip
 
 
 def nanmean(x: np.ndarray) -> np.ndarray:
@@ -120,8 +198,8 @@ def cl_metrics(
     j: pd.DataFrame, *, independent: pd.DataFrame | None = None, untrained: pd.Series | None = None
 ) -> CLMetrics:
     """Metrics of matrix ``j`` (:func:`cl_batch` at every position); FWT needs ``independent``
-    (same layout), FWT0 ``untrained`` (scores by test stage). A trained stage with no test
-    column counts as not measured."""
+    (same layout: the reference order's matrix), FWT0 ``untrained`` (scores by test stage). A
+    trained stage with no test column counts as not measured."""
     stages, m = _square(j)
     n = len(stages)
     ind = None
@@ -136,13 +214,7 @@ def cl_metrics(
         b = {int(str(k)): float(v) for k, v in untrained.items()}
         base = np.array([[b.get(s, math.nan) for s in stages]])
     at = [cl_batch(m[None], t, ind_diag=ind, base=base) for t in range(n)]
-
-    def series(name: str) -> tuple[float | None, ...]:
-        return tuple(_value(v[name][0]) for v in at)
-
-    return CLMetrics(stages, series("AP"), series("FGT"), series("BWT"),
-                     series("FWT") if ind is not None else None,
-                     series("FWT_zero_shot") if base is not None else None)  # fmt: skip
+    return CLMetrics(stages, {name: tuple(_value(v[name][0]) for v in at) for name in at[0]})
 
 
 def _value(v: float) -> float | None:

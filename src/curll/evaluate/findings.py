@@ -27,30 +27,19 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from curll.evaluate.cl import METRICS, Wording
 from curll.evaluate.intervals import Interval, holm
 
 ALPHA = 0.05
 
-#: per family: (kind of the matrices tested, metric -> (what it is, meaning when > 0, when < 0))
-TESTS: dict[str, tuple[str, dict[str, tuple[str, str, str]]]] = {
-    "baseline": ("all", {"gain_own": ("gain over the unigram baseline on its own stage (nats a token)",
-                                      "the model beats a unigram model of its training answers",
-                                      "a unigram model of its training answers beats it")}),
-    "loss": ("all", {"BWT_nll_fall": ("backward transfer (loss)", "later stages lowered older stages' loss",
-                                      "later stages raised older stages' loss: forgetting"),
-                     "FWT_nll_fall": ("forward transfer (loss)", "loss below the independent models",
-                                      "loss above the independent models"),
-                     "FWT_zero_shot_nll_fall": ("zero-shot transfer (loss)", "loss below the untrained model",
-                                                "loss above the untrained model"),
-                     "mean_nll": ("mean NLL per answer token", "{a}'s loss is higher than {b}'s",
-                                  "{a}'s loss is lower than {b}'s")}),
-    "judge": ("sum", {"BWT": ("backward transfer (judge)", "later stages raised earlier scores",
-                              "later stages lowered earlier scores: forgetting"),
-                      "FWT": ("forward transfer (judge)", "scores above the independent models",
-                              "scores below the independent models"),
-                      "FWT_zero_shot": ("zero-shot transfer (judge)", "scores above the untrained model",
-                                        "scores below the untrained model"),
-                      "AP": ("mean judge score", "{a} scores higher than {b}", "{a} scores lower than {b}")}),
+#: per family: (kind of the matrices tested, metric -> (wording, how it is tested)); the
+#: curriculum families' entries are the CL metrics with a test (:data:`curll.evaluate.cl.METRICS`)
+TESTS: dict[str, tuple[str, dict[str, tuple[Wording, str]]]] = {
+    "baseline": ("all", {"gain_own": (("gain over the unigram baseline on its own stage (nats a token)",
+                                       "the model beats a unigram model of its training answers",
+                                       "a unigram model of its training answers beats it"), "value")}),
+    "loss": ("all", {m.loss_name: (m.loss, m.test) for m in METRICS.values() if m.test}),
+    "judge": ("sum", {m.name: (m.judge, m.test) for m in METRICS.values() if m.test}),
 }  # fmt: skip
 
 
@@ -89,9 +78,9 @@ def _tested(family: str, bounds: Mapping[str, Interval]) -> list[tuple[str, str,
         diff = parts[0] == "diff"
         if iv.p is None or len(parts) != (4 if diff else 3) or parts[-2] != kind or parts[-1] not in metrics:
             continue
-        if diff != (parts[-1] in ("mean_nll", "AP")):  # levels are compared as differences only
+        (what, up, down), test = metrics[parts[-1]]
+        if diff != (test == "difference"):  # levels are compared as differences only
             continue
-        what, up, down = metrics[parts[-1]]
         out.append((key, ("difference in " + what) if diff else what, up, down))
     return out
 

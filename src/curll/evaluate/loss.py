@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curll.evaluate.analysis import cell_means, metrics_of
-from curll.schemas.evaluate import ORDERS, UNTRAINED
+from curll.evaluate.analysis import cell_means, metrics_of, present_models
+from curll.evaluate.cl import LOSS_NAMES, METRICS
 
 
 def loss_matrix(losses: pd.DataFrame, order: str, kind: str, *, value: str = "mean") -> pd.DataFrame:
@@ -41,25 +41,18 @@ def loss_matrix(losses: pd.DataFrame, order: str, kind: str, *, value: str = "me
     return out.fillna(0).astype(int) if value == "n" else out.astype(float)
 
 
-#: CL metric names on loss matrices: each is computed on -NLL (higher is better, as for judge
-#: scores), so its sign reads as for scores; AP is given back as a loss
-LOSS_NAMES = {"AP": "mean_nll", "FGT": "FGT_nll_rise", "BWT": "BWT_nll_fall", "FWT": "FWT_nll_fall",
-              "FWT_zero_shot": "FWT_zero_shot_nll_fall"}  # fmt: skip
-
-
 def loss_matrices(losses: pd.DataFrame, kinds: list[str]) -> dict[tuple[str, str], pd.DataFrame]:
     """(order, kind) -> :func:`loss_matrix`, for every order present, the untrained model included."""
-    present = [o for o in (*ORDERS, UNTRAINED) if o in set(losses["order"])]
-    return {(o, k): loss_matrix(losses, o, k) for o in present for k in kinds}
+    return {(o, k): loss_matrix(losses, o, k) for o in present_models(losses) for k in kinds}
 
 
 def loss_metrics(mats: Mapping[tuple[str, str], pd.DataFrame], kinds: list[str]) -> dict[str, dict[str, Any]]:
     """order -> kind -> final values and series of the CL metrics of loss matrices
-    (:func:`loss_matrices`), named with their sign (:data:`LOSS_NAMES`): ``mean_nll`` (AP as a
-    loss: lower is better), ``FGT_nll_rise`` (how far the loss on earlier stages rose above
-    its best: forgetting, positive is worse), ``BWT_nll_fall``, ``FWT_nll_fall`` (against the
-    independent models) and ``FWT_zero_shot_nll_fall`` (against the untrained model): positive
-    is better. Orders trained from scratch get no FGT/BWT."""
+    (:func:`loss_matrices`), named with their sign (:data:`curll.evaluate.cl.LOSS_NAMES`):
+    ``mean_nll`` (AP as a loss: lower is better), ``FGT_nll_rise`` (how far the loss on earlier
+    stages rose above its best: forgetting, positive is worse), ``BWT_nll_fall``,
+    ``FWT_nll_fall`` (against the independent models) and ``FWT_zero_shot_nll_fall`` (against
+    the untrained model): positive is better. Orders that are not sequential get no FGT/BWT."""
     out: dict[str, dict[str, Any]] = {}
     for order, by_kind in metrics_of({k: -j for k, j in mats.items()}, kinds).items():
         out[order] = {}
@@ -73,5 +66,5 @@ def loss_metrics(mats: Mapping[tuple[str, str], pd.DataFrame], kinds: list[str])
 
 
 def _as_loss(metric: str, v: float | None) -> float | None:
-    """AP of -NLL back to a mean NLL; the other metrics keep their sign."""
-    return -v if metric == "AP" and v is not None else v
+    """A level metric of -NLL (AP) back to a mean NLL; the other metrics keep their sign."""
+    return -v if METRICS[metric].level and v is not None else v

@@ -17,13 +17,14 @@ import html
 from pathlib import Path
 from typing import Any
 
+from curll import orders
 from curll.artifacts import atomic_path
 from curll.evaluate.findings import summary
 from curll.evaluate.headline import COLUMNS, UNITS, Headline, Identity, rows
 from curll.evaluate.report import Report
-from curll.evaluate.report_figures import FAMILIES
+from curll.evaluate.report_figures import heading
 from curll.evaluate.report_tables import claims_table, judge_tables, render, summary_table
-from curll.schemas.evaluate import ORDERS
+from curll.schemas.evaluate import UNTRAINED
 
 STYLE = (
     "body{font-family:sans-serif;max-width:1800px;margin:2em auto;padding:0 1em}"
@@ -37,19 +38,20 @@ STYLE = (
 def family(name: str) -> str:
     """The family of a figure name: the part after ``<order>: ``, or the whole name."""
     head, _, rest = name.partition(": ")
-    return rest if rest and head in (*ORDERS, "untrained") else name
+    return rest if rest and head in (*orders.names(), UNTRAINED) else name
 
 
 def figures(rep: Report) -> list[str]:
     """One section a family, in the order first drawn; a family's figures in the orders' order."""
-    rank = {o: i for i, o in enumerate(ORDERS)}
+    names = orders.names()
+    rank = {o: i for i, o in enumerate(names)}
     groups: dict[str, list[str]] = {}
     for name in rep.figures:
         groups.setdefault(family(name), []).append(name)
     parts = []
-    for fam, names in groups.items():
-        parts.append(f"<h3>{html.escape(FAMILIES.get(fam, fam))}</h3><div class='family'>")
-        for name in sorted(names, key=lambda n: rank.get(n.partition(":")[0], len(ORDERS))):
+    for fam, group in groups.items():
+        parts.append(f"<h3>{html.escape(heading(fam))}</h3><div class='family'>")
+        for name in sorted(group, key=lambda n: rank.get(n.partition(":")[0], len(names))):
             data = base64.b64encode(rep.figures[name].read_bytes()).decode()
             caption = rep.captions.get(name, name)
             parts.append(f'<figure><img alt="{html.escape(name)}" src="data:image/png;base64,{data}">'

@@ -1,13 +1,14 @@
 """Everything the ``evaluate`` stage writes from the scores: matrices, metrics, figures, report.
 
 :func:`build` computes, for the orders present in ``scores``: stage x stage matrices per type
-and summed (CSV in the ``curll metrics cl`` layout), CL metrics per order and type, joint
-minus continual maps, AP/FGT/BWT/FWT per skill, sub-skill and indicator (CSV
-``<order>_by_<level>.csv`` beside the matrices), forgetting against
+and summed (CSV in the ``curll metrics cl`` layout), CL metrics per order and type, the
+difference maps of each upper-bound order minus each sequential order (joint minus
+continual), AP/FGT/BWT/FWT per skill, sub-skill and indicator (CSV
+``<order>_by_<level>.csv`` beside the matrices), the first sequential order's forgetting against
 out-degree, and the readability (Flesch-Kincaid grade) of answers per test stage next to
 that of the reference answers; with ``losses``, the same matrices and metrics of the judge-free
 loss (:mod:`curll.evaluate.loss`); with bootstrap ``samples``, 95% intervals of everything
-(:mod:`curll.evaluate.intervals`), the joint - continual cells' paired intervals among them.
+(:mod:`curll.evaluate.intervals`), the difference maps' paired intervals among them.
 The figures (:mod:`curll.evaluate.report_figures`) come with their captions;
 :func:`curll.evaluate.page.write_html` makes the HTML page.
 """
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curll import orders as order_specs
 from curll.artifacts import atomic_path
 from curll.evaluate import analysis, report_figures
 from curll.evaluate.cl import write_matrix
@@ -41,7 +43,7 @@ from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
 from curll.evaluate.report_figures import Cells, Figure
 from curll.evaluate.report_tables import with_n
 from curll.evaluate.values import judge_values, loss_values
-from curll.schemas.evaluate import ORDERS, UNTRAINED
+from curll.schemas.evaluate import UNTRAINED
 
 
 @dataclass
@@ -91,7 +93,7 @@ def build(
     (:mod:`curll.evaluate.intervals`), as ``<metric>_lo``/``_hi`` and ``<matrix>_lo|hi.csv``,
     paired differences between orders, and the claims (:mod:`curll.evaluate.findings`) with
     Holm's correction; the judge's tests only when ``judge_informative``."""
-    orders = [o for o in ORDERS if o in set(scores["order"])]
+    orders = order_specs.ranked(set(scores["order"]))
     all_kinds = [*kinds, "sum"]
     mats = analysis.matrices(scores, all_kinds)
     full = analysis.order_metrics(scores, all_kinds, mats)
@@ -99,8 +101,9 @@ def build(
     # series and the per-stage readability go to matrices/details.json
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
               for o, by_kind in full.items()}  # fmt: skip
+    pairs = _compared(orders)
     bounds = _intervals(scores, "item_id", samples, seed,
-                        lambda rows, w: _paired_cells(judge_values(rows, w, all_kinds)))  # fmt: skip
+                        lambda rows, w: _paired_cells(judge_values(rows, w, all_kinds), pairs))  # fmt: skip
     _add_bounds(finals, bounds)
     rep = Report(metrics={"orders": finals})
     rep.metrics["bootstrap"] = {"samples": samples, "seed": seed,
@@ -139,12 +142,11 @@ def build(
         rep.metrics["baseline"] = baseline_verdict(found)
         rep.metrics["claims"] = as_json(found)
         rep.metrics["differences"] = {f: _differences(b) for f, b in family_bounds.items()}
-    if {"joint", "continual"} <= set(orders):
-        diff = mats[("joint", "sum")] - mats[("continual", "sum")]
-        n = sums["joint"].n.where(sums["joint"].n <= sums["continual"].n, sums["continual"].n)
-        lo, hi = _write(diff, n, bounds, "joint-continual/sum", matrices / "joint_minus_continual_sum",
-                        prefix="paired")  # fmt: skip
-        rep.add(report_figures.difference(Cells(diff, n, lo, hi), figs))
+    for a, b in pairs:
+        diff = mats[(a, "sum")] - mats[(b, "sum")]
+        n = sums[a].n.where(sums[a].n <= sums[b].n, sums[b].n)
+        lo, hi = _write(diff, n, bounds, f"{a}-{b}/sum", matrices / f"{a}_minus_{b}_sum", prefix="paired")
+        rep.add(report_figures.difference(Cells(diff, n, lo, hi), a, b, figs))
     for order in orders:
         for level in ("skill", "subskill", "indicator_id"):
             table = analysis.group_metrics(scores, order, level).drop(columns="level")
@@ -152,11 +154,11 @@ def build(
                 table.to_csv(tmp, index=False)
             if level == "skill":
                 rep.tables[f"{order}: per skill (last stage)"] = table
-    if "continual" in orders:
-        fd = analysis.forgetting_vs_degree(scores, degree)
+    for order in order_specs.sequential(orders)[:1]:
+        fd = analysis.forgetting_vs_degree(scores, degree, order)
         rho = fd.corr(method="spearman").iloc[0, 1] if len(fd) > 2 and fd.nunique().min() > 1 else None
         rep.metrics["forgetting_vs_out_degree"] = {"indicators": len(fd), "spearman": _num(rho)}
-        rep.add(report_figures.degree(fd, _num(rho), figs))
+        rep.add(report_figures.degree(fd, _num(rho), order, figs))
     if rubric is not None and answers is not None and len(rubric):
         by_stage = analysis.rubric_by_stage(rubric, answers, items)
         rep.tables["Rubric (grade-level fit) of each order's last model"] = by_stage
@@ -261,15 +263,21 @@ def _add_bounds(finals: dict[str, dict[str, dict[str, Any]]], bounds: dict[str, 
             finals[order][kind].update({f"{metric}_lo": iv.lo, f"{metric}_hi": iv.hi})
 
 
-def _paired_cells(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``values`` and ``paired/joint-continual/sum/<trained_to>/<stage>``: joint's summed cell minus
-    continual's, on the same replicate (so its interval is the paired one)."""
+def _compared(orders: list[str]) -> list[tuple[str, str]]:
+    """(a, b) of every difference map: each upper-bound order minus each sequential order."""
+    return [(a, b) for a in order_specs.bounds(orders) for b in order_specs.sequential(orders)]
+
+
+def _paired_cells(values: dict[str, np.ndarray], pairs: list[tuple[str, str]]) -> dict[str, np.ndarray]:
+    """``values`` and, for each (a, b) of ``pairs``, ``paired/<a>-<b>/sum/<trained_to>/<stage>``: a's
+    summed cell minus b's, on the same replicate (so its interval is the paired one)."""
     out = dict(values)
-    for name, v in values.items():
-        if name.startswith("cell/joint/sum/"):
-            other = values.get(name.replace("cell/joint/", "cell/continual/", 1))
-            if other is not None:
-                out["paired/joint-continual/sum/" + name.removeprefix("cell/joint/sum/")] = v - other
+    for a, b in pairs:
+        for name, v in values.items():
+            if name.startswith(f"cell/{a}/sum/"):
+                other = values.get(name.replace(f"cell/{a}/", f"cell/{b}/", 1))
+                if other is not None:
+                    out[f"paired/{a}-{b}/sum/" + name.removeprefix(f"cell/{a}/sum/")] = v - other
     return out
 
 

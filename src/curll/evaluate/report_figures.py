@@ -3,9 +3,10 @@
 A family (:data:`FAMILIES`) is one kind of figure drawn for every order; all of its figures share
 one colour scale, computed here where they are drawn: summed judge scores the rating range
 (:data:`RATING` times the number of types), losses the smallest to the largest value of any
-order, gains over the unigram baseline one limit symmetric about 0. The joint - continual map
-(its own symmetric limit) states its sign in its title and caption and shows the paired
-interval; the forgetting scatter gives Spearman's rho and n, or, with fewer than
+order, gains over the unigram baseline one limit symmetric about 0. A difference map (an upper
+bound minus a sequential order, joint - continual; its own symmetric limit) states its sign in
+its title and caption and shows the paired interval; the forgetting scatter of a sequential
+order gives Spearman's rho and n, or, with fewer than
 :data:`MIN_DEGREES` distinct out-degrees, says that no trend can be read. Every heatmap cell
 shows its value, its 95% interval where there is one and its n. Each function draws its figures
 and returns figure name -> (PNG path, caption).
@@ -32,9 +33,18 @@ FAMILIES = {
     "summed scores": "Judge scores, summed over types (one colour scale for every order: the rating range)",
     "loss": "Loss per answer token (one colour scale for every order)",
     "gain over unigram": "Gain over the unigram baseline (one colour scale, symmetric about 0)",
-    "joint - continual": "Joint minus continual (paired, cell by cell)",
     "forgetting vs out-degree": "Forgetting against out-degree",
 }
+
+
+def heading(family: str) -> str:
+    """The section heading of a figure family: :data:`FAMILIES`', or for a difference map
+    ``<a> - <b>``: "A minus b (paired, cell by cell)"."""
+    a, sep, b = family.partition(" - ")
+    if family not in FAMILIES and sep:
+        return f"{a.capitalize()} minus {b} (paired, cell by cell)"
+    return FAMILIES.get(family, family)
+
 
 Figure = tuple[Path, str]
 
@@ -95,25 +105,26 @@ def loss_maps(loss: dict[str, Cells], gain: dict[str, Cells], figs: Path) -> dic
     return out
 
 
-def difference(c: Cells, figs: Path) -> dict[str, Figure]:
-    """Joint's summed judge scores minus continual's, cell by cell, with the paired interval."""
+def difference(c: Cells, a: str, b: str, figs: Path) -> dict[str, Figure]:
+    """Order ``a``'s summed judge scores minus order ``b``'s (joint minus continual), cell by
+    cell, with the paired interval."""
     _, lim = plots.shared_scale([c.values], symmetric=True)
-    title = f"joint {MINUS} continual, summed judge score\n> 0 (blue): joint rated higher"
-    path = plots.heatmap(c.values, title, figs / "joint_minus_continual.png", scale=(-lim, lim),
+    title = f"{a} {MINUS} {b}, summed judge score\n> 0 (blue): {a} rated higher"
+    path = plots.heatmap(c.values, title, figs / f"{a}_minus_{b}.png", scale=(-lim, lim),
                          diverging=True, n=c.n, lo=c.lo, hi=c.hi,
-                         label=f"joint {MINUS} continual (> 0: joint better)")  # fmt: skip
+                         label=f"{a} {MINUS} {b} (> 0: {a} better)")  # fmt: skip
     paired = "difference [95% paired interval: both orders on the same bootstrap draws]"
-    return {"joint - continual": (path, (
-        "Joint minus continual: the joint model's summed judge score minus the continual model's "
-        "(same stage trained up to, same test stage). Sign: > 0 (blue) = joint rated higher (better); "
-        f"< 0 (red) = continual rated higher. Cells: {paired if c.lo is not None else 'difference'}, "
+    return {f"{a} - {b}": (path, (
+        f"{a.capitalize()} minus {b}: the {a} model's summed judge score minus the {b} model's "
+        f"(same stage trained up to, same test stage). Sign: > 0 (blue) = {a} rated higher (better); "
+        f"< 0 (red) = {b} rated higher. Cells: {paired if c.lo is not None else 'difference'}, "
         f"n = the fewer of the two orders' scores. Colour scale ±{lim:.2f}."))}  # fmt: skip
 
 
-def degree(fd: pd.DataFrame, rho: float | None, figs: Path) -> dict[str, Figure]:
-    """Continual's forgetting per indicator against its out-degree; Spearman's rho and n in the
-    title, or, with fewer than :data:`MIN_DEGREES` distinct out-degrees, the sentence saying
-    that no trend can be read."""
+def degree(fd: pd.DataFrame, rho: float | None, order: str, figs: Path) -> dict[str, Figure]:
+    """A sequential ``order``'s forgetting per indicator against its out-degree; Spearman's rho
+    and n in the title, or, with fewer than :data:`MIN_DEGREES` distinct out-degrees, the
+    sentence saying that no trend can be read."""
     n, distinct = len(fd), int(fd["out_degree"].nunique())
     if distinct < MIN_DEGREES:
         top = fd["out_degree"].value_counts()
@@ -122,10 +133,11 @@ def degree(fd: pd.DataFrame, rho: float | None, figs: Path) -> dict[str, Figure]
                 f"too few for a trend, no correlation shown")  # fmt: skip
     else:
         said = f"Spearman {RHO} " + (f"= {rho:.2f}" if rho is not None else "undefined (FGT all equal)")
-    title = f"continual: forgetting per indicator (n = {n})\n{said}"
+    title = f"{order}: forgetting per indicator (n = {n})\n{said}"
     path = plots.scatter(fd["out_degree"], fd["FGT"], title, figs / "forgetting_vs_out_degree.png",
                          xlabel="out-degree (edges into later stages)", ylabel="forgetting (FGT)",
                          )  # fmt: skip
     return {"forgetting vs out-degree": (path, (
-        f"Continual: forgetting (FGT at the last stage) of each of the {n} indicators with a defined "
-        f"forgetting, against its out-degree (prerequisite edges into later stages): {said}."))}  # fmt: skip
+        f"{order.capitalize()}: forgetting (FGT at the last stage) of each of the {n} indicators with "
+        f"a defined forgetting, against its out-degree (prerequisite edges into later stages): "
+        f"{said}."))}  # fmt: skip

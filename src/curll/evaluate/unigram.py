@@ -12,9 +12,10 @@ record_nll` scores (the assistant content and its closing ``<|im_end|>``), of ``
 With no training tokens (the untrained model) it is ``ln V`` a token: the uniform distribution.
 
 "The answer tokens a model was trained on" are the trained-on targets of the train records of
-every stage its data came from (:func:`trained_stages`): stage k for ``independent/k``,
-stages up to k for ``joint/0..k`` and ``continual/0..k`` (a continual model saw them one after
-the other; replay only repeats earlier ones).
+every stage its data came from (:func:`trained_stages`, the stages its order's spec says the
+model has seen): stage k for ``independent/k``, stages up to k for ``joint/0..k`` and
+``continual/0..k`` (a continual model saw them one after the other; replay only repeats
+earlier ones).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from curll.orders import spec
+from curll.schemas.evaluate import UNTRAINED
 from curll.train.data import Doc
 
 
@@ -56,9 +59,9 @@ def record_nll(docs: Sequence[Doc], logp: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def trained_stages(order: str, trained_to: int, stages: Sequence[int]) -> tuple[int, ...]:
-    """The stages whose train records a model of ``order`` trained up to ``trained_to`` has seen:
-    ``(trained_to,)`` for ``independent``, every stage of ``stages`` up to it for ``joint`` and
-    ``continual``, none for ``untrained`` (trained_to -1)."""
-    if order == "independent":
-        return (trained_to,)
-    return tuple(s for s in stages if s <= trained_to)
+    """The stages whose train records a model of ``order`` trained up to ``trained_to`` has seen
+    (:meth:`curll.orders.OrderSpec.seen`): ``(trained_to,)`` for ``independent``, every stage of
+    ``stages`` up to it for ``joint`` and ``continual``; none for ``untrained``."""
+    if order == UNTRAINED:
+        return ()
+    return spec(order).seen(list(stages), list(stages).index(trained_to))

@@ -7,7 +7,7 @@ and a (rows, B) weight matrix and returns a flat name -> (B,) mapping:
   ``trained_to`` -1), the layout of :func:`curll.evaluate.analysis.matrix` and
   :func:`curll.evaluate.loss.loss_matrix`;
 - ``<order>/<kind>/<metric>``: the CL metrics at the last trained stage
-  (:func:`curll.evaluate.cl.cl_batch`; FGT and BWT only for continual);
+  (:func:`curll.evaluate.cl.cl_batch`; FGT and BWT only for sequential orders);
 - ``diff/<a>-<b>/<kind>/<metric>``: a paired difference between two orders' final metric,
   computed on the same replicate;
 - loss only: ``unigram/...`` and ``gain/...`` cells (the unigram baseline's NLL, and the
@@ -18,7 +18,7 @@ and a (rows, B) weight matrix and returns a flat name -> (B,) mapping:
 A cell is a weighted ratio, sum(w * num) / sum(w * den) over its rows: judge scores over the
 scored answers (a ``sum`` cell adds the types' cells, NaN unless every type has one), NLL
 over answer tokens (pooled over types for ``all``). Loss metrics are computed on -NLL so their
-signs read as for scores (:data:`curll.evaluate.loss.LOSS_NAMES`).
+signs read as for scores (:data:`curll.evaluate.cl.LOSS_NAMES`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 from scipy import sparse  # type: ignore[import-untyped]
 
-from curll.evaluate.analysis import FROM_SCRATCH
-from curll.evaluate.cl import cl_batch, nanmean
-from curll.evaluate.loss import LOSS_NAMES
-from curll.schemas.evaluate import ORDERS, UNTRAINED
+from curll import orders as order_specs
+from curll.evaluate.analysis import present_models
+from curll.evaluate.cl import LOSS_NAMES, METRICS, cl_batch, nanmean
+from curll.schemas.evaluate import UNTRAINED
 
 Grid = dict[str, np.ndarray]  # order -> (B, trained, tested) cell values
 
@@ -83,14 +83,15 @@ def _metrics(
     its published name), from ``grid`` (higher is better)."""
     out: dict[str, np.ndarray] = {}
     squares = {o: _square(grid[o], trained[o], tested) for o in trained if o != UNTRAINED}
+    ref = order_specs.reference()
     for order, m in squares.items():
         stages = trained[order]
-        ind_diag = _diagonal(grid["independent"], trained["independent"], tested, stages) if (
-            order != "independent" and "independent" in grid) else None  # fmt: skip
+        ind_diag = _diagonal(grid[ref], trained[ref], tested, stages) if (
+            ref is not None and order != ref and ref in grid) else None  # fmt: skip
         base = _diagonal(grid[UNTRAINED], None, tested, stages) if UNTRAINED in grid else None
         got = cl_batch(m, len(stages) - 1, ind_diag=ind_diag, base=base)
         for metric, v in got.items():
-            if metric in ("FGT", "BWT") and order in FROM_SCRATCH:
+            if METRICS[metric].sequence and not order_specs.spec(order).sequential:
                 continue
             out[f"{order}/{kind}/{names.get(metric, metric)}"] = v
     return out
@@ -124,9 +125,22 @@ def _diffs(values: dict[str, np.ndarray], orders: list[str], kind: str, metric: 
     return out
 
 
+def _all_diffs(
+    values: dict[str, np.ndarray], orders: list[str], kinds: list[str], *, loss: bool
+) -> dict[str, np.ndarray]:
+    """The paired differences between every two orders of each metric tested as a difference
+    (:attr:`curll.evaluate.cl.Metric.test`: AP, ``mean_nll`` on losses), for every kind."""
+    out: dict[str, np.ndarray] = {}
+    for m in METRICS.values():
+        if m.test == "difference":
+            for kind in kinds:
+                out |= _diffs(values, orders, kind, m.loss_name if loss else m.name)
+    return out
+
+
 def _trained(rows: pd.DataFrame) -> dict[str, list[int]]:
-    present = [o for o in (*ORDERS, UNTRAINED) if o in set(rows["order"])]
-    return {o: sorted(int(t) for t in rows.loc[rows["order"] == o, "trained_to"].unique()) for o in present}
+    return {o: sorted(int(t) for t in rows.loc[rows["order"] == o, "trained_to"].unique())
+            for o in present_models(rows)}  # fmt: skip
 
 
 def loss_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[str, np.ndarray]:
@@ -155,13 +169,11 @@ def loss_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[str
             own = _square(gain[o], trained[o], tested)
             diag = np.arange(len(trained[o]))
             out[f"{o}/{kind}/gain_own"] = nanmean(own[:, diag, diag])
-        for o in trained:
-            if f"{o}/{kind}/mean_nll" in out:
-                out[f"{o}/{kind}/mean_nll"] = -out[f"{o}/{kind}/mean_nll"]  # AP of -NLL back to a loss
-    orders = [o for o in ORDERS if o in trained]
-    for kind in kinds:
-        out |= _diffs(out, orders, kind, "mean_nll")
-    return out
+        levels = [m.loss_name for m in METRICS.values() if m.level]
+        for name in (f"{o}/{kind}/{level}" for o in trained for level in levels):
+            if name in out:
+                out[name] = -out[name]  # a level of -NLL (AP) back to a loss
+    return out | _all_diffs(out, order_specs.ranked(trained), kinds, loss=True)
 
 
 def judge_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[str, np.ndarray]:
@@ -190,7 +202,4 @@ def judge_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[st
                 total[o] = total[o] + part
         out |= _cell_names("cell", total, trained, tested, "sum")
         out |= _metrics(total, trained, tested, "sum", {})
-    orders = [o for o in ORDERS if o in trained]
-    for kind in kinds:
-        out |= _diffs(out, orders, kind, "AP")
-    return out
+    return out | _all_diffs(out, order_specs.ranked(trained), kinds, loss=False)

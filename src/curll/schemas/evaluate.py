@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+from curll import orders
 from curll.schemas.data import MAX_STAGE
 from curll.schemas.generation import HEX16, Provenance
 
 TEST_TYPES = ("ir", "cqa", "csqa")
 #: the ``run`` and ``order`` of the untrained baseline model
 UNTRAINED = "untrained"
-#: the training orders, in the order reports list them
-ORDERS = ("independent", "joint", "continual")
-MODEL_ORDERS = (*ORDERS, UNTRAINED)
+
+
+def model_orders() -> tuple[str, ...]:
+    """What a model's ``order`` may be: a registered order (:mod:`curll.orders`, read at the
+    time of the check) or :data:`UNTRAINED`."""
+    return (*orders.names(), UNTRAINED)
+
+
+def known_order(order: pd.Series) -> pd.Series:
+    return order.isin(model_orders())
 
 
 class ItemSchema(pa.DataFrameModel):
@@ -52,12 +61,15 @@ class LossSchema(pa.DataFrameModel):
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
     type: Series[str] = pa.Field(isin=list(TEST_TYPES))
     run: Series[str] = pa.Field(str_length={"min_value": 1})
-    order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
+    order: Series[str]
     seed: Series[int]
     trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
     nll: Series[float] = pa.Field(ge=0, nullable=True)
     tokens: Series[int] = pa.Field(ge=0)
     unigram_nll: Series[float] = pa.Field(ge=0, nullable=True)
+
+    _order = pa.check("order", name="a registered order or untrained")(classmethod(
+        lambda cls, order: known_order(order)))  # fmt: skip
 
     class Config:
         strict = True
@@ -74,11 +86,14 @@ class AnswerSchema(Provenance):
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     run: Series[str] = pa.Field(str_length={"min_value": 1})
     repeat: Series[int] = pa.Field(ge=0)
-    order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
+    order: Series[str]
     seed: Series[int]
     trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
     answer: Series[str]
     truncated: Series[bool]
+
+    _order = pa.check("order", name="a registered order or untrained")(classmethod(
+        lambda cls, order: known_order(order)))  # fmt: skip
 
     class Config:
         strict = True
@@ -158,7 +173,7 @@ class ScoreSchema(pa.DataFrameModel):
 
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     run: Series[str]
-    order: Series[str] = pa.Field(isin=list(MODEL_ORDERS))
+    order: Series[str]
     seed: Series[int]
     trained_to: Series[int] = pa.Field(ge=-1, le=MAX_STAGE)
     answer: Series[str]
@@ -172,6 +187,9 @@ class ScoreSchema(pa.DataFrameModel):
     skill: Series[str]
     subskill: Series[str]
     indicator: Series[str]
+
+    _order = pa.check("order", name="a registered order or untrained")(classmethod(
+        lambda cls, order: known_order(order)))  # fmt: skip
 
     class Config:
         strict = True

@@ -1,15 +1,16 @@
-"""The three training orders as a plan of runs.
+"""The training orders (:mod:`curll.orders`, one spec each) as a plan of runs.
 
-- independent: M_k from scratch on stage k's train data, for every k in ``stages``;
-- joint: M_0..k from scratch on the shuffled union of stages up to k, for every k;
-- continual: M_0-..-k starts from M_0-..-(k-1)'s final weights and trains on stage k (plus an
-  optional replay sample of earlier stages); the first run starts from scratch.
+:func:`plan` reads an order's spec: a run per stage k of ``stages``, from scratch or from the
+previous run's final weights (``start``), on stage k's rows or on the union of the stages up
+to k (``data``), with a replay sample of earlier stages where the order carries ``replay``.
+The paper's three: independent (M_k from scratch on stage k), joint (M_0..k from scratch on
+the shuffled union of stages up to k), continual (M_0-..-k from M_0-..-(k-1), on stage k).
 
-A run's ``name`` is ``seed-<seed>/<order>/<stages joined by "-">`` (``seed-42/independent/2``,
-``seed-42/joint/0-1-2``, ``seed-7/continual/0-1-2``): the folder its model is saved under
-(:func:`saved_models` reads the folders back), and how evaluation tells models apart. Every
-order is planned once per seed, and a continual run starts from the previous run of its own
-seed. ``trained_to`` is the last stage the model has seen.
+A run's ``name`` is ``seed-<seed>/<order>/<stages it has seen joined by "-">``
+(``seed-42/independent/2``, ``seed-42/joint/0-1-2``, ``seed-7/continual/0-1-2``): the folder its
+model is saved under (:func:`saved_models` reads the folders back), and how evaluation tells
+models apart. Every order is planned once per seed, and a run that starts from a previous one
+starts from the previous run of its own seed. ``trained_to`` is the last stage the model has seen.
 
 Every run that starts from scratch starts from :func:`untrained_model` of its seed, which is
 also the untrained baseline the evaluation scores (:func:`untrained` names its entry).
@@ -24,10 +25,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from curll.orders import spec
 from curll.schemas.evaluate import UNTRAINED
 
 if TYPE_CHECKING:
@@ -35,16 +37,14 @@ if TYPE_CHECKING:
     from curll.model.llama import CausalLM
     from curll.train.data import Parts
 
-Order = Literal["independent", "joint", "continual"]
-
 
 @dataclass(frozen=True)
 class Run:
     name: str
-    order: Order
+    order: str  # a name of curll.orders.ORDERS
     seed: int  # the model's initial weights and its data order
     data_stages: tuple[int, ...]  # stages whose train rows this run trains on
-    replay_stages: tuple[int, ...]  # earlier stages sampled for replay (continual only)
+    replay_stages: tuple[int, ...]  # earlier stages sampled for replay (orders that carry replay)
     init_from: str | None  # the run whose final weights this one starts from
 
     @property
@@ -60,20 +60,17 @@ def seed_prefix(seed: int) -> str:
     return f"{SEED_PREFIX}{seed}"
 
 
-def plan(order: Order, stages: tuple[int, ...], *, seed: int, replay: float = 0.0) -> list[Run]:
+def plan(order: str, stages: tuple[int, ...], *, seed: int, replay: float = 0.0) -> list[Run]:
+    """The runs of ``order`` (its :class:`~curll.orders.OrderSpec`), one per stage of ``stages``;
+    ``replay`` > 0: each run of an order that carries replay samples the stages before its own."""
+    o = spec(order)
     runs: list[Run] = []
-    top = seed_prefix(seed)
     for i, k in enumerate(stages):
-        seen = stages[: i + 1]
-        label = "-".join(map(str, seen))
-        if order == "independent":
-            runs.append(Run(f"{top}/independent/{k}", order, seed, (k,), (), None))
-        elif order == "joint":
-            runs.append(Run(f"{top}/joint/{label}", order, seed, seen, (), None))
-        else:
-            prev = runs[-1].name if runs else None
-            replays = stages[:i] if replay > 0 else ()
-            runs.append(Run(f"{top}/continual/{label}", order, seed, (k,), replays, prev))
+        name = f"{seed_prefix(seed)}/{order}/{'-'.join(map(str, o.seen(stages, i)))}"
+        data = (k,) if o.data == "stage" else tuple(stages[: i + 1])
+        replays = tuple(stages[:i]) if "replay" in o.carries and replay > 0 else ()
+        prev = runs[-1].name if runs and o.start == "previous" else None
+        runs.append(Run(name, order, seed, data, replays, prev))
     return runs
 
 

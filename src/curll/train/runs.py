@@ -3,14 +3,15 @@
 Contract of :func:`run_order`: for each run of :func:`curll.train.orders.plan` (for every
 seed in ``train.seeds`` and every order in ``train.order``) it packs the train records of the
 run's stages (documents shuffled with the run's seed), builds the model
-(:func:`curll.train.orders.untrained_model` of the run's seed, then for continual the previous
-run's final weights), trains it (:func:`curll.train.trainer.train`, checkpoints under
-``<out.checkpoints>/<key>/<run name>.pt`` with the key of :func:`checkpoint_key`), and saves it
-in Hugging Face format under ``models/<run name>`` (``models/seed-42/continual/0-1``). Its rows
-and steps are :class:`Budget`'s: under ``train.budget: data`` one pack of the run's stages
-(a joint run's rows mix them) and ``epochs`` seeded passes over it; under ``steps`` one pack per
-stage and S_k steps of each. Returns per-run metrics (``compute``: :func:`~curll.train.orders.spent`
-and, with the runs it continues, ``cumulative``) and the per-step log. Under DDP every rank calls
+(:func:`curll.train.orders.untrained_model` of the run's seed, then for an order that starts
+from the previous run that run's final weights), trains it (:func:`curll.train.trainer.train`,
+checkpoints under ``<out.checkpoints>/<key>/<run name>.pt`` with the key of
+:func:`checkpoint_key`), and saves it in Hugging Face format under ``models/<run name>``
+(``models/seed-42/continual/0-1``). Its rows and steps are :class:`Budget`'s: under
+``train.budget: data`` one pack of the run's stages (a cumulative run's rows, joint's, mix them)
+and ``epochs`` seeded passes over it; under ``steps`` one pack per stage and S_k steps of each.
+Returns per-run metrics (``compute``: :func:`~curll.train.orders.spent` and, with the runs it
+continues, ``cumulative``) and the per-step log. Under DDP every rank calls
 it; only rank 0 writes checkpoints and models, and the others wait for it before the next run.
 """
 
@@ -33,6 +34,7 @@ from curll.config.train import TrainParams
 from curll.errors import CurllError
 from curll.model.hf import save_hf
 from curll.model.llama import CausalLM
+from curll.orders import spec
 from curll.train import distributed
 from curll.train.data import Doc, Packed, Parts, encode, pack
 from curll.train.orders import Run, budget_order, cumulative, plan, spent, stage_steps, untrained_model
@@ -122,8 +124,8 @@ def _pack(records: RecordFile, picked: pd.DataFrame, order: np.ndarray, p: Train
 
 
 def pack_run(records: RecordFile, run: Run, p: TrainParams, tok: Any) -> Packed:
-    """The run's training data: the records of its stages (plus, for a continual run with
-    replay, a seeded sample of the earlier stages'), shuffled with the run's seed."""
+    """The run's training data: the records of its stages (plus, for a run with replay stages,
+    a seeded sample of the earlier stages'), shuffled with the run's seed."""
     rng = np.random.default_rng(run.seed)
     meta = records.meta
     own = meta[meta["stage"].isin(run.data_stages)]
@@ -145,9 +147,9 @@ def _held_out(validation: RecordFile, run: Run, p: TrainParams, tok: Any) -> tup
 
 class Finished:
     """What later runs start from, and nothing else: the final weights (host copies) of a run
-    that a later run names in ``init_from``, with its optimizer state when it is carried
-    (``continual.optimizer: carry``). An entry is dropped once read, so a continual order holds
-    one at a time and independent or joint runs none."""
+    that a later run names in ``init_from``, with its optimizer state when it is carried (an
+    order that carries ``optimizer``, and ``continual.optimizer: carry``). An entry is dropped
+    once read, so a sequential order holds one at a time and an order from scratch none."""
 
     def __init__(self, runs: list[Run], *, carry: bool) -> None:
         self.wanted = {r.init_from for r in runs if r.init_from is not None}
@@ -157,7 +159,8 @@ class Finished:
     def put(self, run: Run, model: CausalLM, optimizer_state: dict[str, Any] | None) -> None:
         if run.name in self.wanted:
             weights = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-            self.held[run.name] = (weights, optimizer_state if self.carry else None)
+            carried = self.carry and "optimizer" in spec(run.order).carries
+            self.held[run.name] = (weights, optimizer_state if carried else None)
 
     def take(self, name: str) -> tuple[dict[str, torch.Tensor], dict[str, Any] | None]:
         return self.held.pop(name)
@@ -166,14 +169,15 @@ class Finished:
 class Budget:
     """Per run of ``runs``: its data, steps, row order and span of the learning-rate schedule.
 
-    ``data``: a run's rows as one part (``budget: data``; continual: its stage and replay) or
-    one part per stage (``budget: steps``, joint: stage j packed alone, as its independent run
-    packs it); its steps per part: ceil(``epochs`` x rows / ``batch``), or S_k
+    ``data``: a run's rows as one part (``budget: data``; with replay: its stage and the replay
+    rows) or one part per stage (``budget: steps``, a cumulative order such as joint: stage j
+    packed alone, as the reference order's run packs it); its steps per part:
+    ceil(``epochs`` x rows / ``batch``), or S_k
     (:func:`~curll.train.orders.stage_steps`, from the rows of each stage packed alone).
     ``order``: :func:`~curll.train.trainer.epoch_order` of the run's seed, or
     :func:`~curll.train.orders.budget_order`. ``lr_span``: None (the run's own schedule) except
-    for continual runs with ``optim.rewarm: false``: (steps of the seed's earlier continual
-    runs, steps of all of them)."""
+    for the runs of an order that carries its ``schedule``, with ``optim.rewarm: false``: (steps
+    of the seed's earlier runs of that order, steps of all of them)."""
 
     def __init__(self, records: RecordFile, tok: Any, p: TrainParams, runs: list[Run]) -> None:
         self.records, self.tok, self.p, self.runs = records, tok, p, runs
@@ -191,13 +195,17 @@ class Budget:
     def data(self, run: Run) -> tuple[Parts, list[int]]:
         return self.held.pop(run.name) if run.name in self.held else self._build(run)
 
+    def _per_stage(self, run: Run) -> bool:
+        """Under ``budget: steps`` a cumulative run is one part per stage."""
+        return self.p.budget == "steps" and spec(run.order).data == "cumulative"
+
     def _stages(self, run: Run) -> tuple[int, ...]:
-        """The stages of the run's parts (a continual part holds its replay too)."""
-        return run.data_stages if self.p.budget == "steps" and run.order == "joint" else (run.trained_to,)
+        """The stages of the run's parts (a part of a run with replay holds its replay too)."""
+        return run.data_stages if self._per_stage(run) else (run.trained_to,)
 
     def _build(self, run: Run) -> tuple[Parts, list[int]]:
         p, records, tok = self.p, self.records, self.tok
-        if p.budget == "steps" and run.order == "joint":
+        if self._per_stage(run):
             singles = [dataclasses.replace(run, data_stages=(k,)) for k in run.data_stages]
             parts = [pack_run(records, r, p, tok) for r in singles]
             labels = [str(k) for k in run.data_stages]
@@ -233,9 +241,9 @@ class Budget:
         return self.planned[run.name]
 
     def lr_span(self, run: Run) -> tuple[int, int] | None:
-        if run.order != "continual" or self.p.optim.rewarm:
+        if "schedule" not in spec(run.order).carries or self.p.optim.rewarm:
             return None
-        chain = [r for r in self.runs if r.order == "continual" and r.seed == run.seed]
+        chain = [r for r in self.runs if r.order == run.order and r.seed == run.seed]
         steps = [self._steps(r) for r in chain]
         at = chain.index(run)
         return sum(steps[:at]), sum(steps)

@@ -1,0 +1,91 @@
+"""The order registry (:mod:`curll.orders`): the paper's three orders as specs, and an order
+registered at run time known to the params, the planner, the schemas and the CL metrics."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from curll import orders
+from curll.config import parse_params
+from curll.errors import CurllError
+from curll.evaluate.analysis import for_order
+from curll.evaluate.cl import cl_metrics
+from curll.evaluate.unigram import trained_stages
+from curll.schemas.evaluate import AnswerSchema, LossSchema, ScoreSchema, known_order
+from curll.train.orders import plan
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: continues from the previous stage's model on every stage so far (full replay)
+WARM_JOINT = orders.OrderSpec("warm-joint", "previous", "cumulative", "M_0..k from M_0..k-1 on stages 0..k")
+
+
+def test_the_paper_orders_plan_as_before():
+    by_name = {r.name: r for o in orders.names() for r in plan(o, (0, 1, 2), seed=7, replay=0.5)}
+    ind, joint, cont = (
+        by_name["seed-7/independent/2"],
+        by_name["seed-7/joint/0-1-2"],
+        by_name["seed-7/continual/0-1-2"],
+    )
+    assert (ind.data_stages, ind.init_from, ind.replay_stages) == ((2,), None, ())
+    assert (joint.data_stages, joint.init_from, joint.replay_stages) == ((0, 1, 2), None, ())
+    assert (cont.data_stages, cont.init_from, cont.replay_stages) == ((2,), "seed-7/continual/0-1", (0, 1))
+    assert [o for o in orders.names() if orders.spec(o).sequential] == ["continual"]
+    assert (orders.reference(), orders.bounds(orders.names())) == ("independent", ["joint"])
+
+
+def test_a_registered_order_is_planned_from_its_spec_and_forgotten_after():
+    with orders.register(WARM_JOINT):
+        runs = plan("warm-joint", (1, 2, 4), seed=3)
+        assert [r.name for r in runs] == [
+            "seed-3/warm-joint/1",
+            "seed-3/warm-joint/1-2",
+            "seed-3/warm-joint/1-2-4",
+        ]
+        assert [r.data_stages for r in runs] == [(1,), (1, 2), (1, 2, 4)]
+        assert [r.init_from for r in runs] == [None, "seed-3/warm-joint/1", "seed-3/warm-joint/1-2"]
+        assert trained_stages("warm-joint", 2, (1, 2, 4)) == (1, 2)
+        assert orders.sequential(["joint", "warm-joint", "independent"]) == ["warm-joint"]
+    assert "warm-joint" not in orders.names()
+    with pytest.raises(KeyError, match="unknown order 'warm-joint'"):
+        plan("warm-joint", (0, 1), seed=3)
+
+
+def _params(order: Any) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = copy.deepcopy(data)
+    data["train"]["order"] = order
+    return data
+
+
+def test_params_take_registered_orders_and_refuse_others_naming_the_key():
+    with orders.register(WARM_JOINT):
+        assert parse_params(_params(["joint", "warm-joint"])).train.orders == ("joint", "warm-joint")
+    for bad in ("warm-joint", ["continual", "contnual"]):
+        with pytest.raises(CurllError) as err:
+            parse_params(_params(bad), source="params.yaml")
+        assert err.value.field.startswith("train.order"), err.value.field
+        assert (
+            "unknown order" in err.value.message
+            and "known: independent, joint, continual" in err.value.message
+        )
+
+
+def test_schemas_and_metrics_read_the_registry():
+    column = pd.Series(["continual", "untrained", "warm-joint"])
+    assert known_order(column).tolist() == [True, True, False]
+    checks = [
+        c.name for s in (AnswerSchema, LossSchema, ScoreSchema) for c in s.to_schema().columns["order"].checks
+    ]
+    assert checks == ["a registered order or untrained"] * 3
+    j = pd.DataFrame([[1.0, 0.0], [0.5, 2.0]], index=pd.Index([0, 1], name="trained_to"), columns=[0, 1])
+    with orders.register(WARM_JOINT):
+        assert for_order(cl_metrics(j), "warm-joint")["FGT"] is not None  # a sequence: forgetting defined
+        assert known_order(column).all()
+    assert for_order(cl_metrics(j), "joint")["FGT"] is None
