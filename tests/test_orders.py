@@ -70,7 +70,7 @@ def test_params_take_registered_orders_and_refuse_others_naming_the_key():
     for bad in ("warm-joint", ["continual", "contnual"]):
         with pytest.raises(CurllError) as err:
             parse_params(_params(bad), source="params.yaml")
-        assert err.value.field.startswith("train.order"), err.value.field
+        assert str(err.value.field).startswith("train.order"), err.value.field
         assert (
             "unknown order" in err.value.message
             and "known: independent, joint, continual" in err.value.message
