@@ -24,7 +24,8 @@ from bench.harness.commands import curll
 from bench.harness.mix import FaultyServer
 from bench.harness.project import make_project
 
-TABLES = ("generations", "contexts", "ir", "cqa", "csqa")
+#: what generate_merge writes: the generations, and a table per instance type
+TABLES = ("generations", "tables/context", "tables/ir", "tables/cqa", "tables/csqa")
 
 
 def one(server: FaultyServer, root: Path, runner: str, seeds: int) -> tuple[Path, float, int]:

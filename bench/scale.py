@@ -130,7 +130,7 @@ def project_params(base_url: str, encoder: Path, rate: int, per_stage: int = 0) 
         params["vocab"].update(format="kuperman", input=str(vocab), max_per_stage=1000)
     params["llm"]["use"] = "server"
     params["llm"]["profiles"]["server"].update(base_url=base_url, concurrency=16, batch_size=512)
-    params["generate"].update(shards=4, cqa_pairs=5, csqa_pairs=3)
+    params["generate"].update(shards=4, pairs={"cqa": 5, "csqa": 3})
     params["verify_encoder"]["out"]["model"] = str(encoder)
     params["split"].update(
         test_per_indicator=1, val_per_indicator=1, rate_per_indicator=rate, max_holdout=1.0, rater="server"
@@ -191,7 +191,9 @@ def _rows(project: Path, params: dict[str, Any], stage: str, counts: dict[str, i
     if stage in ("tokenizer", "loader", "split_release"):
         return int(pq.ParquetFile(project / params["split"]["out"]["records"]).metadata.num_rows)
     if stage == "split":
-        tables = [params["verify"]["out"][k] for k in ("contexts", "ir", "cqa", "csqa")]
+        tables = [
+            f"{params['verify']['out']['tables']}/{k}.parquet" for k in ("context", "ir", "cqa", "csqa")
+        ]
         return sum(int(pq.ParquetFile(project / t).metadata.num_rows) for t in tables)
     return counts["instances"]
 

@@ -30,7 +30,7 @@ import pandas as pd
 from bench.corpus import NAMES, PLACES, TIMES, _edit
 from curll.artifacts import read_table, write_table
 from curll.generate.shard import instance_id, shard_path_name, sort_rows
-from curll.generate.tasks import QA_KEYS
+from curll.instances import TYPES
 from curll.llm.types import canonical_json
 from curll.schemas import GenerationSchema, IndicatorSchema, SeedSchema, WordSchema
 
@@ -106,7 +106,8 @@ def _row(task: str, seed: dict[str, Any], key: str, parent: str, output: dict[st
 
 
 def _qa(task: str, passage: str, k: int, rng: random.Random) -> dict[str, Any]:
-    list_key, q, a = QA_KEYS[task]
+    t = TYPES[task]
+    list_key, (q, a) = t.pairs, t.answer
     sentences = [s for s in passage.split(". ") if len(s.split()) >= 4]
     items = []
     for i in range(k):

@@ -92,7 +92,7 @@ def summarise(work: Path) -> dict[str, Any]:
         out["verify"] = {"counts": m["counts"], "content": m["content"],
                          "fk_grade": {k: {s: v["flesch_kincaid"]["mean"] for s, v in per.items()}
                                       for k, per in m["readability"].items()}}  # fmt: skip
-    ctx = work / "data/generate/contexts.parquet"
+    ctx = work / "data/generate/tables/context.parquet"
     if ctx.exists():
         n = pd.Series([len(str(t).split()) for t in pd.read_parquet(ctx)["text"]])
         out["passage_words"] = {

@@ -20,7 +20,7 @@ import pandas as pd
 from bench.corpus import corpus
 from bench.harness.verify import verify
 from curll.config import load_params
-from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema
+from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, instance_schema
 from curll.verify.encoder import load_encoder
 from curll.verify.screen import Settings
 
@@ -43,12 +43,16 @@ def tables(n: int) -> dict[str, pd.DataFrame]:
     texts = corpus(2 * n, seed=n)
     ctx = [{**_base(i, "c"), "expanded_topic": "a topic", "text": texts[i]} for i in range(n)]
     ir = [{**_base(i, "i"), "instruction": texts[n + i][:80], "response": texts[n + i]} for i in range(n)]
-    empty = pd.DataFrame(columns=list(QAPairSchema.to_schema().columns))
+
+    def empty(kind: str) -> pd.DataFrame:
+        frame = pd.DataFrame(columns=list(instance_schema(kind).to_schema().columns))
+        return frame.astype({"stage": "int64", "q_index": "int64", "attempts": "int64"})
+
     return {
         "context": pd.DataFrame(ctx, columns=list(ContextSchema.to_schema().columns)),
         "ir": pd.DataFrame(ir, columns=list(InstructionSchema.to_schema().columns)),
-        "cqa": empty.astype({"stage": "int64", "q_index": "int64", "attempts": "int64"}),
-        "csqa": empty.astype({"stage": "int64", "q_index": "int64", "attempts": "int64"}),
+        "cqa": empty("cqa"),
+        "csqa": empty("csqa"),
     }
 
 

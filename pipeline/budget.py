@@ -20,13 +20,13 @@ from curll.llm.tasks import TaskDef
 
 def registry() -> list[TaskDef]:
     """Every LLM task of the pipeline, from the domain module that owns it."""
-    from curll.evaluate.judge import RATINGS, RUBRIC
-    from curll.generate.tasks import TASKS
+    from curll.evaluate.judge import RUBRIC, rating_tasks
+    from curll.generate.tasks import tasks
     from curll.skill_graph.edges import EDGE, WEIGHT
     from curll.split.units import RATING
     from curll.templates import TASK
 
-    return [TASK, *TASKS.values(), EDGE, WEIGHT, RATING, *RATINGS.values(), RUBRIC]
+    return [TASK, *tasks().values(), EDGE, WEIGHT, RATING, *rating_tasks().values(), RUBRIC]
 
 
 def task_schemas(params: Params) -> dict[str, dict[str, dict[str, Any]]]:

@@ -36,7 +36,7 @@ from curll.evaluate.headline import headline, identity, metric_files
 from curll.evaluate.judge import item_scores
 from curll.evaluate.page import write_html
 from curll.evaluate.report import build
-from curll.schemas import EdgeSchema, IndicatorSchema, InstructionSchema, QAPairSchema
+from curll.schemas import EdgeSchema, IndicatorSchema, instance_schema
 from curll.schemas.evaluate import (
     AnswerSchema,
     ItemSchema,
@@ -112,17 +112,13 @@ def _gaps(params: Params, losses: pd.DataFrame) -> list[Gap]:
     """The trained stages and evaluated types with too few scored test records, and the counts
     (generated, kept by verify) that say why."""
     test = losses[(losses["split"] == "test") & (losses["tokens"] > 0)].drop_duplicates("record_id")
-    by_type = {
-        "ir": (params.generate_merge.out.ir, params.verify.out.ir, InstructionSchema),
-        "cqa": (params.generate_merge.out.cqa, params.verify.out.cqa, QAPairSchema),
-        "csqa": (params.generate_merge.out.csqa, params.verify.out.csqa, QAPairSchema),
-    }
     generated: Counter[tuple[int, str]] = Counter()
     verified: Counter[tuple[int, str]] = Counter()
     for kind in params.evaluate.types:
-        made, kept, schema = by_type[kind]
+        made, kept = params.generate_merge.out.table(kind), params.verify.out.table(kind)
         for counts, path in ((generated, made), (verified, kept)):
-            counts.update((int(s), kind) for s in read_table(path, schema, columns=["stage"])["stage"])
+            stages = read_table(path, instance_schema(kind), columns=["stage"])["stage"]
+            counts.update((int(s), kind) for s in stages)
     n_test = Counter((int(r["stage"]), str(r["type"])) for r in records(test))
     return gaps(n_test, params.train.stages, params.evaluate.types, params.evaluate.min_items,
                 generated=generated, verified=verified)  # fmt: skip

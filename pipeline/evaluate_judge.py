@@ -26,13 +26,13 @@ from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate.controls import control_sample
 from curll.evaluate.judge import (
-    RATINGS,
     RUBRIC,
     controls_table,
     judge,
     judge_tables,
     overall_yield,
     rate_controls,
+    rating_tasks,
     rating_yields,
     rubric,
 )
@@ -65,7 +65,7 @@ def run(params: Params, name: str) -> None:
     with engine_from_params(
         params.llm, models=params.llm_models, desc=f"judge {name}", profile=name
     ) as engine:
-        tasks: dict[str, Task] = {t: make_task(params, RATINGS[t], profile=name) for t in p.types}
+        tasks: dict[str, Task] = {t: make_task(params, rating_tasks()[t], profile=name) for t in p.types}
         ratings = judge(answers, items, {name: (engine, tasks)}, explain=p.explain)
         controls = rate_controls(sample, items, {name: (engine, tasks)}, explain=p.explain)
         scores = (

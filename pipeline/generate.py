@@ -1,4 +1,5 @@
-"""DVC stage ``generate``: passages, IR, CQA and CSQA from the seeds, shard by shard.
+"""DVC stage ``generate``: every instance type's requests (passages, IR, then CQA and CSQA on the
+passages), shard by shard.
 
 ``curll generate run`` (the DVC cmd) runs every shard 0..n-1 of ``generate.shards``: in turn
 in this process (``generate.runner: local``) or as Ray tasks (``ray``, at
@@ -23,7 +24,7 @@ from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
 from curll.generate.shard import generate_shard, shard_path_name, shard_seeds, shard_yields
-from curll.generate.tasks import TASKS
+from curll.generate.tasks import tasks as generation_tasks
 from curll.llm.cache import fold_shards, run_guard, shard_guard
 from curll.llm.factory import engine_from_params, make_task
 from curll.llm.locks import BusyError
@@ -84,15 +85,14 @@ def shard(params: Params, index: int) -> str:
     if not 0 <= index < p.shards:
         raise CurllError(f"shard must be in 0..{p.shards - 1}", field="generate.shards")
     seeds = shard_seeds(params.seeds.out.seeds, index, p.shards)  # this shard's only
-    pairs = {"cqa": p.cqa_pairs, "csqa": p.csqa_pairs}
-    tasks = {name: make_task(params, task) for name, task in TASKS.items()}
+    tasks = {name: make_task(params, task) for name, task in generation_tasks().items()}
     # verify's checks that a new attempt can fix are asked again here (same thresholds)
     content = params.verify.content.for_profile(llm.use)
     with (
         shard_guard(llm.cache, index, p.shards) as cache,
         engine_from_params(llm, models=params.llm_models, desc="generate", cache=cache) as engine,
     ):
-        df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=pairs, checks=content)
+        df = generate_shard(seeds, engine, tasks, shard=index, n=p.shards, pairs=p.pairs, checks=content)
     check_yields(f"generate: shard {index}/{p.shards}", shard_yields(seeds, df), p.min_yield,
                  key="generate.min_yield")  # fmt: skip
     path = Path(p.out.shards) / shard_path_name(index, p.shards)

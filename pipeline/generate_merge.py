@@ -1,10 +1,11 @@
 """DVC stage ``generate_merge``: join the generate shards into one table and typed instances.
 
 Reads every shard of ``generate.out.shards`` and the seeds they name; writes
-``out.generations`` (every request, rejects included), ``out.contexts``, ``out.ir``,
-``out.cqa``, ``out.csqa`` and ``out.stats`` (requests by task and status, instances per stage,
-tokens). Streams: memory holds a chunk of rows per shard, not the tables
-(:mod:`curll.generate.merge`); the outputs appear together or not at all.
+``out.generations`` (every request, rejects included), one table per instance type in
+``out.tables`` (``<type>.parquet``: context, ir, cqa, csqa) and ``out.stats`` (requests by
+task and status, instances per type and stage, tokens). Streams: memory holds a chunk of rows
+per shard, not the tables (:mod:`curll.generate.merge`); the outputs appear together or not
+at all.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from tqdm.auto import tqdm
 from curll.artifacts import write_json
 from curll.config import Params
 from curll.generate.merge import MergeStats, count_rows, merged, seed_fields, shard_paths, split_instances
-from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema
+from curll.instances import TYPES
+from curll.schemas import GenerationSchema, instance_schema
 from curll.streaming import write_table_streams
 from pipeline.report import say
 
@@ -34,15 +36,10 @@ def run(params: Params) -> None:
                 tables = split_instances(gens, seeds)
                 stats.add(gens, tables)
                 bar.update(len(gens))
-                yield [gens, tables["contexts"], tables["ir"], tables["cqa"], tables["csqa"]]
+                yield [gens, *(tables[k] for k in TYPES)]
 
-    write_table_streams([
-        (out.generations, GenerationSchema),
-        (out.contexts, ContextSchema),
-        (out.ir, InstructionSchema),
-        (out.cqa, QAPairSchema),
-        (out.csqa, QAPairSchema),
-    ], chunks())  # fmt: skip
+    typed = [(out.table(k), instance_schema(k)) for k in TYPES]
+    write_table_streams([(out.generations, GenerationSchema), *typed], chunks())
     result = stats.result()
     write_json(out.stats, result)
     say(

@@ -1,6 +1,6 @@
 """DVC stage ``split``: rate a sample of units with the LLM, pick test / validation / train, decontaminate.
 
-Reads the verify tables, the indicators and ``params.split`` / ``params.llm``; writes
+Reads the verify tables (every instance type's), the indicators and ``params.split`` / ``params.llm``; writes
 ``out.ratings`` (one LLM rating per rated unit: ``split.rate_per_indicator`` per indicator and
 type, with provenance), ``out.units`` (split, rank, contaminated), ``out.records`` (chat-format
 records of every kept instance, with its split), ``out.rejects`` (contaminated train units) and
@@ -19,16 +19,15 @@ from tqdm.auto import tqdm
 
 from curll.artifacts import empty_table, read_table, write_json
 from curll.config import Params
+from curll.instances import TYPES, seeded
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import (
-    ContextSchema,
     IndicatorSchema,
-    InstructionSchema,
-    QAPairSchema,
     RatingSchema,
     RecordSchema,
     RejectSchema,
     UnitSchema,
+    instance_schema,
 )
 from curll.split.core import RecordCounts, record_counts, require_records, select, split_stats
 from curll.split.records import indicator_info, record_frame
@@ -42,20 +41,15 @@ IDS = ["instance_id", "stage", "indicator_id"]
 
 def run(params: Params) -> None:
     p, v = params.split, params.verify.out
-    tables = {"context": (v.contexts, ContextSchema), "ir": (v.ir, InstructionSchema),
-              "cqa": (v.cqa, QAPairSchema), "csqa": (v.csqa, QAPairSchema)}  # fmt: skip
+    tables = {k: (v.table(k), instance_schema(k)) for k in TYPES}
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
     ws = Workspace()
     try:
-        ws.add_passages(iter_table(v.contexts, ContextSchema, columns=["instance_id", "text"]))
-        ws.add_ir(iter_table(v.ir, InstructionSchema, columns=["instance_id", "instruction", "response"]))
-        for kind in ("cqa", "csqa"):
-            path, schema = tables[kind]
-            ws.add_qa(kind, iter_table(path, schema, columns=["context_id", "q_index", "question", "answer"]))
-        units = unit_index(
-            read_table(v.contexts, ContextSchema, columns=IDS),
-            read_table(v.ir, InstructionSchema, columns=IDS),
-        )
+        for kind, (path, schema) in tables.items():
+            t = TYPES[kind]
+            texts = [t.link, "q_index", t.prompt, t.reply] if t.on else ["instance_id", *t.columns]
+            ws.add(kind, iter_table(path, schema, columns=texts))
+        units = unit_index({k: read_table(*tables[k], columns=IDS) for k in seeded()})
         sample = rated_sample(units, p.rate_per_indicator, p.seed)
         sample = sample.assign(
             content=[ws.content(u, t) for u, t in zip(sample["unit_id"], sample["type"], strict=True)]

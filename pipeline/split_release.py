@@ -1,6 +1,7 @@
 """DVC stage ``split_release``: the split records as a releasable dataset folder.
 
-Reads ``split.out.records`` (streamed, a batch at a time) and the verify tables' model names;
+Reads ``split.out.records`` (streamed, a batch at a time) and the model names of the verify
+tables of the seeded instance types (the models that wrote the data);
 writes ``out.dir`` (per-stage parquet splits + a dataset card, see :mod:`curll.release`) and
 ``out.stats`` (counts and the hash of the params of the data stages). Push it with
 ``dvc push``; others get it with ``dvc pull split_release``.
@@ -13,8 +14,9 @@ from typing import Any
 
 from curll.artifacts import read_table, write_json
 from curll.config import Params
+from curll.instances import seeded
 from curll.release import Counts, dataset_card, params_hash, write_release
-from curll.schemas import ContextSchema, InstructionSchema, RecordSchema
+from curll.schemas import RecordSchema, instance_schema
 from curll.streaming import iter_table
 from pipeline.report import say
 
@@ -49,10 +51,8 @@ def card_params(params: Params) -> dict[str, Any]:
 
 def run(params: Params) -> None:
     p = params.split_release
-    models = sorted(
-        set(read_table(params.verify.out.contexts, ContextSchema, columns=["model"])["model"])
-        | set(read_table(params.verify.out.ir, InstructionSchema, columns=["model"])["model"])
-    )
+    tables = [read_table(params.verify.out.table(k), instance_schema(k), columns=["model"]) for k in seeded()]
+    models = sorted({m for t in tables for m in t["model"]})
     dumped = card_params(params)
     digest = params_hash(dumped)
 

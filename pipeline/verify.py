@@ -1,8 +1,8 @@
 """DVC stage ``verify``: filter the generated instances and measure the data (paper Appendix B).
 
 Reads the generate_merge tables and the verify_encoder model (or the full source encoder,
-per ``verify.semantic.encoder``); writes the kept ``out.contexts`` / ``ir`` / ``cqa`` /
-``csqa`` (generate's schemas), ``out.rejects`` (every dropped row with its reason),
+per ``verify.semantic.encoder``); writes the kept instances of every type in ``out.tables``
+(``<type>.parquet``, generate's schemas), ``out.rejects`` (every dropped row with its reason),
 ``out.metrics`` (counts, dedup, diversity, readability) and per-stage CSVs in ``out.plots``.
 The passage length range (``verify.context_words``) and the content checks
 (``verify.content``: seed word, on topic, grounded, degenerate) are those of the active
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from curll.artifacts import atomic_path, read_table, records, write_json
 from curll.config import Params
+from curll.instances import TYPES
 from curll.schemas import IndicatorSchema
 from curll.verify.content import indicator_text
 from curll.verify.core import plot_tables, verify_files
@@ -27,8 +28,8 @@ from pipeline.report import say
 
 def run(params: Params) -> None:
     p, src = params.verify, params.generate_merge.out
-    inputs = {"context": src.contexts, "ir": src.ir, "cqa": src.cqa, "csqa": src.csqa}
-    outputs = {"context": p.out.contexts, "ir": p.out.ir, "cqa": p.out.cqa, "csqa": p.out.csqa}
+    inputs = {k: src.table(k) for k in TYPES}
+    outputs = {k: p.out.table(k) for k in TYPES}
     sem = p.semantic
     where = params.verify_encoder.out.model if sem.encoder == "model2vec" else params.verify_encoder.source
     encoder = load_encoder(sem.encoder, where, batch_size=sem.batch_size)
@@ -36,7 +37,7 @@ def run(params: Params) -> None:
     settings = Settings(
         p,
         words=p.context_words.for_profile(params.llm.use),
-        qa_pairs={"cqa": params.generate.cqa_pairs, "csqa": params.generate.csqa_pairs},
+        qa_pairs=params.generate.pairs,
         checks=p.content.for_profile(params.llm.use),
         topics={r["indicator_id"]: indicator_text(r) for r in records(indicators)},
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from curll.schemas import ContextSchema, InstructionSchema, QAPairSchema
+from curll.schemas import ContextSchema, InstructionSchema, instance_schema
 
 
 def hx(s: str, n: int = 16) -> str:
@@ -47,7 +47,7 @@ def qa(kind: str, context: pd.DataFrame, pairs: dict[str, list[tuple[str, str]]]
             out.append(
                 {**base, "context_id": hx(key), "type": kind, "q_index": n, "question": q, "answer": a}
             )
-    return pd.DataFrame(out, columns=list(QAPairSchema.to_schema().columns))
+    return pd.DataFrame(out, columns=list(instance_schema(kind).to_schema().columns))
 
 
 def indicators(names: list[str]) -> pd.DataFrame:

@@ -55,7 +55,7 @@ def shrink(params: dict[str, Any], encoder: Path | None = None) -> dict[str, Any
     params["evaluate"]["bootstrap"]["samples"] = 20
     params["evaluate"]["accept_gaps"] = True  # a few random-model items a stage: the gaps are reported
     params["skill_graph"]["neighbours"] = 1
-    params["generate"].update(cqa_pairs=2, csqa_pairs=1)
+    params["generate"]["pairs"] = {"cqa": 2, "csqa": 1}
     embedded = params["llm"]["profiles"]["embedded"]
     embedded.update(batch_size=32, max_chars={"long": 80, "short": 30})
     embedded["sampling"]["max_tokens"] = 200

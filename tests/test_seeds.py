@@ -50,16 +50,14 @@ def templates(ind: pd.DataFrame) -> pd.DataFrame:
 @pytest.fixture
 def p():
     seeds = load_params(ROOT / "params.yaml").seeds  # 4 of each: the test vocabulary has few words
-    return seeds.model_copy(
-        update={"per_indicator": seeds.per_indicator.model_copy(update={"context": 4, "ir": 4})}
-    )
+    return seeds.model_copy(update={"per_indicator": {"context": 4, "ir": 4}})
 
 
 def test_sample_mode_counts_and_validity(p):
     ind = indicators()
     seeds, stats = make_seeds(ind, WORDS, templates(ind), p)
     SeedSchema.validate(seeds)
-    per = p.per_indicator.context + p.per_indicator.ir  # 4 indicators x seeds per indicator
+    per = p.per_indicator["context"] + p.per_indicator["ir"]  # 4 indicators x seeds per indicator
     assert len(seeds) == 4 * per and stats["seeds"] == 4 * per
     # words come from the indicator's stage, templates from the matching kind
     stage_words = {s: set(WORDS.loc[WORDS["stage"] == s, "word"]) for s in (0, 1)}

@@ -110,7 +110,7 @@ def full_cache_disk(root: Path, n_seeds: int) -> dict[str, object]:
             if run_generate(project).returncode != 0:
                 return {**row, "exit": "skipped: the first run did not fit the disk"}
             before = cached_rows(disk / "llm.sqlite")
-            params["generate"]["cqa_pairs"] = 3  # new requests
+            params["generate"]["pairs"]["cqa"] = 3  # new requests
             (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
             calls = len(server.requests)
             subprocess.run(["dd", "if=/dev/zero", f"of={disk / 'filler'}", "bs=4k", "count=1000"],

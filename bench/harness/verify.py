@@ -16,8 +16,9 @@ from typing import Any
 import pandas as pd
 
 from curll.artifacts import read_table, write_table
-from curll.schemas import GenerationSchema, RejectSchema
-from curll.verify.core import KINDS, SCHEMAS, verify_files
+from curll.instances import TYPES
+from curll.schemas import GenerationSchema, RejectSchema, instance_schema
+from curll.verify.core import verify_files
 from curll.verify.encoder import Encoder
 from curll.verify.screen import Settings
 
@@ -32,17 +33,18 @@ class VerifyResult:
 def verify(
     tables: Mapping[str, pd.DataFrame], generations: pd.DataFrame, encoder: Encoder, settings: Settings
 ) -> VerifyResult:
-    """:func:`~curll.verify.core.verify_files` on ``tables`` (by type, :data:`KINDS`) and
-    ``generations``: the kept tables, the rejects and the metrics."""
+    """:func:`~curll.verify.core.verify_files` on ``tables`` (by instance type, every one of
+    :data:`curll.instances.TYPES`) and ``generations``: the kept tables, the rejects and the
+    metrics."""
     with tempfile.TemporaryDirectory(prefix="curll-verify-in-") as tmp:
         where = Path(tmp)
-        inputs = {k: where / f"in-{k}.parquet" for k in KINDS}
-        outputs = {k: where / f"out-{k}.parquet" for k in KINDS}
-        for k in KINDS:
-            write_table(tables[k], inputs[k], SCHEMAS[k])
+        inputs = {k: where / f"in-{k}.parquet" for k in TYPES}
+        outputs = {k: where / f"out-{k}.parquet" for k in TYPES}
+        for k in TYPES:
+            write_table(tables[k], inputs[k], instance_schema(k))
         write_table(generations, where / "generations.parquet", GenerationSchema)
         metrics = verify_files(
             inputs, where / "generations.parquet", outputs, where / "rejects.parquet", encoder, settings
         )
-        kept = {k: read_table(outputs[k], SCHEMAS[k]) for k in KINDS}
+        kept = {k: read_table(outputs[k], instance_schema(k)) for k in TYPES}
         return VerifyResult(kept, read_table(where / "rejects.parquet", RejectSchema), metrics)

@@ -6,9 +6,10 @@ passage and question (:func:`question_of`), rebuilds the very user turn the mode
 trained on (:func:`user_turn`) and cuts passages the same way.
 
 Layout (``messages`` JSON, a list of ``{"role", "content"}``): an optional system turn, the
-user turn, the assistant turn. User turns by type:
+user turn, the assistant turn. A user turn is laid out by its type's spec
+(:attr:`curll.instances.InstanceType.user`):
 
-- ``context``: the request for a passage (its wording is split's, :mod:`curll.split.records`);
+- ``context``: the request for a passage, from its template and topic;
 - ``ir``: the instruction;
 - ``cqa``: the passage, a blank line, ``Question: `` and the question;
 - ``csqa``: the passage, a blank line, and the question (the instruction of a skill task).
@@ -18,10 +19,10 @@ from __future__ import annotations
 
 import json
 
+from curll.instances import spec
+
 #: marks the end of a passage cut to fit a context window (training rows, test prompts)
 CUT = " ..."
-#: the label a comprehension question carries after its passage
-CQA_LABEL = "Question: "
 
 
 def record_chat(system: str, user: str, assistant: str) -> str:
@@ -38,18 +39,13 @@ def turns_of(messages: str) -> tuple[str, str, str]:
 
 
 def user_turn(kind: str, question: str, passage: str = "") -> str:
-    """The user turn of a record of ``kind`` asking ``question`` (about ``passage`` for QA)."""
-    if kind == "cqa":
-        return f"{passage}\n\n{CQA_LABEL}{question}"
-    if kind == "csqa":
-        return f"{passage}\n\n{question}"
-    return question
+    """The user turn of a record of ``kind`` asking ``question`` (about ``passage`` for a type
+    made on one), laid out by the type's spec; ``kind`` is a type whose turn is its question."""
+    return spec(kind).user_turn({spec(kind).prompt: question}, passage)
 
 
 def question_of(kind: str, user: str, passage: str) -> str:
-    """The question of a QA user turn laid out by :func:`user_turn` on ``passage`` (the inverse);
-    a user turn that does not start with the passage (or an IR turn) is returned whole."""
-    if kind not in ("cqa", "csqa") or not passage or not user.startswith(passage + "\n\n"):
-        return user
-    question = user[len(passage) + 2 :]
-    return question.removeprefix(CQA_LABEL) if kind == "cqa" else question
+    """The question of a user turn laid out by :func:`user_turn` on ``passage`` (the inverse,
+    :meth:`curll.instances.InstanceType.question_of`); a user turn that does not start with the
+    passage (or an IR turn) is returned whole."""
+    return spec(kind).question_of(user, passage)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -28,6 +29,7 @@ import pyarrow.parquet as pq
 
 from curll.artifacts import atomic_dir
 from curll.errors import CurllError
+from curll.instances import TYPES
 from curll.schemas import SPLITS
 
 RELEASE_SCHEMA = pa.schema(
@@ -103,6 +105,11 @@ def write_release(
     }
 
 
+def _listing(items: list[str], last: str = "and") -> str:
+    """ "a, b and c" (or ``last`` before the last item)."""
+    return ", ".join(items[:-1]) + f" {last} {items[-1]}" if len(items) > 1 else "".join(items)
+
+
 def dataset_card(
     name: str, counts: Counts, *, models: list[str], params_digest: str, params_json: str
 ) -> str:
@@ -119,6 +126,9 @@ def dataset_card(
         for s in stages
     )
     types = sorted({t for _, _, t in counts})
+    kinds = _listing([f"{t.title} ({t.name})" for t in TYPES.values()])
+    about = textwrap.fill(f"A developmental curriculum dataset in the CurLL layout: {kinds} for "
+                          "stages 0-4 (ages 5-10), made by the curll pipeline.", 96)  # fmt: skip
     header = "| stage | split | " + " | ".join(types) + " |"
     rows = [
         f"| {stage} | {split} | " + " | ".join(str(counts.get((stage, split, t), 0)) for t in types) + " |"
@@ -134,9 +144,7 @@ configs:
 
 # {name}
 
-A developmental curriculum dataset in the CurLL layout: instruction/response pairs (ir),
-passages (context), comprehension questions on passages (cqa) and skill tasks on passages
-(csqa) for stages 0-4 (ages 5-10), made by the curll pipeline.
+{about}
 
 ## Counts (records)
 
@@ -146,7 +154,7 @@ passages (context), comprehension questions on passages (cqa) and skill tasks on
 
 ## Columns
 
-- `record_id`: stable id of the instance; `stage`: 0-4; `type`: context, ir, cqa or csqa
+- `record_id`: stable id of the instance; `stage`: 0-4; `type`: {_listing(list(TYPES), "or")}
 - `skill`, `subskill`, `indicator_id`, `indicator`: the skill taxonomy entry it practises
 - `messages`: the conversation, a list of `{{role, content}}` with roles system, user,
   assistant; train on (or judge) the final assistant turn

@@ -1,13 +1,15 @@
 """Seeds: indicator x (word, pos) from the indicator's stage x instance type x template.
 
 Contract of :func:`make_seeds`:
-- type ``context`` uses the indicator's ``context`` templates, type ``ir`` its
-  ``instruction`` templates; words come from the indicator's stage;
+- every seeded instance type (:mod:`curll.instances`) draws from the indicator's templates of
+  its spec's ``template_kind`` (type ``context`` from ``context`` templates, type ``ir`` from
+  ``instruction`` templates); words come from the indicator's stage;
 - ``mode="full"`` keeps the whole cross product (the paper); ``mode="sample"`` draws
   ``per_indicator[type]`` distinct (word, template) pairs without replacement (all of
   them when there are fewer);
-- the draw for one indicator uses an RNG seeded by (seed, indicator id, type), so the
-  table is identical on every run and changing one indicator changes only its seeds;
+- the draw for one indicator uses an RNG seeded by (seed, indicator id, the type's place among
+  the seeded types), so the table is identical on every run and changing one indicator changes
+  only its seeds;
 - an indicator without words or templates gets no seeds; stats count them.
 Returns a :class:`~curll.schemas.SeedSchema` table and stats. :func:`stream_seeds` gives the
 same rows in chunks, for ``mode="full"`` at the paper's size (bounded memory).
@@ -27,10 +29,9 @@ import pandas as pd
 
 from curll.artifacts import records
 from curll.config.generation import SeedsParams
-from curll.schemas.generation import SEED_TYPES, SeedSchema
+from curll.instances import TYPES, seeded
+from curll.schemas.generation import SeedSchema
 
-#: which template kind each seed type draws from
-TEMPLATE_KIND = {"context": "context", "ir": "instruction"}
 _FIELDS = ("indicator_id", "stage", "age_group", "skill", "subskill", "goal", "indicator")
 
 
@@ -106,7 +107,7 @@ def stream_stats(indicators: pd.DataFrame, tally: Tally) -> dict[str, Any]:
         "seeds": sum(tally.per_stage_type.values()),
         "per_stage_type": dict(sorted(tally.per_stage_type.items())),
         "indicators": len(tally.indicators),
-        "indicator_types": len(indicators) * len(SEED_TYPES),
+        "indicator_types": len(indicators) * len(seeded()),
         "no_words": tally.no_words,
         "no_templates": tally.no_templates,
     }
@@ -129,13 +130,13 @@ def _indicator_rows(ind: dict[str, Any], look: _Lookup, p: SeedsParams, tally: T
     stage_words = look.by_stage.get(ind["stage"], [])
     if not stage_words:
         tally.no_words += 1
-    for t_index, type_ in enumerate(SEED_TYPES):
-        temps = look.by_kind.get(TEMPLATE_KIND[type_], {}).get(ind["indicator_id"], [])
+    for t_index, type_ in enumerate(seeded()):
+        temps = look.by_kind.get(TYPES[type_].template_kind, {}).get(ind["indicator_id"], [])
         if not temps:
             tally.no_templates += 1
             continue
         total = len(stage_words) * len(temps)
-        want = total if p.mode == "full" else getattr(p.per_indicator, type_)
+        want = total if p.mode == "full" else p.per_indicator[type_]
         rng_key = [p.seed, int(ind["indicator_id"], 16) % (1 << 63), t_index]
         fields = {f: ind[f] for f in _FIELDS}
         for k in _draw(total, want, rng_key):

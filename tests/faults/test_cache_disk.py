@@ -73,7 +73,7 @@ def test_the_generate_stage_on_a_full_cache_disk_exits_2_and_keeps_the_cache(sma
         (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         assert run_generate(project).returncode == 0  # the shard's cache lies on the small disk too
         stored = keys(small_disk / "llm.sqlite")
-        params["generate"]["cqa_pairs"] = 3  # new requests to store
+        params["generate"]["pairs"]["cqa"] = 3  # new requests to store
         (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         fill(small_disk)
         run = run_generate(project)

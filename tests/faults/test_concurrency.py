@@ -60,7 +60,7 @@ def test_two_shard_processes_write_own_caches_that_fold_into_one_and_merge_as_on
         assert [p.returncode for p in procs] == [0, 0], errors
         asked = len(server.requests) - asked_before
     curll("generate_merge", "run", cwd=split)
-    for table in ("generations", "contexts", "cqa", "csqa", "ir"):
+    for table in ("generations", "tables/context", "tables/cqa", "tables/csqa", "tables/ir"):
         a = pd.read_parquet(single / f"data/generate/{table}.parquet")
         b = pd.read_parquet(split / f"data/generate/{table}.parquet")
         pd.testing.assert_frame_equal(a, b)

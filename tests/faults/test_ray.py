@@ -18,7 +18,9 @@ pytestmark = pytest.mark.slow  # see docs/tests.md: over the default run's time 
 
 pytest.importorskip("ray")
 
-TABLES = ("generations", "contexts", "ir", "cqa", "csqa")
+#: what generate_merge writes: the generations, and a table per instance type
+TABLES = ("generations.parquet", "tables/context.parquet", "tables/ir.parquet", "tables/cqa.parquet",
+          "tables/csqa.parquet")  # fmt: skip
 
 
 def configure(project: Path, **generate: object) -> None:
@@ -51,7 +53,7 @@ def test_ray_shards_are_byte_identical_to_one_process_and_a_rerun_asks_nothing(t
     for project in (local, on_ray):
         curll("generate_merge", "run", cwd=project)
     for table in TABLES:
-        a, b = (p / f"data/generate/{table}.parquet" for p in (local, on_ray))
+        a, b = (p / "data/generate" / table for p in (local, on_ray))
         assert a.read_bytes() == b.read_bytes(), table
     with sqlite3.connect(on_ray / ".curll/cache/llm.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM completions").fetchone()[0] == asked == 24

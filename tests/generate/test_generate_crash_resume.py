@@ -38,7 +38,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     params["taxonomy"].update(stages=[0], per_stage=8)  # ~32 requests: enough to kill mid-run
     params["templates"].update(min_items=3, max_items=4)
     params["seeds"]["per_indicator"] = {"context": 1, "ir": 1}
-    params["generate"].update(cqa_pairs=2, csqa_pairs=1)
+    params["generate"]["pairs"] = {"cqa": 2, "csqa": 1}
     embedded = params["llm"]["profiles"]["embedded"]
     embedded.update(batch_size=4, max_chars={"long": 60, "short": 20})
     embedded["sampling"]["max_tokens"] = 160
@@ -94,7 +94,7 @@ def test_shards_run_separately_merge_to_the_single_run(tmp_path, base):
         curll("generate", "shard", str(i), cwd=split)
         shutil.rmtree(split / ".curll")
     curll("generate_merge", "run", cwd=split)
-    for table in ("generations", "contexts", "cqa"):
+    for table in ("generations", "tables/context", "tables/cqa"):
         a = pd.read_parquet(single / f"data/generate/{table}.parquet")
         b = pd.read_parquet(split / f"data/generate/{table}.parquet")
         pd.testing.assert_frame_equal(a, b)

@@ -17,7 +17,7 @@ from curll.generate.tasks import task_schema
 from curll.llm.tasks import Task
 from curll.llm.types import Sampling
 from curll.prompts import load_prompt
-from curll.schemas import ContextSchema, GenerationSchema, QAPairSchema
+from curll.schemas import ContextSchema, GenerationSchema, instance_schema
 from tests.fakes import engine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,12 +104,10 @@ def test_merge_splits_instances_and_checks_shards(tmp_path):
         write_table(df, tmp_path / shard_path_name(i, 2), GenerationSchema)
     gens = read_shards(tmp_path, 2)
     tables = split_instances(gens, s)
-    ContextSchema.validate(tables["contexts"])
-    QAPairSchema.validate(tables["cqa"])
-    assert len(tables["cqa"]) == 2 * len(tables["contexts"]) and len(tables["csqa"]) == len(
-        tables["contexts"]
-    )
-    assert set(tables["cqa"]["context_id"]) == set(tables["contexts"]["instance_id"])
+    ContextSchema.validate(tables["context"])
+    instance_schema("cqa").validate(tables["cqa"])
+    assert len(tables["cqa"]) == 2 * len(tables["context"]) and len(tables["csqa"]) == len(tables["context"])
+    assert set(tables["cqa"]["context_id"]) == set(tables["context"]["instance_id"])
     assert len(tables["ir"]) == 6
     with pytest.raises(CurllError, match="1 of 3 shards missing"):
         write_table(df, tmp_path / shard_path_name(0, 3), GenerationSchema)
@@ -133,7 +131,7 @@ def test_two_identical_passages_make_questions_of_their_own(tmp_path):
     df = generate_shard(s, eng, tasks(), shard=0, n=1, pairs=PAIRS)
     write_table(df, tmp_path / shard_path_name(0, 1), GenerationSchema)
     tables = split_instances(read_shards(tmp_path, 1), s)
-    assert len(tables["contexts"]) == 2 and tables["contexts"]["text"].nunique() == 1
+    assert len(tables["context"]) == 2 and tables["context"]["text"].nunique() == 1
     assert len(tables["cqa"]) == 4 and tables["cqa"]["instance_id"].is_unique
     assert tables["cqa"].groupby("context_id").size().tolist() == [2, 2]
     assert sum("Passage:" in r.messages[1].content for r in backend.asked) == 2  # one CQA, one CSQA request

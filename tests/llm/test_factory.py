@@ -6,7 +6,7 @@ from pathlib import Path
 import yaml
 
 from curll.config import parse_params
-from curll.generate.tasks import TASKS
+from curll.generate.tasks import tasks
 from curll.llm.factory import make_task
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,8 +19,8 @@ def test_a_task_gets_its_own_sampling_by_prompt_name():
     data["llm"]["profiles"]["embedded"]["task_sampling"] = {"context": {"frequency_penalty": 0.5}}
     params = parse_params(data, source="params.yaml")
     llm = params.llm
-    context = make_task(params, TASKS["context"])
-    cqa = make_task(params, TASKS["cqa"])
+    context = make_task(params, tasks()["context"])
+    cqa = make_task(params, tasks()["cqa"])
     assert context.sampling.frequency_penalty == 0.5
     assert cqa.sampling == llm.profile.sampling.to_sampling()
     # the changed sampling travels in the request (and so in its cache key)

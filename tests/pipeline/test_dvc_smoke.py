@@ -65,9 +65,9 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     assert sorted(words["stage"].unique()) == list(STAGES)
     assert all(4 + s < aoa <= 5 + s for s, aoa in zip(words["stage"], words["aoa"], strict=True))
     seeds = pd.read_parquet(data / "seeds" / "seeds.parquet")
-    contexts = pd.read_parquet(data / "generate" / "contexts.parquet")
-    cqa = pd.read_parquet(data / "generate" / "cqa.parquet")
-    assert len(contexts) > 0 and len(pd.read_parquet(data / "generate" / "ir.parquet")) > 0
+    contexts = pd.read_parquet(data / "generate" / "tables" / "context.parquet")
+    cqa = pd.read_parquet(data / "generate" / "tables" / "cqa.parquet")
+    assert len(contexts) > 0 and len(pd.read_parquet(data / "generate" / "tables" / "ir.parquet")) > 0
     # every CQA pair belongs to an accepted context, two pairs per context request
     assert set(cqa["context_id"]) <= set(contexts["instance_id"])
     assert (cqa.groupby("context_id").size() == 2).all()

@@ -20,10 +20,10 @@ def chunks(df: pd.DataFrame, size: int = 3) -> list[pd.DataFrame]:
 
 def loaded(tables: dict[str, pd.DataFrame]) -> Workspace:
     ws = Workspace()
-    ws.add_passages(chunks(tables["context"]))
-    ws.add_ir(chunks(tables["ir"]))
+    ws.add("context", chunks(tables["context"]))
+    ws.add("ir", chunks(tables["ir"]))
     for kind in ("cqa", "csqa"):
-        ws.add_qa(kind, chunks(tables[kind].iloc[::-1]))  # any order: pairs come back by q_index
+        ws.add(kind, chunks(tables[kind].iloc[::-1]))  # any order: pairs come back by q_index
     return ws
 
 
@@ -33,7 +33,7 @@ def test_unit_texts_contamination_and_records_equal_the_in_memory_ones():
     units = build_units(tables)
     ws = loaded(tables)
     try:
-        index = unit_index(tables["context"], tables["ir"])
+        index = unit_index(tables)
         pd.testing.assert_frame_equal(index, units.drop(columns="content"))
         assert [ws.content(u, t) for u, t in zip(units["unit_id"], units["type"], strict=True)] == units[
             "content"

@@ -9,7 +9,7 @@ from bench.harness.verify import VerifyResult, verify
 from curll.artifacts import validate
 from curll.config import load_params
 from curll.config.verify import ContentChecks, WordRange
-from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, RejectSchema
+from curll.schemas import GenerationSchema, RejectSchema, instance_schema
 from curll.verify.core import plot_tables
 from curll.verify.screen import Settings
 from tests import instances as inst
@@ -103,9 +103,8 @@ def test_qa_pairs_follow_their_passage_and_sets_are_checked(result):
 
 def test_outputs_validate_and_counts_add_up(result):
     validate(result.rejects, RejectSchema, source="rejects")
-    schemas = {"context": ContextSchema, "ir": InstructionSchema, "cqa": QAPairSchema, "csqa": QAPairSchema}
     for kind, df in result.kept.items():
-        validate(df, schemas[kind], source=kind)
+        validate(df, instance_schema(kind), source=kind)
         c = result.metrics["counts"][kind]
         assert c["kept"] == len(df)
     counts = result.metrics["counts"]

@@ -40,8 +40,10 @@ def test_row_filters_and_content_checks_keep_with_none_and_drop_with_a_reason():
 def test_set_checks_flag_rows_and_the_rejects_keep_code_and_detail_apart():
     ctx = inst.contexts([("c0", 0, "i0", "A text."), ("c1", 1, "i0", "Another text.")])
     pairs = inst.qa("cqa", ctx, {"c0": [("Q?", "A.")], "c1": [("Q?", "A."), ("Q2?", "A2.")]})
-    assert flt.orphans(pairs, {inst.hx("c1")}) == {inst.hx("cqac01"): Drop("context_dropped", inst.hx("c0"))}
-    count = flt.qa_count(pairs, 2)
+    assert flt.orphans(pairs, {inst.hx("c1")}, "context_id") == {
+        inst.hx("cqac01"): Drop("context_dropped", inst.hx("c0"))
+    }
+    count = flt.qa_count(pairs, 2, "context_id")
     assert count == {inst.hx("cqac01"): Drop("qa_count", "1 pairs, expected 2")}
     flags = {**count, inst.hx("cqac12"): Drop("exact_duplicate", " dup of x: y ")}
     kept, rejects = flt.drop(pairs, "cqa", flags)

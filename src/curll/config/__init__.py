@@ -163,9 +163,8 @@ def _seed_problems(params: Params) -> list[tuple[str, str]]:
 
 def prompt_names(params: Params) -> set[str]:
     """The task names ``task_sampling`` may use: the stems of every prompt file the params name."""
-    g, e = params.generate.prompts, params.evaluate
-    graph = params.skill_graph.prompts
-    paths = [g.context, g.ir, g.cqa, g.csqa, graph.edge, graph.weight, params.templates.prompt,
+    e, graph = params.evaluate, params.skill_graph.prompts
+    paths = [*params.generate.prompts.values(), graph.edge, graph.weight, params.templates.prompt,
              params.split.prompt, *e.prompts.values(), e.rubric.prompt]  # fmt: skip
     return {Path(p).stem for p in paths}
 

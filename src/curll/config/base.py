@@ -7,7 +7,10 @@
 - :class:`ByProfile`: one setting overridden per LLM profile (verify's passage lengths and
   content checks, the templates' dictionary check).
 - :class:`Registered`: a name that must be in a registry of specs (an order of
-  :mod:`curll.orders`), read when the params load, so a spec registered at run time is known.
+  :mod:`curll.orders`, an instance type of :mod:`curll.instances`), read when the params load,
+  so a spec registered at run time is known; :class:`KeysOf`: a mapping with one entry for
+  every name of a registry (a prompt per instance type).
+- :class:`TablesFolder`: a stage's folder of per-type tables, ``<type>.parquet`` each.
 - :class:`ParamsError`: what a validator raises to name the exact key at fault (relative to its
   section) and say what is wrong without repeating the section's input.
 """
@@ -71,6 +74,36 @@ class Registered:
         if name not in self.names():
             raise ValueError(f"unknown {self.what} {name!r} (known: {', '.join(self.names())})")
         return name
+
+
+@dataclass(frozen=True)
+class KeysOf:
+    """Metadata of a mapping whose keys must be exactly ``names()`` (read at the time of the
+    check): one entry for every name of a registry, no other. ``what`` names them in messages
+    and docs."""
+
+    what: str
+    names: Callable[[], tuple[str, ...]]
+
+    def check(self, value: dict[str, T]) -> dict[str, T]:
+        known = self.names()
+        unknown = [k for k in value if k not in known]
+        if unknown:
+            raise ValueError(f"unknown {self.what} {unknown[0]!r} (known: {', '.join(known)})")
+        missing = [k for k in known if k not in value]
+        if missing:
+            raise ValueError(f"no entry for the {self.what} {missing[0]!r} (every one needs one)")
+        return {k: value[k] for k in known}  # in the registry's order
+
+
+class TablesFolder(Section):
+    """Outputs with a folder of per-type tables: ``tables/<type>.parquet`` for every instance type."""
+
+    tables: PathStr = Field(description="a folder: <type>.parquet for every instance type")
+
+    def table(self, kind: str) -> str:
+        """The path of instance type ``kind``'s table."""
+        return f"{self.tables}/{kind}.parquet"
 
 
 class ParamsError(ValueError):

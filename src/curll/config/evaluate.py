@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictStr, field_validator
+from pydantic import AfterValidator, Field, StrictStr, field_validator, model_validator
 
-from curll.config.base import Count, MinYield, PathStr, Positive, Section, Seed
+from curll import instances
+from curll.config.base import Count, MinYield, ParamsError, PathStr, Positive, Registered, Section, Seed
 from curll.config.llm import SamplingParams
 
-TestType = Literal["ir", "cqa", "csqa"]
+_TEST_TYPE = Registered("test type", instances.evaluated)
+#: a test type: an evaluated instance type of :mod:`curll.instances` (ir, cqa, csqa)
+TestType = Annotated[StrictStr, AfterValidator(_TEST_TYPE.check), _TEST_TYPE]
 
 
 class InferParams(Section):
@@ -125,3 +128,11 @@ class EvaluateParams(Section):
         if len(set(v)) != len(v):
             raise ValueError(f"judges must not repeat, got {list(v)}")
         return v
+
+    @model_validator(mode="after")
+    def _judged_types_have_prompts(self) -> EvaluateParams:
+        missing = [t for t in self.types if t not in self.prompts]
+        if missing:
+            why = f"no judge prompt for the test type {missing[0]!r} of evaluate.types"
+            raise ParamsError(("prompts", why))
+        return self

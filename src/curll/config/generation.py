@@ -6,7 +6,27 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictStr, model_validator
 
-from curll.config.base import ByProfile, Count, MinYield, PathStr, Positive, Section, Seed, no_credentials
+from curll import instances
+from curll.config.base import (
+    ByProfile,
+    Count,
+    KeysOf,
+    MinYield,
+    PathStr,
+    Positive,
+    Registered,
+    Section,
+    Seed,
+    TablesFolder,
+    no_credentials,
+)
+
+_SEEDED = KeysOf("seeded instance type", instances.seeded)
+_LISTED = KeysOf("instance type asked for a list", instances.listed)
+_TYPES = KeysOf("instance type", instances.names)
+_KIND = Registered("template kind", instances.template_kinds)
+#: a template kind a seeded instance type draws from (:func:`curll.instances.template_kinds`)
+TemplateKind = Annotated[StrictStr, AfterValidator(_KIND.check), _KIND]
 
 
 class SkillGraphPrompts(Section):
@@ -50,7 +70,7 @@ class DictionaryCheck(ByProfile[bool]):
 class TemplatesParams(Section):
     """``templates``: text-type formats per indicator and kind (paper: 15-20 of 2-5 words)."""
 
-    kinds: Annotated[tuple[Literal["context", "instruction"], ...], Field(min_length=1, strict=False)]
+    kinds: Annotated[tuple[TemplateKind, ...], Field(min_length=1, strict=False)]
     min_items: Positive
     max_items: Positive
     min_words: Positive
@@ -73,11 +93,6 @@ class TemplatesParams(Section):
         return self
 
 
-class SeedCounts(Section):
-    context: Count
-    ir: Count
-
-
 class SeedsOutputs(Section):
     seeds: PathStr
     stats: PathStr
@@ -88,16 +103,11 @@ class SeedsParams(Section):
     word x template cross product; ``full`` keeps the whole cross product (the paper)."""
 
     mode: Literal["sample", "full"]
-    per_indicator: SeedCounts
+    per_indicator: Annotated[dict[StrictStr, Count], AfterValidator(_SEEDED.check), _SEEDED] = Field(
+        description="seeds drawn per indicator, for every seeded instance type (mode sample)"
+    )
     seed: Seed
     out: SeedsOutputs
-
-
-class GeneratePrompts(Section):
-    context: PathStr
-    ir: PathStr
-    cqa: PathStr
-    csqa: PathStr
 
 
 class GenerateOutputs(Section):
@@ -105,7 +115,8 @@ class GenerateOutputs(Section):
 
 
 class GenerateParams(Section):
-    """``generate``: passages and IR from seeds, then CQA and CSQA on each accepted passage.
+    """``generate``: every seeded instance type from its seeds (passages, IR), then every type
+    made on a passage (CQA, CSQA) on each accepted passage, ``pairs[type]`` items a request.
 
     ``ray_address`` holds no credential (user info, a key-like query parameter): it is refused."""
 
@@ -120,19 +131,18 @@ class GenerateParams(Section):
         default=None,
         description='ray: None starts Ray on this machine; "auto" joins the cluster of `ray start`',
     )
-    cqa_pairs: Positive
-    csqa_pairs: Positive
+    pairs: Annotated[dict[StrictStr, Positive], AfterValidator(_LISTED.check), _LISTED] = Field(
+        description="items asked for in one request, for every instance type asked for a list (cqa, csqa)"
+    )
     min_yield: MinYield = Field(description="least share of requests answered validly, per task and stage")
-    prompts: GeneratePrompts
+    prompts: Annotated[dict[StrictStr, PathStr], AfterValidator(_TYPES.check), _TYPES] = Field(
+        description="the prompt file of every instance type"
+    )
     out: GenerateOutputs
 
 
-class GenerateMergeOutputs(Section):
+class GenerateMergeOutputs(TablesFolder):
     generations: PathStr
-    contexts: PathStr
-    ir: PathStr
-    cqa: PathStr
-    csqa: PathStr
     stats: PathStr
 
 

@@ -6,7 +6,17 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, StrictStr, model_validator
 
-from curll.config.base import ByProfile, Count, MinYield, Number, PathStr, Positive, Section, Seed
+from curll.config.base import (
+    ByProfile,
+    Count,
+    MinYield,
+    Number,
+    PathStr,
+    Positive,
+    Section,
+    Seed,
+    TablesFolder,
+)
 
 Fraction = Annotated[Number, Field(gt=0, le=1)]
 
@@ -88,11 +98,7 @@ class ReadabilityParams(SampleParams):
     workers: Positive
 
 
-class VerifyOutputs(Section):
-    contexts: PathStr
-    ir: PathStr
-    cqa: PathStr
-    csqa: PathStr
+class VerifyOutputs(TablesFolder):
     rejects: PathStr
     metrics: PathStr
     plots: PathStr

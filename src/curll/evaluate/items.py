@@ -2,9 +2,10 @@
 
 :func:`build_items` turns the test split of the chat records (RecordSchema) into one row per
 question: ``item_id`` (the record id), ``stage``, ``indicator_id``, ``skill``, ``subskill``,
-``goal``, ``indicator``, ``age_group``, ``type`` (ir | cqa | csqa), ``system``, ``context``
-(the passage; empty for IR), ``question`` (instruction or question, as it follows the
-passage in the training user turn, less the ``Question: `` label that CQA turns add),
+``goal``, ``indicator``, ``age_group``, ``type`` (a test type: ir | cqa | csqa), ``system``,
+``context`` (the passage of a type made on one; empty for IR), ``question`` (instruction or
+question, as it follows the passage in the training user turn, less the label its type's
+layout adds: CQA's ``Question: ``),
 ``reference`` (the generated answer), ``q_index`` (1-based among its passage's questions of
 its type, in record-id order: the released records do not keep the generation order) and
 ``dropped`` (empty for an item that is asked; else why not, see :func:`drop_unfit`). A
@@ -26,6 +27,7 @@ import pandas as pd
 
 from curll.artifacts import records as records_of
 from curll.chat import CUT, question_of, turns_of, user_turn
+from curll.instances import TYPES
 
 ITEM_COLUMNS = [
     "item_id", "stage", "indicator_id", "skill", "subskill", "goal", "indicator", "age_group", "type",
@@ -41,16 +43,18 @@ def build_items(
     """Test items of ``types``; at most ``max_per_type`` per stage and type (0: all), a sample
     drawn with ``seed`` from the records sorted by id (so the same records give the same items)."""
     test = records[records["split"] == "test"].sort_values("record_id")
-    passages = {r["unit_id"]: turns_of(r["messages"])[2] for r in records_of(test[test["type"] == "context"])}
+    bases = {t.on for t in TYPES.values() if t.on}  # a passage record's assistant turn is its text
+    passages = {r["unit_id"]: turns_of(r["messages"])[2] for r in records_of(test[test["type"].isin(bases)])}
     info = indicators.set_index("indicator_id")[["goal", "age_group"]]
     rows: list[list[Any]] = []
     seen: dict[str, int] = {}
     for r in records_of(test[test["type"].isin(types)]):
         system, user, reference = turns_of(r["messages"])
         key = f"{r['unit_id']}/{r['type']}"
-        context = passages.get(r["unit_id"], "") if r["type"] in ("cqa", "csqa") else ""
+        on_passage = bool(TYPES[r["type"]].on)
+        context = passages.get(r["unit_id"], "") if on_passage else ""
         question = question_of(r["type"], user, context)
-        if r["type"] in ("cqa", "csqa"):
+        if on_passage:
             seen[key] = seen.get(key, 0) + 1
         meta = info.loc[r["indicator_id"]]
         rows.append([r["record_id"], r["stage"], r["indicator_id"], r["skill"], r["subskill"], meta["goal"],

@@ -36,15 +36,15 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from curll.artifacts import empty_table, records
 from curll.config import Params
-from curll.config.evaluate import TestType
 from curll.config.llm import MaxChars
+from curll.instances import evaluated
 from curll.llm.engine import Engine
 from curll.llm.tasks import Task, TaskDef, ask, provenance
 from curll.schemas.evaluate import ControlRatingSchema
@@ -132,7 +132,7 @@ def _rating(kind: str) -> TaskDef:
         return params.evaluate.judges if kind in params.evaluate.types else ()
 
     def prompt(params: Params) -> str:
-        return params.evaluate.prompts[kind]  # type: ignore[index]  # kind: one of TestType
+        return params.evaluate.prompts[kind]
 
     def schema(params: Params, caps: MaxChars) -> dict[str, Any]:
         return judge_schema(caps, explain=params.evaluate.explain)
@@ -140,8 +140,10 @@ def _rating(kind: str) -> TaskDef:
     return TaskDef(f"judge rating ({kind})", prompt, schema, judges)
 
 
-#: the judge's rating of an answer, one prompt per test type, answered by every judge
-RATINGS = {kind: _rating(kind) for kind in get_args(TestType)}
+def rating_tasks() -> dict[str, TaskDef]:
+    """The judge's rating of an answer, one task (and prompt) per test type
+    (:func:`curll.instances.evaluated`), answered by every judge."""
+    return {kind: _rating(kind) for kind in evaluated()}
 
 
 def judge(answers: pd.DataFrame, items: pd.DataFrame, judges: Panel, *, explain: bool) -> pd.DataFrame:

@@ -7,9 +7,10 @@ and yields the generations in chunks of at most ``chunk_rows``, in
 shard is written in that order (``curll.generate.shard.sort_rows``), so the shards are merged
 as sorted streams: memory holds a batch per shard, plus the request keys and seed ids (for
 the duplicate check and the seed join), never the text of the table.
-:func:`split_instances` turns a chunk into the accepted instances: contexts, ir, cqa and csqa
-(one QA pair per row), each joined with its seed's template and word; rejected requests stay
-only in generations. :class:`MergeStats` adds up the stage's stats chunk by chunk.
+:func:`split_instances` turns a chunk into the accepted instances of every instance type
+(:mod:`curll.instances`; one item of a list answer a row), each joined with its seed's template
+and word; rejected requests stay only in generations. :class:`MergeStats` adds up the stage's
+stats chunk by chunk.
 """
 
 from __future__ import annotations
@@ -29,19 +30,12 @@ import pyarrow.parquet as pq
 
 from curll.errors import CurllError
 from curll.generate.shard import ORDER, instance_id, shard_path_name
-from curll.generate.tasks import QA_KEYS
-from curll.schemas.generation import (
-    ContextSchema,
-    GenerationSchema,
-    InstructionSchema,
-    Provenance,
-    QAPairSchema,
-    SeedSchema,
-)
+from curll.generate.tasks import items
+from curll.instances import TYPES
+from curll.schemas.generation import GenerationSchema, Provenance, SeedSchema, instance_schema
 from curll.streaming import iter_table
 
 _PROV = list(Provenance.to_schema().columns)
-SCHEMAS = {"contexts": ContextSchema, "ir": InstructionSchema, "cqa": QAPairSchema, "csqa": QAPairSchema}
 
 
 def shard_paths(shard_dir: str | Path, n: int) -> list[Path]:
@@ -143,36 +137,32 @@ def seed_fields(seeds_path: str | Path, shard_dir: str | Path, n: int) -> pd.Dat
 
 
 def split_instances(gens: pd.DataFrame, seeds: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Accepted generations as typed tables: {"contexts", "ir", "cqa", "csqa"}; ``seeds``:
-    template, word and pos indexed by seed_id (or a seeds table with a seed_id column)."""
+    """Accepted generations as typed tables, one per instance type (its
+    :func:`~curll.schemas.generation.instance_schema` columns); ``seeds``: template, word and
+    pos indexed by seed_id (or a seeds table with a seed_id column). An item of a list answer is
+    a row of its own, with the instance it was made on (``parent_id``) and its 1-based place."""
     seed_cols = seeds if "seed_id" not in seeds.columns else seeds.set_index("seed_id")
     ok = gens[gens["status"] == "ok"].join(seed_cols[["template", "word", "pos"]], on="seed_id")
     if ok["template"].isna().any():
         bad = ok.loc[ok["template"].isna(), "seed_id"].iloc[0]
         raise CurllError(f"generation for seed {bad} has no row in the seeds table", field="seed_id")
-    out: dict[str, list[dict[str, Any]]] = {"contexts": [], "ir": [], "cqa": [], "csqa": []}
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in TYPES}
     for row in ok.to_dict("records"):
         base = {
             **{k: row[k] for k in _PROV},
             **{k: row[k] for k in ("seed_id", "indicator_id", "stage", "template", "word", "pos")},
         }
-        parsed = json.loads(row["output"])
-        task = row["task"]
-        if task == "context":
-            text = {"expanded_topic": parsed["expanded_topic"], "text": parsed["generated_text"]}
-            out["contexts"].append({"instance_id": instance_id(row["request_key"]), **base, **text})
-        elif task == "ir":
-            pair = {"instruction": parsed["instruction"], "response": parsed["response"]}
-            out["ir"].append({"instance_id": instance_id(row["request_key"]), **base, **pair})
-        else:
-            list_key, q, a = QA_KEYS[task]
-            for i, item in enumerate(parsed[list_key], start=1):
-                pair_id = instance_id(row["request_key"], i)
-                out[task].append(
-                    {"instance_id": pair_id, **base, "context_id": row["parent_id"],
-                     "type": task, "q_index": i, "question": item[q], "answer": item[a]}
-                )  # fmt: skip
-    return {k: pd.DataFrame(v, columns=list(SCHEMAS[k].to_schema().columns)) for k, v in out.items()}
+        task = TYPES[row["task"]]
+        made = items(task.name, json.loads(row["output"]))
+        if not task.pairs:
+            out[task.name].append({"instance_id": instance_id(row["request_key"]), **base, **made[0]})
+            continue
+        for i, item in enumerate(made, start=1):
+            out[task.name].append(
+                {"instance_id": instance_id(row["request_key"], i), **base, task.link: row["parent_id"],
+                 "type": task.name, "q_index": i, **item}
+            )  # fmt: skip
+    return {k: pd.DataFrame(v, columns=list(instance_schema(k).to_schema().columns)) for k, v in out.items()}
 
 
 class MergeStats:
@@ -180,8 +170,8 @@ class MergeStats:
 
     def __init__(self) -> None:
         self.requests: Counter[tuple[str, str]] = Counter()
-        self.instances: Counter[str] = Counter({k: 0 for k in SCHEMAS})
-        self.per_stage: dict[str, Counter[int]] = {k: Counter() for k in SCHEMAS}
+        self.instances: Counter[str] = Counter({k: 0 for k in TYPES})
+        self.per_stage: dict[str, Counter[int]] = {k: Counter() for k in TYPES}
         self.reasons: Counter[str] = Counter()
         self.tokens = {"prompt": 0, "completion": 0}
 

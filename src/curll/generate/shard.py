@@ -3,9 +3,11 @@
 Contract of :func:`generate_shard`:
 - shard i of n takes the seeds with ``int(seed_id, 16) % n == i`` (stable under any change
   to other seeds), in seed-table order;
-- step 1 asks the context task for ``context`` seeds and the ir task for ``ir`` seeds;
-- step 2 asks, for every accepted passage, one CQA request (``cqa_pairs`` pairs) and one
-  CSQA request (``csqa_pairs`` pairs); a rejected passage gets no QA requests;
+- step 1 asks, for every seeded instance type (:mod:`curll.instances`: context, ir), its task
+  for the seeds of that type;
+- step 2 asks, for every accepted instance of a type that others are made on (a passage),
+  one request of each such type (CQA, CSQA: ``pairs[type]`` pairs), given the passage's text
+  under its type's name; a rejected passage gets no QA requests;
 - every answer passes :func:`curll.generate.tasks.engine_check` inside the engine (no empty
   field, no copy of the prompt's own wording, and with ``checks`` none of verify's content
   checks that a new attempt can fix: loops, short prompts, other languages), else it is asked
@@ -33,6 +35,7 @@ from curll.artifacts import empty_table, records
 from curll.config.verify import ContentChecks
 from curll.errors import CurllError
 from curll.generate.tasks import check, engine_check, quotable_text
+from curll.instances import TYPES, made_on, seeded
 from curll.llm.engine import Engine
 from curll.llm.tasks import Answer, Task, ask, prompt_hash, provenance
 from curll.llm.types import canonical_json
@@ -94,27 +97,26 @@ def generate_shard(
 ) -> pd.DataFrame:
     mine = records(seeds.loc[[shard_of(s, n) == shard for s in seeds["seed_id"]]])
     rows: list[dict[str, Any]] = []
-    contexts: list[tuple[dict[str, Any], str, str]] = []  # (seed, instance id, text)
-    for type_ in ("context", "ir"):
+    bases: dict[str, list[tuple[dict[str, Any], str, str]]] = {}  # type -> (seed, instance id, text)
+    for type_ in seeded():
         batch = [s for s in mine if s["type"] == type_]
         engine.desc = f"shard {shard}/{n} {type_}"
         checked = _checked(tasks[type_], type_, batch, checks)
+        text = TYPES[type_].key_of(TYPES[type_].reply)
         for seed, answer in zip(batch, ask(engine, checked, batch), strict=True):
             row = _row(type_, seed, "", answer)
             rows.append(row)
-            if type_ == "context" and row["status"] == "ok":
-                contexts.append(
-                    (seed, instance_id(answer.result.key), answer.result.parsed["generated_text"])
+            if made_on(type_) and row["status"] == "ok":
+                bases.setdefault(type_, []).append(
+                    (seed, instance_id(answer.result.key), answer.result.parsed[text])
                 )
-    for qa in ("cqa", "csqa"):
-        fields = [{**seed, "context": text, "n_pairs": pairs[qa]} for seed, _, text in contexts]
-        engine.desc = f"shard {shard}/{n} {qa}"
-        for (seed, ctx_id, _), answer in zip(
-            contexts,
-            ask(engine, _checked(tasks[qa], qa, fields, checks), fields),
-            strict=True,
-        ):
-            rows.append(_row(qa, seed, ctx_id, answer))
+    for base, kept in bases.items():
+        for qa in made_on(base):
+            fields = [{**seed, base: text, "n_pairs": pairs[qa]} for seed, _, text in kept]
+            engine.desc = f"shard {shard}/{n} {qa}"
+            checked = _checked(tasks[qa], qa, fields, checks)
+            for (seed, ctx_id, _), answer in zip(kept, ask(engine, checked, fields), strict=True):
+                rows.append(_row(qa, seed, ctx_id, answer))
     return sort_rows(pd.DataFrame(rows, columns=list(GenerationSchema.to_schema().columns)))
 
 
@@ -150,10 +152,11 @@ def _row(task: str, seed: dict[str, Any], parent_id: str, answer: Answer) -> dic
 
 
 def expected_groups(seeds: pd.DataFrame) -> set[tuple[int, str]]:
-    """The (stage, task) groups a shard's seeds ask for: a passage seed's passage and its QA
-    sets, an IR seed's pair (a group with no answer at all then reports a yield of 0)."""
+    """The (stage, task) groups a shard's seeds ask for: a seed's own type, and the types made
+    on it (a passage seed's passage and its QA sets, an IR seed's pair; a group with no answer
+    at all then reports a yield of 0)."""
     return {(int(s), t) for s, kind in zip(seeds["stage"], seeds["type"], strict=True)
-            for t in (("context", "cqa", "csqa") if kind == "context" else ("ir",))}  # fmt: skip
+            for t in (kind, *made_on(kind))}  # fmt: skip
 
 
 def shard_yields(seeds: pd.DataFrame, rows: pd.DataFrame) -> dict[str, dict[str, Any]]:

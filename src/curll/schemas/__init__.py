@@ -9,9 +9,9 @@ from curll.schemas.generation import (
     ContextSchema,
     GenerationSchema,
     InstructionSchema,
-    QAPairSchema,
     SeedSchema,
     TemplateSchema,
+    instance_schema,
 )
 from curll.schemas.graph import EdgeSchema
 from curll.schemas.quality import SPLITS, RatingSchema, RecordSchema, RejectSchema, UnitSchema
@@ -25,7 +25,6 @@ __all__ = [
     "GenerationSchema",
     "IndicatorSchema",
     "InstructionSchema",
-    "QAPairSchema",
     "RatingSchema",
     "RecordSchema",
     "RejectSchema",
@@ -33,4 +32,5 @@ __all__ = [
     "TemplateSchema",
     "UnitSchema",
     "WordSchema",
+    "instance_schema",
 ]

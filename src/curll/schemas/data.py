@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
@@ -10,6 +14,17 @@ POS_TAGS = ("Noun", "Verb", "Adjective", "Adverb")
 
 #: highest stage the code accepts (the paper uses 0-4; the authors' CSV goes to 6)
 MAX_STAGE = 9
+
+
+def one_of(column: str, names: Callable[[], tuple[str, ...]], what: str) -> Any:
+    """A check of a schema class (assign it to a class attribute) that ``column`` holds only
+    ``names()``, read when the table is checked: a registry's names (instance types, orders),
+    so a spec registered at run time is known. ``what`` names the check in errors."""
+    return pa.check(column, name=what)(classmethod(lambda cls, values: _isin(values, names())))
+
+
+def _isin(values: pd.Series, names: tuple[str, ...]) -> pd.Series:
+    return values.isin(names)
 
 
 class IndicatorSchema(pa.DataFrameModel):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from curll import orders
-from curll.schemas.data import MAX_STAGE
+from curll import instances, orders
+from curll.schemas.data import MAX_STAGE, one_of
 from curll.schemas.generation import HEX16, Provenance
 
-TEST_TYPES = ("ir", "cqa", "csqa")
 #: the ``run`` and ``order`` of the untrained baseline model
 UNTRAINED = "untrained"
 
@@ -21,8 +19,8 @@ def model_orders() -> tuple[str, ...]:
     return (*orders.names(), UNTRAINED)
 
 
-def known_order(order: pd.Series) -> pd.Series:
-    return order.isin(model_orders())
+#: the check of a ``type`` column of a test type (:func:`curll.instances.evaluated`)
+_TEST_TYPE = ("type", instances.evaluated, "a test type (an evaluated instance type)")
 
 
 class ItemSchema(pa.DataFrameModel):
@@ -37,13 +35,15 @@ class ItemSchema(pa.DataFrameModel):
     goal: Series[str]
     indicator: Series[str]
     age_group: Series[str]
-    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    type: Series[str]
     system: Series[str]
     context: Series[str]
     question: Series[str]
     reference: Series[str]
     q_index: Series[int] = pa.Field(ge=1)
     dropped: Series[str] = pa.Field(isin=["", "prompt_too_long"])
+
+    _type = one_of(*_TEST_TYPE)
 
     class Config:
         strict = True
@@ -59,7 +59,7 @@ class LossSchema(pa.DataFrameModel):
     record_id: Series[str] = pa.Field(str_matches=HEX16)
     split: Series[str] = pa.Field(isin=["test", "validation"])
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
-    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    type: Series[str]
     run: Series[str] = pa.Field(str_length={"min_value": 1})
     order: Series[str]
     seed: Series[int]
@@ -68,8 +68,9 @@ class LossSchema(pa.DataFrameModel):
     tokens: Series[int] = pa.Field(ge=0)
     unigram_nll: Series[float] = pa.Field(ge=0, nullable=True)
 
-    _order = pa.check("order", name="a registered order or untrained")(classmethod(
-        lambda cls, order: known_order(order)))  # fmt: skip
+    _order = one_of("order", model_orders, "a registered order or untrained")
+
+    _type = one_of(*_TEST_TYPE)
 
     class Config:
         strict = True
@@ -92,8 +93,7 @@ class AnswerSchema(Provenance):
     answer: Series[str]
     truncated: Series[bool]
 
-    _order = pa.check("order", name="a registered order or untrained")(classmethod(
-        lambda cls, order: known_order(order)))  # fmt: skip
+    _order = one_of("order", model_orders, "a registered order or untrained")
 
     class Config:
         strict = True
@@ -109,9 +109,11 @@ class JudgeRatingSchema(Provenance):
     run: Series[str] = pa.Field(str_length={"min_value": 1})
     repeat: Series[int] = pa.Field(ge=0)
     judge: Series[str] = pa.Field(str_length={"min_value": 1})
-    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    type: Series[str]
     rating: Series[float] = pa.Field(ge=1, le=5, nullable=True)
     explanation: Series[str]
+
+    _type = one_of(*_TEST_TYPE)
 
     class Config:
         strict = True
@@ -130,12 +132,14 @@ class ControlRatingSchema(Provenance):
 
     item_id: Series[str] = pa.Field(str_matches=HEX16)
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
-    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    type: Series[str]
     control: Series[str] = pa.Field(isin=list(CONTROLS))
     judge: Series[str] = pa.Field(str_length={"min_value": 1})
     answer: Series[str]
     rating: Series[float] = pa.Field(ge=1, le=5, nullable=True)
     explanation: Series[str]
+
+    _type = one_of(*_TEST_TYPE)
 
     class Config:
         strict = True
@@ -151,13 +155,15 @@ class RubricSchema(Provenance):
     run: Series[str] = pa.Field(str_length={"min_value": 1})
     repeat: Series[int] = pa.Field(ge=0)
     judge: Series[str] = pa.Field(str_length={"min_value": 1})
-    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    type: Series[str]
     vocabulary: Series[float] = pa.Field(ge=1, le=5, nullable=True)
     concepts: Series[float] = pa.Field(ge=1, le=5, nullable=True)
     correctness: Series[float] = pa.Field(ge=1, le=5, nullable=True)
     clarity: Series[float] = pa.Field(ge=1, le=5, nullable=True)
     completeness: Series[float] = pa.Field(ge=1, le=5, nullable=True)
     explanation: Series[str]
+
+    _type = one_of(*_TEST_TYPE)
 
     class Config:
         strict = True
@@ -182,14 +188,15 @@ class ScoreSchema(pa.DataFrameModel):
     judged: Series[int] = pa.Field(ge=0)
     repeats: Series[int] = pa.Field(ge=1)
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
-    type: Series[str] = pa.Field(isin=list(TEST_TYPES))
+    type: Series[str]
     indicator_id: Series[str] = pa.Field(str_matches=HEX16)
     skill: Series[str]
     subskill: Series[str]
     indicator: Series[str]
 
-    _order = pa.check("order", name="a registered order or untrained")(classmethod(
-        lambda cls, order: known_order(order)))  # fmt: skip
+    _order = one_of("order", model_orders, "a registered order or untrained")
+
+    _type = one_of(*_TEST_TYPE)
 
     class Config:
         strict = True

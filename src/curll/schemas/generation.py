@@ -3,19 +3,24 @@
 Every LLM-made row carries its provenance (:class:`Provenance`): the request's content
 key, model, backend, sampling params (canonical JSON), prompt file version, a hash of the
 rendered prompt, the raw model text, parse status, reject reason and attempts used.
+
+An instance type's table schema is made from its spec (:func:`instance_schema`, after
+:mod:`curll.instances`); the ``type`` and ``task`` columns are checked against the registry
+when a table is checked.
 """
 
 from __future__ import annotations
 
+import functools
+
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from curll.schemas.data import MAX_STAGE, POS_TAGS
+from curll import instances
+from curll.instances import InstanceType
+from curll.schemas.data import MAX_STAGE, POS_TAGS, one_of
 
 HEX16 = r"^[0-9a-f]{16}$"
-SEED_TYPES = ("context", "ir")
-TEMPLATE_KINDS = ("context", "instruction")
-TASKS = ("context", "ir", "cqa", "csqa")
 
 
 class Provenance(pa.DataFrameModel):
@@ -38,16 +43,19 @@ class Provenance(pa.DataFrameModel):
 class TemplateSchema(Provenance):
     """``templates.parquet`` (status ok) and ``rejects.parquet``: one text-type format each.
 
-    - kind: "context" (reading passages) or "instruction" (instruction/response pairs);
+    - kind: a template kind a seeded instance type draws from (:mod:`curll.instances`):
+      "context" (reading passages) or "instruction" (instruction/response pairs);
     - item: position in the model's list (-1 for a request that produced no list);
     - template: the format, e.g. "a letter to a friend" ("" when item is -1).
     """
 
     indicator_id: Series[str] = pa.Field(str_matches=HEX16)
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
-    kind: Series[str] = pa.Field(isin=list(TEMPLATE_KINDS))
+    kind: Series[str]
     item: Series[int] = pa.Field(ge=-1)
     template: Series[str]
+
+    _kind = one_of("kind", instances.template_kinds, "a template kind of a seeded instance type")
 
     class Config:
         strict = True
@@ -69,10 +77,12 @@ class SeedSchema(pa.DataFrameModel):
     subskill: Series[str]
     goal: Series[str]
     indicator: Series[str]
-    type: Series[str] = pa.Field(isin=list(SEED_TYPES))
+    type: Series[str]
     template: Series[str] = pa.Field(str_length={"min_value": 1})
     word: Series[str] = pa.Field(str_length={"min_value": 1})
     pos: Series[str] = pa.Field(isin=list(POS_TAGS))
+
+    _type = one_of("type", instances.seeded, "a seeded instance type")
 
     class Config:
         strict = True
@@ -82,12 +92,12 @@ class SeedSchema(pa.DataFrameModel):
 class GenerationSchema(Provenance):
     """``generations.parquet`` (and each shard): one row per request of the generate stage.
 
-    task: context | ir | cqa | csqa; parent_id: the context's instance id for cqa/csqa,
-    "" otherwise; output: the parsed JSON (canonical) when ok, "" otherwise; token counts
-    as reported by the backend.
+    task: an instance type (context | ir | cqa | csqa); parent_id: the passage's instance id
+    for a type made on one (cqa, csqa), "" otherwise; output: the parsed JSON (canonical) when
+    ok, "" otherwise; token counts as reported by the backend.
     """
 
-    task: Series[str] = pa.Field(isin=list(TASKS))
+    task: Series[str]
     seed_id: Series[str] = pa.Field(str_matches=HEX16)
     parent_id: Series[str]
     indicator_id: Series[str] = pa.Field(str_matches=HEX16)
@@ -95,6 +105,8 @@ class GenerationSchema(Provenance):
     output: Series[str]
     prompt_tokens: Series[int] = pa.Field(ge=0)
     completion_tokens: Series[int] = pa.Field(ge=0)
+
+    _task = one_of("task", instances.names, "an instance type")
 
     class Config:
         strict = True
@@ -110,38 +122,31 @@ class _Instance(Provenance):
     pos: Series[str] = pa.Field(isin=list(POS_TAGS))
 
 
-class ContextSchema(_Instance):
-    """``contexts.parquet``: accepted passages (expanded_topic, text)."""
-
-    expanded_topic: Series[str]
-    text: Series[str]
-
-    class Config:
-        strict = True
-
-
-class InstructionSchema(_Instance):
-    """``ir.parquet``: accepted standalone instruction/response pairs."""
-
-    instruction: Series[str]
-    response: Series[str]
-
-    class Config:
-        strict = True
+@functools.cache
+def _schema(kind: InstanceType) -> type[pa.DataFrameModel]:
+    annotations: dict[str, object] = {}
+    fields: dict[str, object] = {}
+    if kind.on:  # linked to its passage, and numbered within its list
+        annotations |= {kind.link: Series[str], "type": Series[str], "q_index": Series[int]}
+        fields |= {kind.link: pa.Field(str_matches=HEX16), "type": pa.Field(isin=[kind.name]),
+                   "q_index": pa.Field(ge=1)}  # fmt: skip
+    annotations |= dict.fromkeys(kind.columns, Series[str])
+    doc = (f"The ``{kind.name}`` table: {kind.title}, one instance a row, with its text columns "
+           f"{', '.join(kind.columns)}"
+           + (f"; ``{kind.link}`` names its passage and ``q_index`` its 1-based place in the model's "
+              "list" if kind.on else "") + ".")  # fmt: skip
+    config = type("Config", (), {"strict": True})
+    namespace = {"__annotations__": annotations, "__doc__": doc, "__module__": __name__, "Config": config}
+    return type(f"{kind.name.capitalize()}Schema", (_Instance,), {**namespace, **fields})
 
 
-class QAPairSchema(_Instance):
-    """``cqa.parquet`` / ``csqa.parquet``: one pair per row, linked to its passage by context_id.
+def instance_schema(name: str) -> type[pa.DataFrameModel]:
+    """The table schema of instance type ``name`` (:mod:`curll.instances`): the columns every
+    instance has, then, for a type made on a passage, the link to it (``<on>_id``), ``type`` and
+    ``q_index``, then its text columns."""
+    return _schema(instances.spec(name))
 
-    For CSQA, question/answer hold the skill instruction and the child's response;
-    q_index is the pair's 1-based position in the model's list.
-    """
 
-    context_id: Series[str] = pa.Field(str_matches=HEX16)
-    type: Series[str] = pa.Field(isin=["cqa", "csqa"])
-    q_index: Series[int] = pa.Field(ge=1)
-    question: Series[str]
-    answer: Series[str]
-
-    class Config:
-        strict = True
+#: the tables of the built-in types, by the names the stages have always used
+ContextSchema = instance_schema("context")
+InstructionSchema = instance_schema("ir")

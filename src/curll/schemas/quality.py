@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from curll.schemas.data import MAX_STAGE
-from curll.schemas.generation import HEX16, TASKS, Provenance
+from curll import instances
+from curll.schemas.data import MAX_STAGE, one_of
+from curll.schemas.generation import HEX16, Provenance
 
 #: what verify drops, and why (the ``reason`` column of the rejects tables)
 VERIFY_REASONS = (
@@ -25,23 +26,27 @@ VERIFY_REASONS = (
     "ungrounded",  # a CQA answer whose content words are mostly not in its passage
 )
 SPLITS = ("train", "validation", "test")
-UNIT_TYPES = ("context", "ir")
+#: the check of a ``type`` column that holds any instance type, or only a seeded one (a unit's)
+_ANY_TYPE = ("type", instances.names, "an instance type")
+_UNIT_TYPE = ("type", instances.seeded, "a seeded instance type (a unit's)")
 
 
 class RejectSchema(pa.DataFrameModel):
     """``rejects.parquet`` of verify and split: one dropped row each.
 
-    type: context | ir | cqa | csqa; id: the instance id (or the request key's first 16
+    type: an instance type (context | ir | cqa | csqa); id: the instance id (or the request key's first 16
     hex chars for an unparsed request); reason: a code (see VERIFY_REASONS, plus
     ``contaminated`` from split); detail: the evidence, e.g. ``dup of 3f.. (0.97)``.
     """
 
-    type: Series[str] = pa.Field(isin=list(TASKS))
+    type: Series[str]
     id: Series[str] = pa.Field(str_matches=HEX16)
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
     indicator_id: Series[str] = pa.Field(str_matches=HEX16)
     reason: Series[str] = pa.Field(isin=[*VERIFY_REASONS, "contaminated"])
     detail: Series[str]
+
+    _type = one_of(*_ANY_TYPE)
 
     class Config:
         strict = True
@@ -51,18 +56,21 @@ class RatingSchema(Provenance):
     """``ratings.parquet``: the LLM quality rating of each unit (1-5; 0 when the request failed)."""
 
     unit_id: Series[str] = pa.Field(unique=True, str_matches=HEX16)
-    type: Series[str] = pa.Field(isin=list(UNIT_TYPES))
+    type: Series[str]
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
     indicator_id: Series[str] = pa.Field(str_matches=HEX16)
     rating: Series[int] = pa.Field(ge=0, le=5)
     explanation: Series[str]
+
+    _type = one_of(*_UNIT_TYPE)
 
     class Config:
         strict = True
 
 
 class UnitSchema(pa.DataFrameModel):
-    """``units.parquet``: where each unit went. A unit is an IR pair or a passage (with its QA).
+    """``units.parquet``: where each unit went. A unit is an instance of a seeded type: an IR pair,
+    or a passage with the instances made on it (its CQA and CSQA).
 
     rank: 1-based position within (stage, indicator, type) by rating, ties broken by a seeded
     hash; split: test for the best ``test_per_indicator``, then validation, then train.
@@ -74,7 +82,7 @@ class UnitSchema(pa.DataFrameModel):
     """
 
     unit_id: Series[str] = pa.Field(unique=True, str_matches=HEX16)
-    type: Series[str] = pa.Field(isin=list(UNIT_TYPES))
+    type: Series[str]
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
     indicator_id: Series[str] = pa.Field(str_matches=HEX16)
     rating: Series[int] = pa.Field(ge=-1, le=5)
@@ -82,6 +90,8 @@ class UnitSchema(pa.DataFrameModel):
     split: Series[str] = pa.Field(isin=list(SPLITS))
     contaminated: Series[bool]
     topped_up: Series[bool]
+
+    _type = one_of(*_UNIT_TYPE)
 
     class Config:
         strict = True
@@ -91,8 +101,9 @@ class RecordSchema(pa.DataFrameModel):
     """``records.parquet``: chat-format examples for training and evaluation.
 
     messages: JSON list of {"role": system|user|assistant, "content": str}, ending with the
-    assistant turn the loss (or the judge) is about. type context: the passage is the
-    answer to a writing request; cqa / csqa: the passage and the question are the user turn.
+    assistant turn the loss (or the judge) is about, laid out by the type's spec
+    (:meth:`curll.instances.InstanceType.user_turn`): type context: the passage is the answer
+    to a writing request; cqa / csqa: the passage and the question are the user turn.
     unit_id ties a record to its unit (a passage's CQA/CSQA share the passage's unit_id).
     """
 
@@ -103,9 +114,11 @@ class RecordSchema(pa.DataFrameModel):
     skill: Series[str]
     subskill: Series[str]
     indicator: Series[str]
-    type: Series[str] = pa.Field(isin=list(TASKS))
+    type: Series[str]
     split: Series[str] = pa.Field(isin=list(SPLITS))
     messages: Series[str] = pa.Field(str_startswith="[")
+
+    _type = one_of(*_ANY_TYPE)
 
     class Config:
         strict = True

@@ -1,11 +1,11 @@
 """Split units and their quality ratings.
 
-A unit is what moves into a split as a whole: an IR pair, or a passage together with its
-CQA and CSQA pairs (so a passage and its questions never straddle two splits). The unit id
-is the IR pair's or the passage's instance id.
+A unit is what moves into a split as a whole: an instance of a seeded type (:mod:`curll.instances`)
+with the instances made on it: an IR pair, or a passage together with its CQA and CSQA pairs
+(so a passage and its questions never straddle two splits). The unit id is that instance's id.
 
-:func:`build_units` returns one row per unit: unit_id, type (context | ir), stage,
-indicator_id, content (the text a rater and the decontamination check read).
+:func:`build_units` returns one row per unit: unit_id, type (a seeded type: context | ir), stage,
+indicator_id, content (the text a rater and the decontamination check read: :func:`unit_content`).
 :func:`rated_sample` picks the units the LLM rates: per (stage, indicator, type) the first
 ``k`` by the seeded tie hash of :mod:`curll.split.assign` (the paper rates 100 random units per
 indicator and type, not all of them, so rating costs O(indicators), not O(instances)).
@@ -24,6 +24,7 @@ import pandas as pd
 from curll.artifacts import records
 from curll.config.llm import MaxChars
 from curll.errors import CurllError
+from curll.instances import TYPES, made_on, seeded
 from curll.llm.engine import Engine
 from curll.llm.tasks import Task, TaskDef, ask, provenance
 from curll.split.assign import tie_key
@@ -48,30 +49,27 @@ RATING = TaskDef("quality rating", lambda params: params.split.prompt,
                  lambda params, caps: rating_schema(caps), lambda params: (params.split.rater,))  # fmt: skip
 
 
-#: the QA blocks of a passage unit, in order: (type, title)
-QA_TITLES = (("cqa", "Comprehension questions"), ("csqa", "Skill tasks"))
-
-
-def passage_content(text: str, pairs: Mapping[str, Sequence[tuple[str, str]]]) -> str:
-    """A passage unit's text: the passage, then a numbered block per QA type that has pairs
-    (``pairs``: type -> (question, answer) in q_index order)."""
-    parts = [text]
-    for kind, title in QA_TITLES:
-        if pairs.get(kind):
-            lines = [f"{title}:"] + [f"{i}. {q}\n   -> {a}" for i, (q, a) in enumerate(pairs[kind], 1)]
-            parts.append("\n".join(lines))
+def unit_content(
+    kind: str, fields: Mapping[str, str], blocks: Mapping[str, Sequence[tuple[str, str]]]
+) -> str:
+    """A unit's text: its seeded type's ``unit`` layout of ``fields`` (a passage's text; "Instruction:
+    ...\nResponse: ..." for an IR pair), then a numbered block of (prompt, reply) items for every
+    type made on it that has items (``blocks``: type -> items in q_index order), headed by that
+    type's ``block`` title."""
+    parts = [TYPES[kind].unit.format_map(fields)]
+    for made in made_on(kind):
+        if blocks.get(made):
+            items = [f"{i}. {q}\n   -> {a}" for i, (q, a) in enumerate(blocks[made], 1)]
+            parts.append("\n".join([f"{TYPES[made].block}:", *items]))
     return "\n\n".join(parts)
 
 
-def ir_content(instruction: str, response: str) -> str:
-    return f"Instruction: {instruction}\nResponse: {response}"
-
-
-def unit_index(contexts: pd.DataFrame, ir: pd.DataFrame) -> pd.DataFrame:
-    """unit_id, type, stage and indicator_id of every unit, by unit_id, from the id columns of
-    the verified passages and IR pairs (instance_id, stage, indicator_id); an id twice is an error."""
+def unit_index(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """unit_id, type, stage and indicator_id of every unit, by unit_id, from the id columns
+    (instance_id, stage, indicator_id) of the verified tables of every seeded type (``tables``:
+    type -> its table; other types are left out); an id twice is an error."""
     cols = ["instance_id", "stage", "indicator_id"]
-    df = pd.concat([contexts[cols].assign(type="context"), ir[cols].assign(type="ir")], ignore_index=True)
+    df = pd.concat([tables[k][cols].assign(type=k) for k in seeded()], ignore_index=True)
     df = df.rename(columns={"instance_id": "unit_id"})[["unit_id", "type", "stage", "indicator_id"]]
     twice = df["unit_id"].duplicated()
     if twice.any():
@@ -80,43 +78,36 @@ def unit_index(contexts: pd.DataFrame, ir: pd.DataFrame) -> pd.DataFrame:
 
 
 def records_made(units: pd.DataFrame, qa: Iterable[tuple[str, str, int]]) -> dict[str, Counter[str]]:
-    """unit_id -> the test items each unit of ``units`` (:func:`unit_index`) makes, by type: an IR
-    pair one ``ir``; a passage one per kept pair of each QA type (``qa``: (context_id, type, pairs),
-    e.g. :meth:`~curll.split.workspace.Workspace.qa_counts`). A passage's own record is no test
+    """unit_id -> the test items each unit of ``units`` (:func:`unit_index`) makes, by type: a unit
+    of an evaluated seeded type one of its own (an IR pair: one ``ir``); a unit one per kept item
+    of each evaluated type made on it (``qa``: (unit id, type, items), e.g.
+    :meth:`~curll.split.workspace.Workspace.qa_counts`). A passage's own record is no test
     item, so it is not counted."""
     made = {
-        u: Counter({"ir": 1} if t == "ir" else {})
+        u: Counter({t: 1} if TYPES[t].evaluated else {})
         for u, t in zip(units["unit_id"], units["type"], strict=True)
     }
     for unit, kind, n in qa:
-        if unit in made:
+        if unit in made and TYPES[kind].evaluated:
             made[unit][kind] += n
     return made
 
 
 def build_units(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Units from the verified tables (keys context, ir, cqa, csqa), sorted by id."""
-    qa = {k: dict(tuple(tables[k].groupby("context_id", sort=False))) for k in ("cqa", "csqa")}
+    """Units from the verified tables (keyed by every instance type), sorted by id."""
     rows = []
-    for c in records(tables["context"]):
-        pairs = {}
-        for kind, _ in QA_TITLES:
-            group = qa[kind].get(c["instance_id"])
-            if group is not None:
-                group = group.sort_values("q_index")
-                pairs[kind] = list(zip(group["question"], group["answer"], strict=True))
-        content = passage_content(c["text"], pairs)
-        rows.append([c["instance_id"], "context", c["stage"], c["indicator_id"], content])
-    for r in records(tables["ir"]):
-        rows.append(
-            [
-                r["instance_id"],
-                "ir",
-                r["stage"],
-                r["indicator_id"],
-                ir_content(r["instruction"], r["response"]),
-            ]
-        )
+    for kind in seeded():
+        t = TYPES[kind]
+        on_it = {k: dict(tuple(tables[k].groupby(TYPES[k].link, sort=False))) for k in made_on(kind)}
+        for r in records(tables[kind]):
+            blocks = {}
+            for k, groups in on_it.items():
+                group = groups.get(r["instance_id"])
+                if group is not None:
+                    group = group.sort_values("q_index")
+                    blocks[k] = list(zip(group[TYPES[k].prompt], group[TYPES[k].reply], strict=True))
+            content = unit_content(kind, {c: r[c] for c in t.columns}, blocks)
+            rows.append([r["instance_id"], kind, r["stage"], r["indicator_id"], content])
     df = pd.DataFrame(rows, columns=UNIT_COLUMNS)
     return df.sort_values("unit_id").reset_index(drop=True)
 

@@ -28,11 +28,11 @@ from typing import Any, Literal
 
 import numpy as np
 
+from curll.instances import TYPES
 from curll.train.store import DocStore
 
 IGNORE = -100
 Loss = Literal["assistant", "all"]
-PASSAGE_TYPES = frozenset({"cqa", "csqa"})
 
 
 @dataclass(frozen=True)
@@ -190,14 +190,15 @@ def encode(
     messages_json: Sequence[str], tokenizer: Any, *, loss: Loss, types: Sequence[str] | None = None
 ) -> list[Doc]:
     """A :class:`Doc` per conversation (JSON lists of {role, content}); ``types`` (the
-    records' ``type``) marks the passage of CQA/CSQA user turns as the part that may be cut."""
+    records' ``type``) marks the passage of the user turns of types made on one (CQA/CSQA) as
+    the part that may be cut."""
     pieces: list[str] = []
     flags: list[bool] = []
     cuttable: list[bool] = []
     spans: list[tuple[int, int]] = []
     for i, raw in enumerate(messages_json):
         start = len(pieces)
-        has_passage = types is not None and types[i] in PASSAGE_TYPES
+        has_passage = types is not None and types[i] in TYPES and bool(TYPES[types[i]].on)
         for m in json.loads(raw):
             trained = loss == "all" or m["role"] == "assistant"
             passage, sep, rest = m["content"].rpartition("\n\n")

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from curll.config.verify import ContentChecks
+from curll.instances import spec
 from curll.lexicon import english_share
 from curll.text import SPELLINGS, words
 from curll.verify.verdict import Drop, Verdict
@@ -126,20 +127,12 @@ def degenerate(fields: Mapping[str, str], *, n: int, limit: float, pair: tuple[s
     return None
 
 
-#: per type: the text fields checked for loops, and the (prompt, reply) pair that must differ
-FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, str] | None]] = {
-    "context": (("expanded_topic", "text"), ("expanded_topic", "text")),
-    "ir": (("instruction", "response"), ("instruction", "response")),
-    "cqa": (("question", "answer"), ("question", "answer")),
-    "csqa": (("question", "answer"), ("question", "answer")),
-}
-
-
 def short_prompt(kind: str, n: float, least: int) -> Verdict:
-    """Drop an instruction (IR) or question (QA) of ``n`` < ``least`` words (NaN, a passage: keep)."""
+    """Drop an instance whose prompt (its type's ``prompt`` column: an IR instruction, a question)
+    has ``n`` < ``least`` words (NaN, a type whose prompt is no request, a passage's topic: keep)."""
     if not n < least:
         return None
-    field = "instruction" if kind == "ir" else "question"
+    field = spec(kind).prompt
     return Drop("short_prompt", f"the {field} has {n:.0f} word{'' if n == 1 else 's'} (minimum {least})")
 
 
@@ -174,15 +167,19 @@ def ungrounded(share: float, least: float) -> Verdict:
 def measure_texts(
     kind: str, texts: Mapping[str, str], checks: ContentChecks, *, english_of: Sequence[str] = ()
 ) -> dict[str, Any]:
-    """What the checks on an instance's own texts look at. ``texts``: its :data:`FIELDS` fields.
-    Returns ``degenerate`` (a Drop or None, with ``checks.ngram`` and ``checks.max_repeated``),
-    ``english`` (the share of dictionary words in the fields ``english_of``, default all) and
-    ``prompt_words`` (the words of the instruction or question; NaN for a passage)."""
-    names, pair = FIELDS[kind]
+    """What the checks on an instance's own texts look at. ``texts``: its type's text columns
+    (:attr:`curll.instances.InstanceType.columns`), checked for loops, with its (prompt, reply)
+    pair that must differ. Returns ``degenerate`` (a Drop or None, with ``checks.ngram`` and
+    ``checks.max_repeated``), ``english`` (the share of dictionary words in the fields
+    ``english_of``, default all) and ``prompt_words`` (the words of the prompt, an instruction
+    or question; NaN for a type whose prompt is no request: a passage)."""
+    t = spec(kind)
     return {
-        "degenerate": degenerate(texts, n=checks.ngram, limit=float(checks.max_repeated), pair=pair),
-        "english": english_share(" ".join(texts[f] for f in (english_of or names))),
-        "prompt_words": len(words(texts[pair[0]])) if pair and kind != "context" else math.nan,
+        "degenerate": degenerate(
+            texts, n=checks.ngram, limit=float(checks.max_repeated), pair=(t.prompt, t.reply)
+        ),
+        "english": english_share(" ".join(texts[f] for f in (english_of or t.columns))),
+        "prompt_words": len(words(texts[t.prompt])) if t.asks else math.nan,
     }
 
 

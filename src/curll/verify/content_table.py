@@ -20,7 +20,8 @@ import pandas as pd
 
 from curll.artifacts import records
 from curll.config.verify import ContentChecks
-from curll.verify.content import FIELDS, grounding, has_word, measure_texts, row_verdict, stems
+from curll.instances import spec
+from curll.verify.content import grounding, has_word, measure_texts, row_verdict, stems
 from curll.verify.verdict import Drop
 
 
@@ -32,28 +33,24 @@ def check_table(
     topic_scores: Sequence[float] | np.ndarray | None,
     checks: ContentChecks,
 ) -> pd.DataFrame:
-    """One row per instance of ``df`` (same order): ``seed_word`` (bool, or None where not
-    checked), ``grounding`` (float, CQA only), ``on_topic`` (cosine, or NaN), and the
-    :func:`~curll.verify.content.measure_texts` columns ``degenerate`` (a Drop or None),
-    ``english``, ``prompt_words``.
-    ``passages``: context id -> passage text, for QA rows."""
-    fields, _ = FIELDS[kind]
+    """One row per instance of ``df`` (same order): ``seed_word`` (bool, or None where its type
+    has no seed word columns), ``grounding`` (float, a type with grounded replies: CQA),
+    ``on_topic`` (cosine, or NaN), and the :func:`~curll.verify.content.measure_texts` columns
+    ``degenerate`` (a Drop or None), ``english``, ``prompt_words``.
+    ``passages``: passage id -> passage text, for a type made on a passage."""
+    t = spec(kind)
     out: dict[str, list[Any]] = {"seed_word": [], "grounding": [], "degenerate": [], "english": [],
                                  "prompt_words": []}  # fmt: skip
     passage_stems: dict[str, frozenset[str]] = {}
-    for row in df[[*fields, "word", *(["context_id"] if kind in ("cqa", "csqa") else [])]].to_dict("records"):
-        texts = {f: str(row[f]) for f in fields}
-        if kind == "context":
-            out["seed_word"].append(has_word(texts["text"], row["word"]))
-        elif kind == "ir":
-            out["seed_word"].append(has_word(texts["instruction"] + " " + texts["response"], row["word"]))
-        else:
-            out["seed_word"].append(None)
-        if kind == "cqa":
-            cid = row["context_id"]
+    for row in df[[*t.columns, "word", *([t.link] if t.on else [])]].to_dict("records"):
+        texts = {f: str(row[f]) for f in t.columns}
+        seen = has_word(" ".join(texts[c] for c in t.seed_word), row["word"]) if t.seed_word else None
+        out["seed_word"].append(seen)
+        if t.grounded:
+            cid = row[t.link]
             if cid not in passage_stems:  # once per passage, not once per pair
                 passage_stems[cid] = stems(passages.get(cid, ""))
-            out["grounding"].append(grounding(texts["answer"], passage_stems[cid]))
+            out["grounding"].append(grounding(texts[t.reply], passage_stems[cid]))
         else:
             out["grounding"].append(np.nan)
         for k, v in measure_texts(kind, texts, checks).items():

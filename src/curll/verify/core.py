@@ -1,19 +1,19 @@
 """The verify stage's logic: filter the generated instances, then measure what is kept.
 
-Contract of :func:`verify_files`: reads the generate stage's tables (contexts, ir, cqa, csqa)
-and its generations (for the unparsed requests) from parquet, a batch at a time; writes the
-kept tables (same schemas, same row order) and one rejects table (every dropped row with
-its reason code and detail, :mod:`curll.verify.verdict`: the unparsed requests, then each
-type's drops in table order), all renamed into
-place together, or none when anything fails, a yield below ``min_yield`` included; returns
-the metrics of paper Appendix B:
+Contract of :func:`verify_files`: reads the generate stage's table of every instance type
+(:mod:`curll.instances`: context, ir, cqa, csqa) and its generations (for the unparsed
+requests) from parquet, a batch at a time; writes the kept tables (same schemas, same row
+order) and one rejects table (every dropped row with its reason code and detail,
+:mod:`curll.verify.verdict`: the unparsed requests, then each type's drops in table order), all
+renamed into place together, or none when anything fails, a yield below ``min_yield``
+included; returns the metrics of paper Appendix B:
 
 - ``counts[type]``: rows in, kept, and dropped per reason, with ``in == kept + sum(dropped)``
   (an unparsed CQA/CSQA request counts as the pairs it should have made);
 - ``yields[type][stage]``: the same per stage (see :mod:`curll.yields`), with examples;
 - ``content[type][stage]``: the share passing each content check (seed word, on topic,
   grounded, not degenerate; :mod:`curll.verify.content`), measured on the rows that reach them;
-- ``dedup[type][stage]``: share of a stage's passages / IR pairs that are near-duplicates of
+- ``dedup[type][stage]``: share of a stage's seeded instances (passages, IR pairs) that are near-duplicates of
   another in the same stage; ``dedup_pairs[type]["i-j"]``: share of stage j's texts with a
   near-duplicate in stage i (both measured after exact-duplicate removal);
 - ``diversity[type][stage]`` and ``diversity_pairs[type]["i-j"]``: 1 / gzip ratio of a seeded
@@ -40,7 +40,8 @@ import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
 from curll.artifacts import empty_table
-from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, QAPairSchema, RejectSchema
+from curll.instances import TYPES, made_on, spec
+from curll.schemas import GenerationSchema, RejectSchema, instance_schema
 from curll.streaming import check_unique, iter_table, whole_groups, write_table_streams
 from curll.verify import filters as flt
 from curll.verify.encoder import Encoder
@@ -49,10 +50,6 @@ from curll.verify.scratch import PassageStore
 from curll.verify.screen import Screen, Settings, Topics
 from curll.yields import Tally, check_yields
 
-KINDS = ("context", "ir", "cqa", "csqa")
-SCHEMAS: dict[str, type[pa.DataFrameModel]] = {
-    "context": ContextSchema, "ir": InstructionSchema, "cqa": QAPairSchema, "csqa": QAPairSchema,
-}  # fmt: skip
 _GEN_COLUMNS = ["request_key", "status", "reason", "task", "stage", "indicator_id"]
 
 
@@ -66,10 +63,14 @@ def verify_files(
     *,
     batch_rows: int = 4096,
 ) -> dict[str, Any]:
-    """See the module docstring; ``inputs`` and ``outputs`` are keyed by type (:data:`KINDS`)."""
-    for kind in KINDS:
+    """See the module docstring; ``inputs`` and ``outputs`` are keyed by instance type (every
+    one of :data:`curll.instances.TYPES`)."""
+    for kind in TYPES:
         check_unique(inputs[kind], "instance_id")
-    targets = [(outputs[k], SCHEMAS[k]) for k in KINDS] + [(rejects, RejectSchema)]
+    targets: list[tuple[str | Path, type[pa.DataFrameModel]]] = [
+        *((outputs[k], instance_schema(k)) for k in TYPES),
+        (rejects, RejectSchema),
+    ]
     with tempfile.TemporaryDirectory(prefix="curll-verify-") as scratch:
         run = _Run(inputs, generations, encoder, settings, Path(scratch), batch_rows)
         try:
@@ -93,8 +94,8 @@ class _Run:
         self.encoder, self.scratch, self.batch_rows = encoder, scratch, batch_rows
         self.topics = Topics(encoder, settings.topics, settings.params.semantic.batch_size)
         self.tally = Tally()
-        self.passages = PassageStore(scratch / "passages.sqlite")
-        self.kept_contexts: set[str] = set()
+        self.passages = PassageStore(scratch / "passages.sqlite")  # kept passages' texts, by id
+        self.kept: dict[str, set[str]] = {}  # a type others are made on -> its kept instances' ids
         self.metrics: dict[str, Any] = {}
         self._parts: dict[str, dict[str, Any]] = {}
 
@@ -102,13 +103,13 @@ class _Run:
         path = self.inputs[kind]
         bar = tqdm(total=pq.ParquetFile(path).metadata.num_rows, desc=f"verify: {kind} ({desc})", unit="row")
         with bar:
-            for df in iter_table(path, SCHEMAS[kind], batch_rows=self.batch_rows):
+            for df in iter_table(path, instance_schema(kind), batch_rows=self.batch_rows):
                 yield df
                 bar.update(len(df))
 
     def _frames(self, kind: str | None, kept: pd.DataFrame | None, gone: pd.DataFrame) -> list[pd.DataFrame]:
         """One frame per output: ``kept`` at ``kind``'s place, ``gone`` for the rejects."""
-        out = [kept if k == kind and kept is not None else _EMPTY[k] for k in KINDS]
+        out = [kept if k == kind and kept is not None else empty_table(instance_schema(k)) for k in TYPES]
         return [*out, gone]
 
     def chunks(self) -> Iterator[list[pd.DataFrame]]:
@@ -119,7 +120,7 @@ class _Run:
             bad = flt.unparsed(gens)
             self.tally.add(_units(bad, weight=[qa.get(t, 1) for t in bad["type"]]))
             yield self._frames(None, None, bad)
-        for kind in KINDS:
+        for kind in TYPES:
             screen, part = self._screen(kind)
             yield from self._write(kind, screen, part)
         yields = self.tally.result()
@@ -127,12 +128,14 @@ class _Run:
         self.metrics = _metrics(yields, self._parts)
 
     def _screen(self, kind: str) -> tuple[Screen, dict[str, Any]]:
-        """The first pass over ``kind``: its verdict, and its dedup metrics (passages, IR)."""
+        """The first pass over ``kind``: its verdict, and its dedup metrics (seeded types:
+        passages, IR)."""
         screen = Screen(kind, self.settings, self.encoder, self.topics, self.scratch, self.inputs[kind])
-        if kind in ("cqa", "csqa"):
-            for df in whole_groups(self._batches(kind, "checks"), "context_id"):
-                passages = self.passages.get(df["context_id"]) if kind == "cqa" else {}
-                screen.add_pairs(df, self.kept_contexts, passages)
+        t = spec(kind)
+        if t.on:
+            for df in whole_groups(self._batches(kind, "checks"), t.link):
+                passages = self.passages.get(df[t.link]) if t.grounded else {}
+                screen.add_pairs(df, self.kept.get(t.on, set()), passages)
             return screen, {}
         for df in self._batches(kind, "checks"):
             screen.add(df)
@@ -147,14 +150,11 @@ class _Run:
             measures.add(kept["stage"].to_numpy(), flt.texts_of(kind, kept))
             self.tally.add(_units(gone))
             self.tally.add(pd.DataFrame({"stage": kept["stage"], "type": kind, "kept": True, "reason": ""}))
-            if kind == "context":
-                self.passages.add(kept["instance_id"], kept["text"])
-                self.kept_contexts.update(kept["instance_id"])
+            if made_on(kind):  # a passage: its pairs come next, checked against it
+                self.passages.add(kept["instance_id"], kept[spec(kind).reply])
+                self.kept.setdefault(kind, set()).update(kept["instance_id"])
             yield self._frames(kind, kept, gone)
         self._parts[kind] = {"content": screen.rates.result(), **measures.result(kind), **part}
-
-
-_EMPTY = {k: empty_table(s) for k, s in SCHEMAS.items()}
 
 
 def _units(rejects: pd.DataFrame, weight: Any = 1) -> pd.DataFrame:
@@ -166,7 +166,7 @@ def _units(rejects: pd.DataFrame, weight: Any = 1) -> pd.DataFrame:
 
 def _metrics(yields: dict[str, Any], parts: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     counts: dict[str, Any] = {}
-    for kind in KINDS:
+    for kind in TYPES:
         per_stage = list(yields.get(kind, {}).values())
         dropped: dict[str, int] = {}
         for g in per_stage:
@@ -180,7 +180,7 @@ def _metrics(yields: dict[str, Any], parts: Mapping[str, Mapping[str, Any]]) -> 
     out: dict[str, Any] = {"counts": counts, "yields": yields}
     sections = ("content", "dedup", "dedup_pairs", "diversity", "diversity_pairs", "readability")
     for section in sections:  # dedup: passages and IR only (QA pairs are checked within a passage)
-        out[section] = {kind: parts[kind][section] for kind in KINDS if section in parts[kind]}
+        out[section] = {kind: parts[kind][section] for kind in TYPES if section in parts[kind]}
     return out
 
 

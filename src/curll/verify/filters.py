@@ -17,23 +17,17 @@ import numpy as np
 import pandas as pd
 
 from curll.artifacts import records
+from curll.instances import spec
 from curll.verify.verdict import Drop, Verdict
 
 Filter = Callable[[Mapping[str, Any]], Verdict]
 REJECT_COLUMNS = ["type", "id", "stage", "indicator_id", "reason", "detail"]
 
-#: the text each instance type is compared, compressed and graded on
-TEXT_FIELDS = {
-    "context": ("text",),
-    "ir": ("instruction", "response"),
-    "cqa": ("question", "answer"),
-    "csqa": ("question", "answer"),
-}
-
 
 def texts_of(kind: str, df: pd.DataFrame) -> list[str]:
-    """Every row's text: its :data:`TEXT_FIELDS` joined by newlines."""
-    columns = [[str(v) for v in df[f].tolist()] for f in TEXT_FIELDS[kind]]
+    """Every row's text, what it is compared, compressed and graded on: its type's ``compared``
+    columns (:mod:`curll.instances`) joined by newlines."""
+    columns = [[str(v) for v in df[f].tolist()] for f in spec(kind).compared]
     return ["\n".join(parts) for parts in zip(*columns, strict=True)]
 
 
@@ -71,9 +65,9 @@ def flag(df: pd.DataFrame, filters: list[Filter]) -> dict[str, Drop]:
     return out
 
 
-def qa_count(df: pd.DataFrame, expected: int) -> dict[str, Drop]:
-    """Every pair of a passage whose QA set does not have ``expected`` pairs."""
-    sizes = df.groupby("context_id")["instance_id"].transform("size")
+def qa_count(df: pd.DataFrame, expected: int, link: str) -> dict[str, Drop]:
+    """Every pair of a passage (named in column ``link``) whose QA set does not have ``expected`` pairs."""
+    sizes = df.groupby(link)["instance_id"].transform("size")
     bad = df[sizes != expected]
     return {
         i: Drop("qa_count", f"{n} pairs, expected {expected}")
@@ -81,11 +75,11 @@ def qa_count(df: pd.DataFrame, expected: int) -> dict[str, Drop]:
     }
 
 
-def orphans(df: pd.DataFrame, kept_contexts: Container[str]) -> dict[str, Drop]:
-    """QA pairs whose passage is not among ``kept_contexts`` (instance ids)."""
+def orphans(df: pd.DataFrame, kept_contexts: Container[str], link: str) -> dict[str, Drop]:
+    """QA pairs whose passage (named in column ``link``) is not among ``kept_contexts`` (instance ids)."""
     return {
         i: Drop("context_dropped", c)
-        for i, c in zip(df["instance_id"], df["context_id"], strict=True)
+        for i, c in zip(df["instance_id"], df[link], strict=True)
         if c not in kept_contexts
     }
 

@@ -6,16 +6,18 @@ absent), the content rates per stage (:class:`curll.verify.content_table.Rates`)
 rows in and dropped per stage.
 Order of checks, the first failing one naming the drop:
 
-- passages and IR (:meth:`Screen.add`): empty fields, passage length; the content checks
-  (degenerate, short prompt, not English, seed word, on topic); exact duplicates of any
-  earlier row of the table; then, once every batch is in, :meth:`Screen.semantic`: near
-  duplicates within a stage (when ``semantic.drop``), from the vectors of the rows still
-  kept, which wait on disk (:class:`~curll.verify.scratch.VectorFile`). Each row is encoded
-  once: that vector serves the on-topic score and the near-duplicate search;
-- QA pairs (:meth:`Screen.add_pairs`, batches cut at passage boundaries): pairs of a dropped
-  passage, sets of the wrong size, empty fields, content checks (grounded: CQA, against its
-  passage's text), exact duplicates within a passage. A passage's pairs must be adjacent in
-  the table (generate_merge writes a request's pairs together): if not, an error names the row.
+- seeded types, passages and IR (:meth:`Screen.add`): empty fields (the type's ``compared``
+  columns), a passage's length (its ``words`` column); the content checks (degenerate, short
+  prompt, not English, seed word, on topic); exact duplicates of any earlier row of the
+  table; then, once every batch is in, :meth:`Screen.semantic`: near duplicates within a
+  stage (when ``semantic.drop``), from the vectors of the rows still kept, which wait on disk
+  (:class:`~curll.verify.scratch.VectorFile`). Each row is encoded once: that vector serves
+  the on-topic score and the near-duplicate search;
+- types made on a passage, QA pairs (:meth:`Screen.add_pairs`, batches cut at passage
+  boundaries): pairs of a dropped passage, sets of the wrong size, empty fields, content
+  checks (grounded: CQA, against its passage's text), exact duplicates within a passage. A
+  passage's pairs must be adjacent in the table (generate_merge writes a request's pairs
+  together): if not, an error names the row.
 
 Memory: a batch, the verdict, one hash per distinct text (exact duplicates), the ids of the
 rows on disk, and one stage's vectors during :meth:`Screen.semantic`.
@@ -34,6 +36,7 @@ from tqdm.auto import tqdm
 
 from curll.config.verify import ContentChecks, VerifyParams, WordRange
 from curll.errors import CurllError
+from curll.instances import spec
 from curll.verify import content_table
 from curll.verify import filters as flt
 from curll.verify.dedup import CrossIndex, ExactIndex, choose_index, exact_duplicates, near_duplicates
@@ -45,8 +48,9 @@ from curll.verify.verdict import Drop
 @dataclass(frozen=True)
 class Settings:
     """What verify needs besides the data: its params, the passage length range and content
-    checks of the active profile, the QA set sizes ({"cqa": n, "csqa": m}) and the text of
-    every indicator (:func:`curll.verify.content.indicator_text`) for the on-topic check."""
+    checks of the active profile, the list sizes (``generate.pairs``: {"cqa": n, "csqa": m})
+    and the text of every indicator (:func:`curll.verify.content.indicator_text`) for the
+    on-topic check."""
 
     params: VerifyParams
     words: WordRange
@@ -97,6 +101,7 @@ class Screen:
         source: str | Path | None = None,
     ) -> None:
         self.kind, self.settings, self.encoder, self.topics = kind, settings, encoder, topics
+        self.spec = spec(kind)
         self.source = source  # the table's file, named in errors
         self.verdict: dict[str, Drop] = {}
         self.rates = content_table.Rates(settings.checks)
@@ -126,12 +131,12 @@ class Screen:
         return self._drop(df, content_table.flags(self.kind, df, table, checks))
 
     def add(self, df: pd.DataFrame) -> None:
-        """A batch of passages or IR pairs."""
-        p, words = self.settings.params, self.settings.words
+        """A batch of instances of a seeded type (passages, IR pairs)."""
+        p, words, t = self.settings.params, self.settings.words, self.spec
         self.rows_in.update(df["stage"].tolist())
-        basic = [flt.not_empty("instruction", "response")]
-        if self.kind == "context":
-            basic = [flt.not_empty("text"), flt.word_range("text", words.min, words.max)]
+        basic = [flt.not_empty(*t.compared)]
+        if t.words:  # a passage's length
+            basic.append(flt.word_range(t.words, words.min, words.max))
         df = self._drop(df, flt.flag(df, basic))
         if not len(df):
             return
@@ -145,28 +150,31 @@ class Screen:
         self._vectors.add(df["instance_id"].tolist(), df["stage"].to_numpy(), vectors[rows])
 
     def add_pairs(self, df: pd.DataFrame, kept_contexts: set[str], passages: Mapping[str, str]) -> None:
-        """A batch of QA pairs holding whole passages' sets; ``kept_contexts``: the ids of the
-        kept passages; ``passages``: their texts (for grounding), at least this batch's."""
+        """A batch of instances made on passages (QA pairs) holding whole passages' sets;
+        ``kept_contexts``: the ids of the kept passages; ``passages``: their texts (for
+        grounding), at least this batch's."""
+        link = self.spec.link
         self._check_adjacent(df)
         self.rows_in.update(df["stage"].tolist())
-        df = self._drop(df, flt.orphans(df, kept_contexts))
-        df = self._drop(df, flt.qa_count(df, self.settings.qa_pairs[self.kind]))
-        df = self._drop(df, flt.flag(df, [flt.not_empty("question", "answer")]))
+        df = self._drop(df, flt.orphans(df, kept_contexts, link))
+        df = self._drop(df, flt.qa_count(df, self.settings.qa_pairs[self.kind], link))
+        df = self._drop(df, flt.flag(df, [flt.not_empty(*self.spec.compared)]))
         df = self._content(df, passages, None)
         dups: dict[str, Drop] = {}
-        for _, group in df.groupby("context_id", sort=False):
+        for _, group in df.groupby(link, sort=False):
             found = exact_duplicates(group["instance_id"].tolist(), flt.texts_of(self.kind, group))
             dups.update({i: Drop("exact_duplicate", f"dup of {o}") for i, o in found.items()})
         self._drop(df, dups)
 
     def _check_adjacent(self, df: pd.DataFrame) -> None:
-        ids = df["context_id"]
+        link = self.spec.link
+        ids = df[link]
         starts = ids.ne(ids.shift())
         for row, cid in zip(df.index[starts.to_numpy()], ids[starts], strict=True):
             if cid in self._contexts_seen:
                 raise CurllError(
                     f"the pairs of passage {cid} are not adjacent (generate_merge writes a "
-                    "passage's pairs together)", file=self.source, row=int(row), field="context_id",
+                    "passage's pairs together)", file=self.source, row=int(row), field=link,
                 )  # fmt: skip
             self._contexts_seen.add(cid)
 
