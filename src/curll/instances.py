@@ -37,6 +37,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from curll.registry import Registry
+
 
 @dataclass(frozen=True)
 class InstanceType:
@@ -96,12 +98,8 @@ class InstanceType:
         return ""
 
 
-def _types(*specs: InstanceType) -> dict[str, InstanceType]:
-    return {t.name: t for t in specs}
-
-
 #: every instance type, in generation order: a type made on another comes after it
-TYPES: dict[str, InstanceType] = _types(
+TYPES: Registry[InstanceType] = Registry("instance type", (
     InstanceType(
         "context", "passages", ("expanded_topic", "text"), ("expanded_topic", "generated_text"),
         long=("generated_text",), prompt="expanded_topic", reply="text",
@@ -128,19 +126,8 @@ TYPES: dict[str, InstanceType] = _types(
         compared=("question", "answer"), on="context", pairs="skill_based_pairs",
         block="Skill tasks", evaluated=True,
     ),
-)  # fmt: skip
-
-
-def names() -> tuple[str, ...]:
-    return tuple(TYPES)
-
-
-def spec(name: str) -> InstanceType:
-    """The spec of ``name``; a KeyError naming the known types otherwise."""
-    try:
-        return TYPES[name]
-    except KeyError:
-        raise KeyError(f"unknown instance type {name!r} (known: {', '.join(TYPES)})") from None
+))  # fmt: skip
+names, spec = TYPES.names, TYPES.spec
 
 
 def seeded() -> tuple[str, ...]:
@@ -170,13 +157,9 @@ def evaluated() -> tuple[str, ...]:
 
 @contextmanager
 def register(kind: InstanceType) -> Iterator[InstanceType]:
-    """``kind`` is known inside the block (after the others), then forgotten."""
-    if kind.name in TYPES:
-        raise ValueError(f"instance type {kind.name!r} is already registered")
+    """``kind`` is known inside the block (after the others), then forgotten; the type it is
+    made on must be registered."""
     if kind.on and kind.on not in TYPES:
         raise ValueError(f"instance type {kind.name!r} is made on {kind.on!r}, which is not registered")
-    TYPES[kind.name] = kind
-    try:
+    with TYPES.register(kind):
         yield kind
-    finally:
-        TYPES.pop(kind.name, None)

@@ -23,10 +23,12 @@ does). This module imports nothing of curll, so every layer may read it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal
+
+from curll.registry import Registry
 
 Start = Literal["scratch", "previous"]
 Data = Literal["stage", "cumulative"]
@@ -67,29 +69,13 @@ class OrderSpec:
 
 
 #: every order, in the order reports list them
-ORDERS: dict[str, OrderSpec] = {
-    spec.name: spec
-    for spec in (
-        OrderSpec("independent", "scratch", "stage", "M_k from scratch on stage k alone"),
-        OrderSpec("joint", "scratch", "cumulative",
-                  "M_0..k from scratch on the shuffled union of stages 0..k"),
-        OrderSpec("continual", "previous", "stage", "M_0-..-k continues from M_0-..-(k-1) on stage k",
-                  carries=("optimizer", "replay", "schedule")),
-    )
-}  # fmt: skip
-
-
-def names() -> tuple[str, ...]:
-    """The registered orders' names, in :data:`ORDERS` order."""
-    return tuple(ORDERS)
-
-
-def spec(name: str) -> OrderSpec:
-    """The spec of ``name``; a KeyError naming the known orders otherwise."""
-    try:
-        return ORDERS[name]
-    except KeyError:
-        raise KeyError(f"unknown order {name!r} (known: {', '.join(ORDERS)})") from None
+ORDERS: Registry[OrderSpec] = Registry("order", (
+    OrderSpec("independent", "scratch", "stage", "M_k from scratch on stage k alone"),
+    OrderSpec("joint", "scratch", "cumulative", "M_0..k from scratch on the shuffled union of stages 0..k"),
+    OrderSpec("continual", "previous", "stage", "M_0-..-k continues from M_0-..-(k-1) on stage k",
+              carries=("optimizer", "replay", "schedule")),
+))  # fmt: skip
+names, spec = ORDERS.names, ORDERS.spec
 
 
 def ranked(present: Iterable[str]) -> list[str]:
@@ -113,13 +99,6 @@ def bounds(present: Iterable[str]) -> list[str]:
     return [o for o in ranked(present) if ORDERS[o].bound]
 
 
-@contextmanager
-def register(order: OrderSpec) -> Iterator[OrderSpec]:
+def register(order: OrderSpec) -> AbstractContextManager[OrderSpec]:
     """``order`` is known inside the block (after the others), then forgotten."""
-    if order.name in ORDERS:
-        raise ValueError(f"order {order.name!r} is already registered")
-    ORDERS[order.name] = order
-    try:
-        yield order
-    finally:
-        ORDERS.pop(order.name, None)
+    return ORDERS.register(order)
