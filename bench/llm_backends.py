@@ -36,7 +36,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from curll.llm.types import ChatRequest, Message, Sampling
+from curll.llm.types import ChatRequest, Message
+from curll.sampling import Sampling
 
 ROOT = Path(__file__).resolve().parents[1]
 LLM_STAGES = ["skill_graph", "templates", "generate", "split", "evaluate_judge"]

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from curll.llm.types import Role
+from curll.sampling import Role
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,7 +63,8 @@ def run_backend(
     from curll.config.llm import MaxChars
     from curll.generate.tasks import task_schema
     from curll.llm.transformers_backend import TransformersBackend
-    from curll.llm.types import ChatRequest, Sampling
+    from curll.llm.types import ChatRequest
+    from curll.sampling import Sampling
 
     dtype = "bfloat16" if device == "cuda" else "float32"
     backend = TransformersBackend(model, device=device, dtype=dtype, threads=threads, max_batch=max_batch)

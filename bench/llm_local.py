@@ -23,7 +23,8 @@ from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
 from curll.llm.local import build_embedded_model, model_config
 from curll.llm.transformers_backend import TransformersBackend
-from curll.llm.types import ChatRequest, Sampling
+from curll.llm.types import ChatRequest
+from curll.sampling import Sampling
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = {

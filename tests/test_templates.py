@@ -9,8 +9,8 @@ import pytest
 
 from curll.config import load_params
 from curll.llm.tasks import Task
-from curll.llm.types import Sampling
 from curll.prompts import load_prompt
+from curll.sampling import Sampling
 from curll.templates import check_items, make_templates, templates_schema
 from tests.fakes import engine
 

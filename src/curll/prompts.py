@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 
 from curll.errors import CurllError
-from curll.llm.types import Role
+from curll.sampling import Role
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False)
 BLOCKS: tuple[Role, ...] = ("system", "user")

@@ -13,8 +13,8 @@ from curll.config.llm import MaxChars
 from curll.evaluate.items import build_items
 from curll.evaluate.judge import item_scores, judge, judge_schema, panel_stats
 from curll.llm.tasks import Task
-from curll.llm.types import Sampling
 from curll.prompts import load_prompt
+from curll.sampling import Sampling
 from curll.schemas.evaluate import JudgeRatingSchema, ScoreSchema
 from tests import instances as inst
 from tests.evaluate.test_items import records

@@ -15,8 +15,8 @@ from curll.generate.merge import merged, split_instances
 from curll.generate.shard import generate_shard, shard_of, shard_path_name
 from curll.generate.tasks import task_schema
 from curll.llm.tasks import Task
-from curll.llm.types import Sampling
 from curll.prompts import load_prompt
+from curll.sampling import Sampling
 from curll.schemas import ContextSchema, GenerationSchema, instance_schema
 from tests.fakes import engine
 

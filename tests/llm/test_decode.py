@@ -12,7 +12,8 @@ import torch
 from curll.llm.constrained import RowSpec
 from curll.llm.decode import MIN_PREFIX, Decoder, DecodeRequest
 from curll.llm.transformers_backend import TransformersBackend
-from curll.llm.types import ChatRequest, Sampling
+from curll.llm.types import ChatRequest
+from curll.sampling import Sampling
 
 
 class FixedLM(torch.nn.Module):

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 
 from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine, parse
-from curll.llm.types import ChatRequest, Completion, Sampling
+from curll.llm.types import ChatRequest, Completion
+from curll.sampling import Sampling
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 

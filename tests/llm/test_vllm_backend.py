@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from curll.errors import CurllError
-from curll.llm.types import ChatRequest, Sampling
+from curll.llm.types import ChatRequest
+from curll.sampling import Sampling
 
 FAKE = """
 import json, multiprocessing, os, time, weakref

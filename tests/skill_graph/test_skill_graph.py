@@ -11,8 +11,8 @@ import pytest
 
 from curll.config import load_params
 from curll.llm.tasks import Task
-from curll.llm.types import Sampling
 from curll.prompts import load_prompt
+from curll.sampling import Sampling
 from curll.skill_graph.analysis import build_graph, graph_stats, save_graph
 from curll.skill_graph.candidates import candidate_pairs
 from curll.skill_graph.edges import edge_schema, predict_edges, weight_schema

@@ -11,8 +11,8 @@ import pytest
 from curll.artifacts import validate
 from curll.config import load_params
 from curll.llm.tasks import Task
-from curll.llm.types import Sampling
 from curll.prompts import load_prompt
+from curll.sampling import Sampling
 from curll.schemas import RatingSchema, RecordSchema, UnitSchema
 from curll.split.assign import assign
 from curll.split.core import select

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from curll.config.base import Count, Number, ParamsError, PathStr, Positive, Section, Seed, no_credentials
-from curll.llm.types import Sampling
+from curll.sampling import Sampling
 
 
 class SamplingParams(Section):

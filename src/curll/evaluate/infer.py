@@ -34,7 +34,8 @@ from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
 from curll.llm.factory import trained_model_backend
 from curll.llm.tasks import Answer, provenance
-from curll.llm.types import ChatRequest, Sampling
+from curll.llm.types import ChatRequest
+from curll.sampling import Sampling
 from curll.train.orders import SavedModel
 
 #: version of the test-prompt layout (:func:`curll.chat.user_turn`): change the tag

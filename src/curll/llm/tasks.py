@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from curll.llm.engine import Check, Engine
-from curll.llm.types import ChatRequest, Result, Sampling, canonical_json
+from curll.llm.types import ChatRequest, Result, canonical_json
 from curll.prompts import Prompt
+from curll.sampling import Sampling
 
 if TYPE_CHECKING:
     from curll.config import Params

@@ -18,25 +18,13 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-Role = Literal["system", "user", "assistant"]
+from curll.sampling import Role, Sampling
 
 
 @dataclass(frozen=True)
 class Message:
     role: Role
     content: str
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """Sampling params sent with every request (the paper's generation defaults)."""
-
-    temperature: float = 0.3
-    top_p: float = 1.0
-    max_tokens: int = 1024
-    seed: int | None = None
-    presence_penalty: float = 0.0  # subtracted from a token's logit once the answer has used it
-    frequency_penalty: float = 0.0  # subtracted once per earlier use in the answer
 
 
 @dataclass(frozen=True)
