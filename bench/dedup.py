@@ -1,7 +1,7 @@
 """Semantic dedup: the model2vec encoder against the full MiniLM sentence-transformer.
 
 Both run the same code (:func:`curll.verify.near_duplicates`, exact index, same threshold) on
-the same seeded corpus (bench/corpus.py: distinct passages plus planted near-copies); only the
+the same seeded corpus (harness/corpus.py: distinct passages plus planted near-copies); only the
 encoder differs. Reports the wall time of each (encode + dedup), the speedup (target >= 30x)
 and the Jaccard agreement of the flagged sets (target >= 0.9). Needs the verify_encoder
 stage's output (``dvc repro verify_encoder``) or ``--model2vec PATH``.
@@ -15,9 +15,9 @@ import argparse
 import json
 import time
 
-from bench.corpus import corpus
 from curll.verify.dedup import near_duplicates
 from curll.verify.encoder import load_encoder
+from harness.corpus import corpus
 
 
 def run(kind: str, where: str, ids: list[str], texts: list[str], threshold: float) -> tuple[float, set[str]]:

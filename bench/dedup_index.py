@@ -1,5 +1,5 @@
 """Semantic dedup at scale: the approximate index (usearch, through vicinity) against the exact
-one (brute force), on ``--texts`` passages of bench/corpus.py (planted near-copies) encoded with
+one (brute force), on ``--texts`` passages of harness/corpus.py (planted near-copies) encoded with
 the model2vec encoder.
 
 Reports the approximate index's time on all texts, and on a seeded ``--sample`` of them both
@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from bench.corpus import corpus
 from curll.verify.dedup import Index, near_duplicates
 from curll.verify.encoder import load_encoder
+from harness.corpus import corpus
 
 
 def flagged(ids: list[str], vectors: np.ndarray, threshold: float, index: Index) -> tuple[float, set[str]]:

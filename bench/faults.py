@@ -1,13 +1,13 @@
 """The fault table: the generate stage against a local server that fails a seeded share of
 HTTP calls (429 with Retry-After, 500, 503, 400, answers past the timeout, truncated bodies,
-content that is not JSON, JSON off the schema; bench/harness/mix.py), at several rates.
+content that is not JSON, JSON off the schema; harness/mix.py), at several rates.
 
 Per rate: requests, HTTP calls, engine retries, rejects by reason, wall time, the stage's
 exit status, and what a rerun asks the server (it must be nothing). Then ``--kills`` kill -9
 trials of ``dvc repro`` at seeded points: answers stored at the kill, answers asked again
 after the restart, calls beyond an uninterrupted run's (answers lost in flight), and whether
 the output is byte-identical to an uninterrupted run's. Then three hazards
-(bench/harness/hazards.py): a server that trickles answers past ``timeout_s``, a fold and a
+(harness/hazards.py): a server that trickles answers past ``timeout_s``, a fold and a
 second run beside a working shard job, a full disk under the request cache, and a kill -9 in
 the middle of a large batch. Nothing is
 asserted here; tests/faults holds the checks at small sizes.
@@ -27,11 +27,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.harness import hazards
-from bench.harness.commands import dvc
-from bench.harness.kill import kill_when, leftovers, stored_answers
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project, run_generate, under_dvc
+from harness import hazards
+from harness.commands import dvc
+from harness.kill import kill_when, leftovers, stored_answers
+from harness.mix import FaultyServer
+from harness.project import make_project, run_generate, under_dvc
 
 SHARD = "data/generate/shards/generations-0000-of-0001.parquet"
 

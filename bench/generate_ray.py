@@ -20,9 +20,9 @@ from pathlib import Path
 
 import yaml
 
-from bench.harness.commands import curll
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project
+from harness.commands import curll
+from harness.mix import FaultyServer
+from harness.project import make_project
 
 #: what generate_merge writes: the generations, and a table per instance type
 TABLES = ("generations", "tables/context", "tables/ir", "tables/cqa", "tables/csqa")

@@ -48,7 +48,7 @@ CONFIGS = ["torch-t1-b1", "torch-t2-b1", "torch-t1-b16", "torch-t2-b16", "llamac
 def capture(project: Path, out: Path) -> dict[str, int]:
     """Record every task's first-attempt requests of ``project``'s LLM stages (answered from its cache)."""
     from curll.llm import engine as engine_module
-    from pipeline.cli import load_checked
+    from pipeline.tools.cli import load_checked
 
     work = Path(tempfile.mkdtemp(prefix="curll-capture-"))
     for name in ("params.yaml", "prompts", "data", ".curll/cache/llm.sqlite"):

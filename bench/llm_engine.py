@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.harness.server import FakeChatServer
 from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
 from curll.llm.openai_backend import OpenAIBackend
 from curll.llm.types import ChatRequest
+from harness.server import FakeChatServer
 
 SCHEMA = {"type": "object", "properties": {"echo": {"type": "string"}}, "required": ["echo"]}
 

@@ -1,6 +1,6 @@
 """Readability in worker processes against one process, on the same texts.
 
-Scores ``--texts`` distinct passages (bench/corpus.py) with :func:`curll.verify.score`
+Scores ``--texts`` distinct passages (harness/corpus.py) with :func:`curll.verify.score`
 once with ``--workers`` and once with ``workers=1``; reports both times (best of
 ``--repeats``, new texts each repeat), the speedup (target >= 1.7x on 2 cores) and whether
 every value is identical (target: yes).
@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from bench.corpus import corpus
 from curll.verify.readability import score
+from harness.corpus import corpus
 
 
 def main() -> None:

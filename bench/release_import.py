@@ -2,7 +2,7 @@
 
     python -m bench.release_import --rows 1000000
 
-Writes ``stage3_cqa_eval`` folders in the authors' card layout (bench/harness/hub_files.py's
+Writes ``stage3_cqa_eval`` folders in the authors' card layout (harness/hub_files.py's
 columns; passages of about 600 characters, two questions a passage, row groups of 50,000 rows
 as the Hub's files have), then runs, each as its own process (peak RSS of that process alone,
 :func:`bench.scale.measured`):
@@ -25,8 +25,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.harness.hub_files import COLUMNS
 from bench.scale import measured
+from harness.hub_files import COLUMNS
 
 WORDS = [
     "the",
@@ -85,7 +85,16 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         folders = {label: write_eval_repo(work / label.replace("/", "_"), n) for label, n in sizes.items()}
         for label, folder in folders.items():
             out = work / f"out_{label.replace('/', '_')}"
-            cmd = [sys.executable, "-m", "pipeline.cli", "release", "import", "--out", str(out), str(folder)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "pipeline.tools.cli",
+                "release",
+                "import",
+                "--out",
+                str(out),
+                str(folder),
+            ]
             wall, rss, failed = measured(cmd, cwd=Path.cwd())
             results.append({"run": f"import, {sizes[label]:,} rows", "wall_s": round(wall, 1),
                             "peak_rss_gib": round(rss, 3), "failed": failed})  # fmt: skip

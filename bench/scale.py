@@ -150,7 +150,7 @@ def build(project: Path, n: int, params: dict[str, Any]) -> dict[str, int]:
     shutil.copytree(ROOT / "prompts", project / "prompts")
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     for stage in ("taxonomy", "vocab"):
-        _must(measured([sys.executable, "-m", "pipeline.cli", stage, "run"], project), stage)
+        _must(measured([sys.executable, "-m", "pipeline.tools.cli", stage, "run"], project), stage)
     if not (REFERENCE / "curll-taxonomy").is_dir():  # no authors' CSVs: a synthetic taxonomy of their size
         from bench.skill_graph_calls import PAPER_STAGES, synthetic_taxonomy
         from curll.artifacts import write_table
@@ -221,7 +221,7 @@ def run_size(
         if only and stage not in only:
             continue
         rows = _rows(project, params, stage, counts) if stage != "generate_merge" else counts["instances"]
-        cmd = [sys.executable, "-m", "pipeline.cli", stage, "run"]
+        cmd = [sys.executable, "-m", "pipeline.tools.cli", stage, "run"]
         if stage == "loader":
             cmd = [sys.executable, "-m", "bench.scale", "loader", str(project)]
         wall, rss, failed = measured(cmd, project, limit_gib)
@@ -257,7 +257,7 @@ def table(runs: list[StageRun], n: int) -> list[dict[str, Any]]:
 
 
 def rating_server() -> Any:
-    from bench.harness.server import FakeChatServer
+    from harness.server import FakeChatServer
 
     class Rater(FakeChatServer):
         def answer(self, body: dict[str, Any]) -> str:
@@ -292,7 +292,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             setup.mkdir(exist_ok=True)
             params = project_params(server.base_url, encoder, args.rate, args.per_stage)
             (setup / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-            _must(measured([sys.executable, "-m", "pipeline.cli", "verify_encoder", "run"], setup), "encoder")
+            _must(
+                measured([sys.executable, "-m", "pipeline.tools.cli", "verify_encoder", "run"], setup),
+                "encoder",
+            )
         runs: list[StageRun] = []
         for n in [args.n] if args.no_4n else [args.n, 4 * args.n]:
             params = project_params(server.base_url, encoder, args.rate, args.per_stage)

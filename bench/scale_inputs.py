@@ -11,7 +11,7 @@ synthetic instances, made without an LLM.
   with their indicator's text and contain their seed word, so the content checks pass as on a
   capable model; answers quote their passage. A share ``exact`` of passages and IR pairs are
   verbatim copies of an earlier one of the same stage, a share ``near`` are copies with one
-  edit (bench/corpus.py): verify must find them.
+  edit (harness/corpus.py): verify must find them.
 
 N counts instances (passages + IR pairs + QA pairs), the unit of the paper's 87M.
 """
@@ -27,12 +27,12 @@ from typing import Any
 
 import pandas as pd
 
-from bench.corpus import NAMES, PLACES, TIMES, _edit
 from curll.artifacts import read_table, write_table
 from curll.generate.shard import instance_id, shard_path_name, sort_rows
 from curll.instances import TYPES
 from curll.llm.types import canonical_json
 from curll.schemas import GenerationSchema, IndicatorSchema, SeedSchema, WordSchema
+from harness.corpus import NAMES, PLACES, TIMES, _edit
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def run_slice(work: Path, prompts: Path | None, sets: list[str], until: str) -> 
     for stage in STAGES[: STAGES.index(until) + 1]:
         t0 = time.perf_counter()
         item = ["--profile", params["llm"]["use"]] if stage == "llm_models" else []  # the one it asks
-        proc = subprocess.run([sys.executable, "-m", "pipeline.cli", stage, "run", *item], cwd=work,
+        proc = subprocess.run([sys.executable, "-m", "pipeline.tools.cli", stage, "run", *item], cwd=work,
                               capture_output=True, text=True)  # fmt: skip
         times[stage] = round(time.perf_counter() - t0, 1)
         print(f"{stage}: {times[stage]} s  {proc.stdout.strip().splitlines()[-1:] if proc.stdout else ''}")

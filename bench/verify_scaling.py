@@ -1,7 +1,7 @@
 """Verify time for N and 4N passages: growth should be no worse than linear plus 10%.
 
-Builds contexts / IR tables of N and 4N rows (bench/corpus.py texts spread over five stages,
-with planted near-copies) and runs :func:`bench.harness.verify.verify` on each with the default
+Builds contexts / IR tables of N and 4N rows (harness/corpus.py texts spread over five stages,
+with planted near-copies) and runs :func:`harness.verify.verify` on each with the default
 params (model2vec encoder, ``--index``). Reports both times and ``t(4N) / (4 t(N))``
 (target <= 1.10).
 
@@ -17,12 +17,12 @@ import time
 
 import pandas as pd
 
-from bench.corpus import corpus
-from bench.harness.verify import verify
 from curll.config import load_params
 from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, instance_schema
 from curll.verify.encoder import load_encoder
 from curll.verify.screen import Settings
+from harness.corpus import corpus
+from harness.verify import verify
 
 
 def _hex(s: str, n: int = 16) -> str:

@@ -45,7 +45,7 @@ from curll.schemas.evaluate import (
     RubricSchema,
     ScoreSchema,
 )
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

@@ -30,7 +30,7 @@ from curll.schemas import IndicatorSchema, RecordSchema
 from curll.schemas.evaluate import UNTRAINED, AnswerSchema, ItemSchema
 from curll.train.orders import SavedModel, saved_models, untrained, untrained_model
 from curll.train.tokenizer import load_tokenizer
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def _tokenizer(params: Params) -> Any:

@@ -46,7 +46,7 @@ from curll.schemas.evaluate import (
     RubricSchema,
 )
 from curll.yields import check_yields
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params, name: str) -> None:

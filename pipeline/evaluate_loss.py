@@ -31,7 +31,7 @@ from curll.schemas.evaluate import LossSchema
 from curll.train.orders import SavedModel, saved_models, untrained, untrained_model
 from curll.train.records import RecordFile
 from curll.train.tokenizer import load_tokenizer
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def _held_out(params: Params) -> tuple[pd.DataFrame, list[str]]:

@@ -27,7 +27,7 @@ from curll.evaluate.controls import control_agreement, judge_controls
 from curll.evaluate.judge import controls_table, judge_tables, panel_stats, rating_yields
 from curll.schemas.evaluate import ControlRatingSchema, ItemSchema, JudgeRatingSchema, RubricSchema
 from curll.yields import public
-from pipeline.report import say
+from pipeline.tools.console import say
 
 #: the least bootstrap replicates of the control intervals (``evaluate.bootstrap.samples`` if more)
 MIN_CONTROL_SAMPLES = 2000

@@ -30,7 +30,7 @@ from curll.llm.factory import engine_from_params, make_task
 from curll.llm.locks import BusyError
 from curll.schemas import GenerationSchema
 from curll.yields import check_yields
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

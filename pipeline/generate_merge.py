@@ -21,7 +21,7 @@ from curll.generate.merge import MergeStats, count_rows, merged, seed_fields, sh
 from curll.instances import TYPES
 from curll.schemas import GenerationSchema, instance_schema
 from curll.streaming import write_table_streams
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

@@ -33,7 +33,7 @@ from curll.llm.gguf import check_gguf, checked_sha256
 from curll.llm.identity import fingerprint
 from curll.llm.local import build_local_model
 from curll.llm.sources import built_folder, gguf_source, profile_folder
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params, name: str) -> None:

@@ -16,7 +16,7 @@ from curll.errors import CurllError
 from curll.schemas import IndicatorSchema, SeedSchema, TemplateSchema, WordSchema
 from curll.seeds import Tally, make_seeds, stream_seeds, stream_stats
 from curll.streaming import write_table_stream
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

@@ -15,7 +15,7 @@ from curll.skill_graph.analysis import build_graph, graph_stats, save_graph
 from curll.skill_graph.candidates import candidate_pairs
 from curll.skill_graph.edges import EDGE, WEIGHT, predict_edges
 from curll.yields import check_yields, measure, public, unit_frame
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

@@ -18,7 +18,7 @@ from curll.instances import seeded
 from curll.release import Counts, dataset_card, params_hash, write_release
 from curll.schemas import RecordSchema, instance_schema
 from curll.streaming import iter_table
-from pipeline.report import say
+from pipeline.tools.console import say
 
 #: the params sections of the stages that make the data, recorded whole on the card
 DATA_SECTIONS = (

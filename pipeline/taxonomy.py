@@ -12,7 +12,7 @@ from __future__ import annotations
 from curll.config import Params
 from curll.config.data import TaxonomyParams
 from curll.taxonomy import Imported, TableLayout, import_taxonomy, sample_per_stage, save_taxonomy
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

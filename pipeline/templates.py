@@ -12,7 +12,7 @@ from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import IndicatorSchema, TemplateSchema
 from curll.templates import TASK, make_templates
 from curll.yields import check_yields, public
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

@@ -13,7 +13,7 @@ from curll.config import Params
 from curll.schemas import RecordSchema
 from curll.streaming import iter_table
 from curll.train.tokenizer import build_tokenizer, save_tokenizer
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

@@ -38,7 +38,7 @@ from curll.train import distributed
 from curll.train.records import RecordFile
 from curll.train.runs import run_order, settings
 from curll.train.tokenizer import load_tokenizer
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

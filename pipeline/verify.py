@@ -23,7 +23,7 @@ from curll.verify.core import plot_tables, verify_files
 from curll.verify.encoder import load_encoder
 from curll.verify.screen import Settings
 from curll.yields import public
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

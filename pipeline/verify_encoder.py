@@ -11,7 +11,7 @@ from __future__ import annotations
 from curll.artifacts import write_json
 from curll.config import Params
 from curll.verify.encoder import distill_encoder
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

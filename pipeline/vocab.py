@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from curll.config import Params
 from curll.vocab import import_vocab, save_vocab
-from pipeline.report import say
+from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from bench.harness.commands import dvc, on_random_model, run
+from harness.commands import dvc, on_random_model, run
 
 ROOT = Path(__file__).resolve().parents[1]
 COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts"]

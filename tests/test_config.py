@@ -12,7 +12,7 @@ import yaml
 
 from curll.config import Params, load_params, parse_params
 from curll.errors import CurllError
-from pipeline.budget import check_budgets
+from pipeline.tools.budget import check_budgets
 
 ROOT = Path(__file__).resolve().parents[1]
 

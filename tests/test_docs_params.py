@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from curll.config import Params, load_params
-from pipeline import docs_params
+from pipeline.tools import docs_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_committed_page_is_current() -> None:
     committed = (ROOT / docs_params.PAGE).read_text(encoding="utf-8")
     assert committed == docs_params.render(), (
-        f"{docs_params.PAGE} is stale: run python -m pipeline.docs_params and commit it"
+        f"{docs_params.PAGE} is stale: run python -m pipeline.tools.docs_params and commit it"
     )
 
 

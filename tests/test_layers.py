@@ -66,3 +66,35 @@ def test_the_ground_floor_imports_nothing_above_it(module: str):
 def test_params_and_prompts_import_nothing_of_the_llm_layer():
     for path in [*(SRC / "config").glob("*.py"), SRC / "prompts.py"]:
         assert not {n for n in imported(path) if n.split(".")[0] == "llm"}, path
+
+
+def _tops(folder: Path) -> set[str]:
+    """The project's top-level packages (tests, bench, harness, pipeline) that ``folder`` imports."""
+    found = {top for path in folder.rglob("*.py") for top in _tops_of(path)}
+    return found & {"tests", "bench", "harness", "pipeline"}
+
+
+#: the tests of a benchmark's own code: the only test files that import bench/
+BENCH_TESTS = {"test_scale_harness.py", "test_release_import_bench.py", "test_calls.py"}
+
+
+def test_tests_and_benches_share_the_harness_and_import_nothing_of_each_other():
+    root = SRC.parents[1]
+    assert _tops(root / "harness") <= {"harness"} and "tests" not in _tops(root / "bench")
+    for path in (root / "tests").rglob("*.py"):
+        if path.name not in BENCH_TESTS:
+            assert "bench" not in _tops_of(path), path
+
+
+def _tops_of(path: Path) -> set[str]:
+    return {n.split(".")[0] for n in imported_modules(path)}
+
+
+def imported_modules(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+    return found

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench.harness.server import FakeChatServer
 from curll.config import parse_params
 from curll.yields import YieldError, check_yields, measure, public
+from harness.server import FakeChatServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

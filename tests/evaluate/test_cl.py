@@ -7,9 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-from bench.harness.commands import curll
 from curll.errors import CurllError
 from curll.evaluate.cl import cl_metrics, read_matrix, write_matrix
+from harness.commands import curll
 
 # J[t][i]: the model trained up to stage t, scored on stage i's test set
 J = pd.DataFrame(

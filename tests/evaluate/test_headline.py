@@ -73,7 +73,7 @@ def test_identity_names_params_hash_model_and_dirty_commit(tmp_path):
 def test_results_shows_the_identity_of_the_run_not_of_todays_params(tmp_path):
     from pathlib import Path
 
-    from bench.harness.commands import curll
+    from harness.commands import curll
 
     root = Path(__file__).resolve().parents[2]
     (tmp_path / "params.yaml").write_text((root / "params.yaml").read_text())

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project, run_generate
 from curll.errors import CurllError
 from curll.llm.cache import RequestCache
 from curll.llm.types import Completion
+from harness.mix import FaultyServer
+from harness.project import make_project, run_generate
 
 
 def answers(prefix: str, n: int) -> list[tuple[str, Completion]]:

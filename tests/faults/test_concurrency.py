@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench.harness.commands import HANG, curll, dvc, env
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project, under_dvc
+from harness.commands import HANG, curll, dvc, env
+from harness.mix import FaultyServer
+from harness.project import make_project, under_dvc
 
 pytestmark = pytest.mark.slow  # see docs/tests.md: over the default run's time budget
 
@@ -53,7 +53,7 @@ def test_two_shard_processes_write_own_caches_that_fold_into_one_and_merge_as_on
         params["generate"]["shards"] = 2
         (split / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         asked_before = len(server.requests)
-        procs = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", "generate", "shard", str(i)],
+        procs = [subprocess.Popen([sys.executable, "-m", "pipeline.tools.cli", "generate", "shard", str(i)],
                                   cwd=split, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   text=True) for i in range(2)]  # fmt: skip
         errors = [p.communicate(timeout=HANG)[1] for p in procs]

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.commands import HANG, curll, env
-from bench.harness.kill import cached_rows
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project
 from curll.errors import CurllError
 from curll.llm.cache import RequestCache, fold_shards, run_guard, shard_cache, shard_guard
 from curll.llm.locks import BusyError
 from curll.llm.types import Completion
+from harness.commands import HANG, curll, env
+from harness.kill import cached_rows
+from harness.mix import FaultyServer
+from harness.project import make_project
 
 
 def test_a_fold_waits_for_no_shard_job_and_takes_nothing_from_it(tmp_path):
@@ -52,7 +52,7 @@ def test_fold_and_run_beside_a_working_shard_job_lose_no_answer(tmp_path):
         project = make_project(
             tmp_path / "p", server.base_url, n_seeds=4, concurrency=1, batch_size=2, timeout_s=600
         )
-        job = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "generate", "shard", "0"],
+        job = subprocess.Popen([sys.executable, "-m", "pipeline.tools.cli", "generate", "shard", "0"],
                                cwd=project, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)  # fmt: skip
         part = project / ".curll/cache/shards/llm-0000-of-0001.sqlite"
@@ -65,7 +65,7 @@ def test_fold_and_run_beside_a_working_shard_job_lose_no_answer(tmp_path):
         assert job.poll() is None, "the shard job ended before the check could run"
         fold = curll("generate", "fold", cwd=project, check=False)
         asked = len(server.requests)
-        second = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "generate", "run"],
+        second = subprocess.Popen([sys.executable, "-m", "pipeline.tools.cli", "generate", "run"],
                                   cwd=project, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True)  # fmt: skip
         while second.poll() is None and len(server.requests) == asked:

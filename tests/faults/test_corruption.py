@@ -9,12 +9,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.harness.commands import curll
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project, run_generate
 from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
 from curll.llm.types import ChatRequest, Completion
+from harness.commands import curll
+from harness.mix import FaultyServer
+from harness.project import make_project, run_generate
 
 SHARD = "data/generate/shards/generations-0000-of-0001.parquet"
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.kill import leftovers
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project, run_generate
+from harness.kill import leftovers
+from harness.mix import FaultyServer
+from harness.project import make_project, run_generate
 
 SHARD = "data/generate/shards/generations-0000-of-0001.parquet"
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.commands import dvc
-from bench.harness.kill import kill_when, leftovers, stored_answers
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project, under_dvc
+from harness.commands import dvc
+from harness.kill import kill_when, leftovers, stored_answers
+from harness.mix import FaultyServer
+from harness.project import make_project, under_dvc
 
 SHARD = "data/generate/shards/generations-0000-of-0001.parquet"
 BATCH = 4

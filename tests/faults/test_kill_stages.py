@@ -11,8 +11,8 @@ import shutil
 import pytest
 import yaml
 
-from bench.harness.commands import dvc
-from bench.harness.kill import cached_rows, kill_when, leftovers
+from harness.commands import dvc
+from harness.kill import cached_rows, kill_when, leftovers
 from tests.repro import Reproduced
 
 pytestmark = pytest.mark.slow  # see docs/tests.md: over the default run's time budget

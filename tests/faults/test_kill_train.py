@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench.harness.commands import curll, dvc
-from bench.harness.kill import kill_when, leftovers
-from bench.harness.project import under_dvc
 from curll.artifacts import write_table
 from curll.schemas import RecordSchema
+from harness.commands import curll, dvc
+from harness.kill import kill_when, leftovers
+from harness.project import under_dvc
 
 pytestmark = pytest.mark.slow  # see docs/tests.md: over the default run's time budget
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from bench.harness.commands import curll
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project
+from harness.commands import curll
+from harness.mix import FaultyServer
+from harness.project import make_project
 
 pytestmark = pytest.mark.slow  # see docs/tests.md: over the default run's time budget
 

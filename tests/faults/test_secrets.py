@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench.harness.commands import dvc
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project, under_dvc
 from curll.config import parse_params
 from curll.errors import CurllError
+from harness.commands import dvc
+from harness.mix import FaultyServer
+from harness.project import make_project, under_dvc
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-5f3c9a0e77d24b1c8e6a0d13"  # a made-up key in the OpenAI format

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project, run_generate
+from harness.mix import FaultyServer
+from harness.project import make_project, run_generate
 
 SHARD = "data/generate/shards/generations-0000-of-0001.parquet"
 

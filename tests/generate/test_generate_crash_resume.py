@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from bench.harness.commands import HANG, curll, env, on_random_model
-from bench.harness.kill import stored_answers
+from harness.commands import HANG, curll, env, on_random_model
+from harness.kill import stored_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -62,7 +62,7 @@ def test_generate_resumes_after_sigkill(tmp_path, base):
     total = int(re.search(r"(\d+) sent to the model", full.stderr).group(1))  # type: ignore[union-attr]
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "generate", "run"],
+        [sys.executable, "-m", "pipeline.tools.cli", "generate", "run"],
         cwd=crashed, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + HANG  # waits for progress, however slow the machine

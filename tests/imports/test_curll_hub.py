@@ -1,5 +1,5 @@
 """``curll release import --layout curll-hub``: every card layout of the authors' release, read
-into curll's records (bench/harness/hub_files.py writes the folders a download gives)."""
+into curll's records (harness/hub_files.py writes the folders a download gives)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from bench.harness.commands import curll
-from bench.harness.hub_files import rows, write_repo
 from curll.artifacts import read_table
 from curll.chat import question_of, turns_of
 from curll.errors import CurllError
 from curll.imports import import_release, parse_source
 from curll.schemas import RecordSchema
+from harness.commands import curll
+from harness.hub_files import rows, write_repo
 
 SYSTEM = "You are a friendly teacher."
 

@@ -16,12 +16,12 @@ from typing import Any, ClassVar
 import pytest
 
 import curll.llm.engine as engine_module
-from bench.harness.server import FakeChatServer
 from curll.llm.cache import RequestCache
 from curll.llm.engine import Engine
 from curll.llm.openai_backend import OpenAIBackend
 from curll.llm.protocol import OnAnswer, takes_on_answer
 from curll.llm.types import ChatRequest, Completion, Result
+from harness.server import FakeChatServer
 from tests.fakes import ScriptedBackend
 
 SCHEMA = {"type": "object", "properties": {"echo": {"type": "string"}}, "required": ["echo"]}

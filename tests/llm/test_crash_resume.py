@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench.harness.commands import HANG, env
-from bench.harness.server import FakeChatServer
+from harness.commands import HANG, env
+from harness.server import FakeChatServer
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 40

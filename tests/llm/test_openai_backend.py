@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench.harness.server import FakeChatServer
 from curll.llm.engine import Engine
 from curll.llm.openai_backend import OpenAIBackend
 from curll.llm.types import ChatRequest
+from harness.server import FakeChatServer
 
 SCHEMA: dict[str, object] = {
     "type": "object",

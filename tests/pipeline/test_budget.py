@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from curll.config import parse_params, prompt_names
-from pipeline.budget import registry, task_schemas
+from pipeline.tools.budget import registry, task_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from bench.harness.commands import curll
-from pipeline.cli import FOREACH, STAGES
+from harness.commands import curll
+from pipeline.tools.cli import FOREACH, STAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = ",Skills,Sub-skills,Goals,stage-1\n,Maths,Number,Count,Counts to 10\n,,,,Adds within 5\n"

@@ -1,4 +1,4 @@
-"""dvc.yaml's code deps are the ones ``pipeline/codedeps.py`` derives from each stage's imports:
+"""dvc.yaml's code deps are the ones ``pipeline/tools/codedeps.py`` derives from each stage's imports:
 an edit to code a stage runs reruns it, an edit to code it never runs does not."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from curll.errors import CurllError
-from pipeline.codedeps import ROOT, closure, code_deps, has_code, regenerate
+from pipeline.tools.codedeps import ROOT, closure, code_deps, has_code, regenerate
 
 STAGES = sorted(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"])
 
@@ -41,14 +41,15 @@ def test_the_import_walk_sees_lazy_imports_and_package_inits():
     files = {str(p.relative_to(ROOT)) for p in closure("train")}
     assert "src/curll/model/llama.py" in files  # the model lives outside the train package
     assert "src/curll/__init__.py" in files and "src/curll/errors.py" in files
-    assert "pipeline/cli.py" not in files and "src/curll/evaluate/judge.py" not in files
+    assert "pipeline/tools/cli.py" not in files and "src/curll/evaluate/judge.py" not in files
 
 
 def test_a_folder_only_where_the_stage_runs_all_of_it():
     deps = code_deps("train")
     assert deps[0] == "pipeline/train.py"
     assert "src/curll/model" in deps  # train runs every file of the model package
-    assert "src/curll/llm" not in deps and "src/curll/llm/types.py" in deps  # one file of many
+    assert "src/curll/llm" not in deps and "src/curll/llm/bpe.py" in deps  # one file of many
+    assert "src/curll/llm/types.py" not in deps  # train asks no LLM: the request types are no dep
 
 
 def test_regenerate_restores_a_hand_edited_file_byte_for_byte(tmp_path):

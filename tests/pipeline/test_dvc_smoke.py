@@ -13,7 +13,7 @@ import pytest
 import yaml
 from datasets import load_dataset
 
-from bench.harness.commands import curll, dvc, run
+from harness.commands import curll, dvc, run
 from tests.repro import STAGES, Reproduced
 
 EVALUATE = {"evaluate_infer", "evaluate_loss", "evaluate_judge@embedded", "evaluate_panel", "evaluate"}

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from bench.harness.commands import dvc
+from harness.commands import dvc
 from tests.repro import lay_out
 
 OUTS = ["data/skill_graph/edges.parquet", "data/skill_graph/graph.json", "data/skill_graph/graph.graphml"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bench.harness.commands import run
+from harness.commands import run
 from tests.train import ddp_worker
 
 ROOT = Path(__file__).resolve().parents[2]

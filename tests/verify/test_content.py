@@ -6,13 +6,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from bench.harness.verify import verify
 from curll.artifacts import validate
 from curll.config import load_params
 from curll.config.verify import ContentChecks, WordRange
 from curll.schemas import GenerationSchema, RejectSchema
 from curll.verify.content import grounding, has_word, repeated_ngrams, same_text, stem, stems
 from curll.verify.screen import Settings
+from harness.verify import verify
 from tests import instances as inst
 from tests.verify.conftest import PASSAGES
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from bench.harness.verify import VerifyResult, verify
 from curll.artifacts import validate
 from curll.config import load_params
 from curll.config.verify import ContentChecks, WordRange
 from curll.schemas import GenerationSchema, RejectSchema, instance_schema
 from curll.verify.core import plot_tables
 from curll.verify.screen import Settings
+from harness.verify import VerifyResult, verify
 from tests import instances as inst
 from tests.verify.conftest import PASSAGES
 

@@ -77,8 +77,8 @@ def test_auto_index_is_exact_for_small_inputs_and_usearch_for_large():
 
 def test_the_approximate_index_finds_the_exact_ones_duplicates(encoder):
     """On planted near-copies, usearch flags at least 95% of what brute force flags."""
-    from bench.corpus import corpus
     from curll.verify.dedup import near_duplicates
+    from harness.corpus import corpus
 
     texts = list(dict.fromkeys(corpus(3000, planted=0.2)))
     ids = [str(i) for i in range(len(texts))]

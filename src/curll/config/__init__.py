@@ -100,7 +100,7 @@ def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
     """Validate an already-loaded mapping; errors name ``source`` and the dotted key.
 
     The token budgets of the LLM tasks are checked apart, by
-    :func:`pipeline.budget.check_budgets` (the ``curll`` command runs it before every stage):
+    :func:`pipeline.tools.budget.check_budgets` (the ``curll`` command runs it before every stage):
     it reads every task's schema, and this module stays free of the task code, so a stage's
     DVC deps do not include tasks it never runs.
     """

@@ -4,7 +4,7 @@ Every task bounds its strings (``maxLength``) and lists (``maxItems``) so a mode
 never stops still closes its JSON. That only works if the bounds fit in
 ``sampling.max_tokens``: a passage capped at 4,000 characters cannot be closed inside
 1,024 tokens (~3.5 characters each), and such an answer ends as unterminated JSON, is
-retried, and is rejected. ``pipeline.budget.check_budgets`` checks every task a profile
+retried, and is rejected. ``pipeline.tools.budget.check_budgets`` checks every task a profile
 answers (the ``curll`` command runs it after loading params, before any stage), so the
 mistake is a params error naming the profile's key instead of a run of rejects; this module
 only measures schemas, and knows no task.

@@ -5,7 +5,7 @@ owns it (``curll.generate.tasks``, ``curll.templates``, ``curll.skill_graph.edge
 ``curll.split.units``, ``curll.evaluate.judge``): which prompt file, the schema of its answer for
 a profile's ``max_chars``, and which profiles the params send it to. A stage turns it into a
 :class:`Task` with :func:`curll.llm.factory.make_task`; the token-budget check
-(``pipeline.budget``) walks every domain's definitions with the same schemas, so the two
+(``pipeline.tools.budget``) walks every domain's definitions with the same schemas, so the two
 cannot drift, and this package imports no domain module.
 
 :func:`ask` renders one request per row of fields, runs them through an

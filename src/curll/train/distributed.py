@@ -86,5 +86,5 @@ def barrier() -> None:
 def relaunch(processes: int, args: Sequence[str]) -> None:
     """Run ``curll ARGS`` as ``processes`` DDP processes on this machine; raise if one fails."""
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc_per_node={processes}", "-m", "pipeline.cli", *args]  # fmt: skip
+           f"--nproc_per_node={processes}", "-m", "pipeline.tools.cli", *args]  # fmt: skip
     subprocess.run(cmd, check=True)  # torchrun sets OMP_NUM_THREADS=1 per process unless set

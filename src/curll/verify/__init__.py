@@ -10,5 +10,5 @@ checks), :mod:`curll.verify.content` (the content checks, shared with generate) 
 :mod:`curll.verify.content_table` (them on a batch, and their rates),
 :mod:`curll.verify.dedup` (exact and semantic duplicates), :mod:`curll.verify.encoder` (the
 sentence encoder), :mod:`curll.verify.diversity`, :mod:`curll.verify.readability`.
-The in-memory wrapper for tests and benchmarks is :func:`bench.harness.verify.verify`.
+The in-memory wrapper for tests and benchmarks is :func:`harness.verify.verify`.
 """

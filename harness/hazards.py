@@ -15,10 +15,10 @@ from pathlib import Path
 
 import yaml
 
-from bench.harness.commands import HANG, curll, env
-from bench.harness.kill import cached_rows, kill_when, leftovers, stored_answers
-from bench.harness.mix import FaultyServer
-from bench.harness.project import make_project, run_generate
+from harness.commands import HANG, curll, env
+from harness.kill import cached_rows, kill_when, leftovers, stored_answers
+from harness.mix import FaultyServer
+from harness.project import make_project, run_generate
 
 PART = ".curll/cache/shards/llm-0000-of-0001.sqlite"
 
@@ -31,7 +31,9 @@ def kill_mid_batch(root: Path, n_seeds: int, at: int = 20) -> dict[str, object]:
         project = make_project(root / "kill", server.base_url, n_seeds=n_seeds, batch_size=64,
                                concurrency=2, timeout_s=600)  # fmt: skip
         start = time.perf_counter()
-        killed = kill_when(["pipeline.cli", "generate", "run"], project, lambda: len(server.requests) >= at)
+        killed = kill_when(
+            ["pipeline.tools.cli", "generate", "run"], project, lambda: len(server.requests) >= at
+        )
         kept, asked = stored_answers(project), len(server.requests)
         rerun = run_generate(project)
         wall = time.perf_counter() - start
@@ -66,15 +68,16 @@ def fold_beside_a_job(root: Path, n_seeds: int) -> dict[str, object]:
         project = make_project(root / "fold", server.base_url, n_seeds=n_seeds, concurrency=1,
                                batch_size=2, timeout_s=600)  # fmt: skip
         start = time.perf_counter()
-        job = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "generate", "shard", "0"], cwd=project,
-                               env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        job = subprocess.Popen([sys.executable, "-m", "pipeline.tools.cli", "generate", "shard", "0"],
+                               cwd=project, env=env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)  # fmt: skip
         deadline = time.monotonic() + HANG
         while job.poll() is None and cached_rows(project / PART) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
         server.gate.clear()  # the job waits on its next answer while the others try
         fold = curll("generate", "fold", cwd=project, check=False)
         asked = len(server.requests)
-        second = subprocess.Popen([sys.executable, "-m", "pipeline.cli", "generate", "run"],
+        second = subprocess.Popen([sys.executable, "-m", "pipeline.tools.cli", "generate", "run"],
                                   cwd=project, env=env(), stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL)  # fmt: skip
         while second.poll() is None and len(server.requests) == asked:

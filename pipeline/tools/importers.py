@@ -15,7 +15,7 @@ import typer
 
 from curll.config import DEFAULT_PARAMS, load_params
 from curll.errors import CurllError
-from pipeline.report import say
+from pipeline.tools.console import say
 
 if TYPE_CHECKING:
     from curll.taxonomy.model import DuplicatePolicy

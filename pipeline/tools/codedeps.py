@@ -4,7 +4,7 @@ The code deps of a stage are written by this module, not by hand: every project 
 ``pipeline/<stage>.py`` may run, found by reading the source (``ast``; imports inside functions
 count, as the heavy ones are lazy), transitively inside ``pipeline/`` and ``src/curll/``, with
 each package's ``__init__.py`` that an import runs. A file without code (a docstring only) is
-left out: editing it cannot change an output. ``pipeline/cli.py`` only dispatches to the stage
+left out: editing it cannot change an output. ``pipeline/tools/cli.py`` only dispatches to the stage
 module and is not a dep.
 
 They are written as a folder where the stage runs every code file under it, else file by file,
@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"curll": ROOT / "src" / "curll", "pipeline": ROOT / "pipeline"}
 CODE_ROOTS = ("pipeline/", "src/")
 

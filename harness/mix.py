@@ -20,9 +20,9 @@ import threading
 from collections import Counter
 from typing import Any
 
-from bench.harness.server import FakeChatServer
+from harness.server import FakeChatServer
 
-#: every misbehaviour the mix draws from (see bench/harness/server.py for each)
+#: every misbehaviour the mix draws from (see harness/server.py for each)
 FAULTS = ("429", "500", "503", "400", "timeout", "malformed", "not-json", "schema-invalid")
 #: the faults the backend retries itself; the others reach the engine (a new attempt) at once
 TRANSIENT = {"429", "500", "503", "timeout", "malformed"}

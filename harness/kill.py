@@ -14,7 +14,7 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
-from bench.harness.commands import HANG, env
+from harness.commands import HANG, env
 
 
 def cached_rows(db: Path) -> int:

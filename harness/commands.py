@@ -39,7 +39,7 @@ def run(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedP
 
 
 def curll(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return run([sys.executable, "-m", "pipeline.cli", *args], cwd=cwd, check=check)
+    return run([sys.executable, "-m", "pipeline.tools.cli", *args], cwd=cwd, check=check)
 
 
 def dvc(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:

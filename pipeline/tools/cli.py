@@ -18,8 +18,8 @@ import typer
 
 from curll.config import DEFAULT_PARAMS, Params, load_params
 from curll.errors import CurllError
-from pipeline import tools
-from pipeline.report import fail, say
+from pipeline.tools import importers
+from pipeline.tools.console import fail, say
 
 app = typer.Typer(
     name="curll",
@@ -63,7 +63,7 @@ ParamsOpt = Annotated[Path, typer.Option("--params", help="params file (DVC's de
 
 def load_checked(path: Path) -> Params:
     """The params file, validated, with every LLM task's token budget checked."""
-    from pipeline.budget import check_budgets
+    from pipeline.tools.budget import check_budgets
 
     params = load_params(path)
     check_budgets(params, path)
@@ -100,8 +100,8 @@ def _stage_app(name: str, help_text: str) -> typer.Typer:
 
 
 _SUBAPPS = {name: _stage_app(name, text) for name, text in STAGES.items()}
-tools.register(_SUBAPPS)
-tools.register_release(app)
+importers.register(_SUBAPPS)
+importers.register_release(app)
 
 
 @_SUBAPPS["generate"].command(
@@ -111,7 +111,7 @@ def generate_shard(
     index: Annotated[int, typer.Argument(help="0-based shard index")], params: ParamsOpt = DEFAULT_PARAMS
 ) -> None:
     from pipeline import generate
-    from pipeline.report import say
+    from pipeline.tools.console import say
 
     say(generate.shard(load_checked(params), index))
 
@@ -155,14 +155,16 @@ def metrics_cl(
     say(", ".join(f"{k} {v}" for k, v in result.final().items()) + f" -> {out}")
 
 
-@app.command("deps", help="Write dvc.yaml's code deps from what each stage imports (pipeline/codedeps.py).")
+@app.command(
+    "deps", help="Write dvc.yaml's code deps from what each stage imports (pipeline/tools/codedeps.py)."
+)
 def write_deps(
     dvc_yaml: Annotated[Path, typer.Option("--dvc-yaml", help="the pipeline file")] = Path("dvc.yaml"),
     check: Annotated[
         bool, typer.Option("--check", help="change nothing; exit 1 if any stage's deps differ")
     ] = False,
 ) -> None:
-    from pipeline.codedeps import regenerate
+    from pipeline.tools.codedeps import regenerate
 
     stale = regenerate(dvc_yaml, write=not check)
     if check and stale:

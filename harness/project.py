@@ -13,9 +13,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from bench.harness.commands import curll, dvc, run
 from curll.artifacts import write_table
 from curll.schemas import SeedSchema
+from harness.commands import curll, dvc, run
 
 #: the generate stage alone, for projects made by :func:`make_project`
 STAGE = """\
@@ -27,7 +27,7 @@ stages:
     outs: [data/generate/shards]
 """
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def seeds(n: int) -> pd.DataFrame:

@@ -4,8 +4,8 @@ Every key of ``params.yaml`` with its type, default and description, one section
 read from the pydantic models of ``src/curll/config/`` (their ``Field`` descriptions and
 docstrings), so the page cannot drift from the code that validates the params:
 
-    python -m pipeline.docs_params            # rewrite docs/params-reference.md
-    python -m pipeline.docs_params --check    # exit 1 if the committed page is stale
+    python -m pipeline.tools.docs_params            # rewrite docs/params-reference.md
+    python -m pipeline.tools.docs_params --check    # exit 1 if the committed page is stale
 
 ``tests/test_docs_params.py`` fails while the committed page differs from :func:`render`.
 """
@@ -40,7 +40,7 @@ wrong type or an out-of-range value stops the run naming the key ([Params and
 errors](params.md)). A key written `<name>` is yours to choose (a profile, a model, a task).
 
 This page is generated from the typed params in `src/curll/config/` by
-`python -m pipeline.docs_params`; do not edit it by hand. `tests/test_docs_params.py` fails while
+`python -m pipeline.tools.docs_params`; do not edit it by hand. `tests/test_docs_params.py` fails while
 it differs from what the generator writes.
 """
 
@@ -217,10 +217,10 @@ def main(argv: list[str]) -> int:
     if argv == ["--check"]:
         stale = not PAGE.exists() or PAGE.read_text(encoding="utf-8") != page
         if stale:
-            print(f"{PAGE} is stale: run python -m pipeline.docs_params", file=sys.stderr)
+            print(f"{PAGE} is stale: run python -m pipeline.tools.docs_params", file=sys.stderr)
         return int(stale)
     if argv:
-        print("usage: python -m pipeline.docs_params [--check]", file=sys.stderr)
+        print("usage: python -m pipeline.tools.docs_params [--check]", file=sys.stderr)
         return 2
     PAGE.write_text(page, encoding="utf-8")
     print(f"wrote {PAGE}")
