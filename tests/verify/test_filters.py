@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from curll.config.verify import ContentChecks
+from curll.schemas.quality import VERIFY_REASONS
 from curll.verify import filters as flt
-from curll.verify.content import degenerate, not_english, off_topic, seed_word, short_prompt, ungrounded
+from curll.verify.checks import CHECKS, verdict
+from curll.verify.content import degenerate
 from curll.verify.verdict import Drop
 from tests import instances as inst
 
@@ -27,14 +30,31 @@ def test_row_filters_and_content_checks_keep_with_none_and_drop_with_a_reason():
     assert degenerate(fields, n=3, limit=0.3, pair=("question", "answer")) == Drop(
         "degenerate", "the answer repeats the question"
     )
-    assert short_prompt("ir", 1, 3) == Drop("short_prompt", "the instruction has 1 word (minimum 3)")
-    assert short_prompt("cqa", 2, 3) == Drop("short_prompt", "the question has 2 words (minimum 3)")
-    assert short_prompt("context", float("nan"), 3) is None  # a passage has no prompt
-    assert not_english(0.5, 0.8) == Drop("not_english", "50% of its words are English words (minimum 80%)")
-    assert seed_word(False, "dog") == Drop("seed_word", "'dog' is not in the text")
-    assert seed_word(None, "dog") is None and off_topic(0.1, 0) is None  # not looked for; off
-    assert ungrounded(float("nan"), 0.5) is None  # not a CQA answer
-    assert off_topic(0.1, 0.5) is not None and ungrounded(0.2, 0.5) is not None
+    p = ContentChecks(seed_word=True, grounded=0.5, on_topic=0.5, ngram=3, max_repeated=0.3,
+                      min_prompt_words=3, english=0.8)  # fmt: skip
+    ok = {"degenerate": None, "prompt_words": 5, "english": 1.0, "seed_word": True, "on_topic": 0.9,
+          "grounding": 0.9, "word": "dog"}  # fmt: skip
+    assert verdict("ir", ok, p) is None and verdict("cqa", ok, p) is None
+    short = {**ok, "prompt_words": 1}
+    assert verdict("ir", short, p) == Drop("short_prompt", "the instruction has 1 word (minimum 3)")
+    assert verdict("cqa", {**ok, "prompt_words": 2}, p) == Drop(
+        "short_prompt", "the question has 2 words (minimum 3)"
+    )
+    assert verdict("context", short, p) is None  # a passage's topic is no request
+    assert verdict("ir", {**ok, "english": 0.5}, p) == Drop(
+        "not_english", "50% of its words are English words (minimum 80%)"
+    )
+    assert verdict("ir", {**ok, "seed_word": False}, p) == Drop("seed_word", "'dog' is not in the text")
+    assert verdict("cqa", {**ok, "seed_word": False}, p) is None  # a QA pair has no seed word to carry
+    assert verdict("ir", {**ok, "seed_word": False}, p.model_copy(update={"seed_word": False})) is None
+    assert verdict("ir", {**ok, "on_topic": 0.1}, p).code == "off_topic"  # type: ignore[union-attr]
+    assert verdict("ir", {**ok, "on_topic": 0.1}, p.model_copy(update={"on_topic": 0})) is None  # off
+    assert verdict("cqa", {**ok, "grounding": 0.2}, p).code == "ungrounded"  # type: ignore[union-attr]
+    assert verdict("ir", {**ok, "grounding": 0.2}, p) is None  # not a CQA answer
+    both = {**ok, "english": 0.5, "seed_word": False}  # the first check in order names the drop
+    assert verdict("ir", both, p).code == "not_english"  # type: ignore[union-attr]
+    assert verdict("ir", {**ok, "seed_word": False}, p, retry_only=True) is None  # generate's checks only
+    assert {c.code for c in CHECKS} <= set(VERIFY_REASONS)
 
 
 def test_set_checks_flag_rows_and_the_rejects_keep_code_and_detail_apart():

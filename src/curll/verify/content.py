@@ -1,13 +1,11 @@
-"""Content checks of generated instances: is it about its seed, its passage and its indicator,
-and is it text at all rather than a loop or an echo?
+"""What the content checks of generated instances measure: is it about its seed, its passage
+and its indicator, and is it text at all rather than a loop or an echo?
 
-Every check keeps a row or drops it with a reason (:mod:`curll.verify.verdict`) and is a
-pure function of what was measured on the row's texts. :func:`row_verdict` runs them in
-order, and the first to fail names the drop. :mod:`curll.verify.content_table` applies them
-to a batch, and adds up the rates per stage and type that verify reports (DVC metrics).
-Generate runs the checks on an instance's own texts (:func:`text_check`: degenerate,
-short_prompt, not_english) before it accepts an answer, with the same functions and
-thresholds, so the two stages cannot disagree on them.
+The checks themselves (each a reason code, a threshold param, the types it applies to and its
+rate) are declared in :mod:`curll.verify.checks`; this module holds the measures they read.
+:mod:`curll.verify.content_table` measures a batch. Generate runs the checks on an instance's
+own texts (:func:`text_check`: degenerate, short_prompt, not_english) before it accepts an
+answer, with the same functions and thresholds, so the two stages cannot disagree on them.
 
 - ``seed_word``: the vocabulary word of the seed appears in the passage (or in the IR
   pair), in any regular inflection (garden, gardens; run, running, ran is *not* found:
@@ -38,6 +36,7 @@ from curll.config.verify import ContentChecks
 from curll.instances import spec
 from curll.lexicon import english_share
 from curll.text import SPELLINGS, words
+from curll.verify.checks import verdict
 from curll.verify.verdict import Drop, Verdict
 
 _STOP = (
@@ -127,43 +126,6 @@ def degenerate(fields: Mapping[str, str], *, n: int, limit: float, pair: tuple[s
     return None
 
 
-def short_prompt(kind: str, n: float, least: int) -> Verdict:
-    """Drop an instance whose prompt (its type's ``prompt`` column: an IR instruction, a question)
-    has ``n`` < ``least`` words (NaN, a type whose prompt is no request, a passage's topic: keep)."""
-    if not n < least:
-        return None
-    field = spec(kind).prompt
-    return Drop("short_prompt", f"the {field} has {n:.0f} word{'' if n == 1 else 's'} (minimum {least})")
-
-
-def not_english(share: float, least: float) -> Verdict:
-    """Drop an instance whose ``share`` of English dictionary words is under ``least``."""
-    if not share < least:
-        return None
-    return Drop("not_english", f"{share:.0%} of its words are English words (minimum {least:.0%})")
-
-
-def seed_word(found: bool | None, word: str) -> Verdict:
-    """Drop an instance whose seed ``word`` was looked for and not ``found`` (None: not looked for)."""
-    return Drop("seed_word", f"{word!r} is not in the text") if found is False else None
-
-
-def off_topic(score: float, least: float) -> Verdict:
-    """Drop an on-topic ``score`` under ``least`` (0: off; NaN, not scored: keep)."""
-    if not (least > 0 and score < least):
-        return None
-    return Drop("off_topic", f"closer to its own indicator than to only {score:.0%} of the others "
-                             f"(minimum {least:.0%})")  # fmt: skip
-
-
-def ungrounded(share: float, least: float) -> Verdict:
-    """Drop a CQA answer with a grounding ``share`` under ``least`` (0: off; NaN, not CQA: keep)."""
-    if not (least > 0 and share < least):
-        return None
-    return Drop("ungrounded", f"{share:.0%} of the answer's content words are in its passage "
-                              f"(minimum {least:.0%})")  # fmt: skip
-
-
 def measure_texts(
     kind: str, texts: Mapping[str, str], checks: ContentChecks, *, english_of: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -183,37 +145,13 @@ def measure_texts(
     }
 
 
-def text_verdict(kind: str, measured: Mapping[str, Any], checks: ContentChecks) -> Verdict:
-    """The checks on an instance's own texts (``measured``: :func:`measure_texts`, or a row of
-    :func:`curll.verify.content_table.check_table`). The first to fail, in this order, names
-    the drop: degenerate, short_prompt, not_english."""
-    looped: Verdict = measured["degenerate"]
-    return (
-        looped
-        or short_prompt(kind, measured["prompt_words"], checks.min_prompt_words)
-        or not_english(measured["english"], checks.english)
-    )
-
-
 def text_check(
     kind: str, texts: Mapping[str, str], checks: ContentChecks, *, english_of: Sequence[str] = ()
 ) -> Verdict:
-    """:func:`text_verdict` of :func:`measure_texts`: the checks on one instance's own texts,
+    """The checks on one instance's own texts (those generate asks again for: degenerate,
+    short_prompt, not_english; :data:`curll.verify.checks.CHECKS`) on its :func:`measure_texts`,
     as generate runs them before it accepts an answer (:func:`curll.generate.tasks.form`)."""
-    return text_verdict(kind, measure_texts(kind, texts, checks, english_of=english_of), checks)
-
-
-def row_verdict(kind: str, t: Mapping[str, Any], checks: ContentChecks, word: str) -> Verdict:
-    """Every content check on one row of :func:`curll.verify.content_table.check_table`. The
-    first to fail names the drop:
-    :func:`text_verdict`'s checks, then seed_word (when ``checks.seed_word``), off_topic,
-    ungrounded."""
-    return (
-        text_verdict(kind, t, checks)
-        or (seed_word(t["seed_word"], word) if checks.seed_word else None)
-        or off_topic(t["on_topic"], checks.on_topic)
-        or ungrounded(t["grounding"], checks.grounded)
-    )
+    return verdict(kind, measure_texts(kind, texts, checks, english_of=english_of), checks, retry_only=True)
 
 
 def indicator_text(row: Mapping[str, Any]) -> str:

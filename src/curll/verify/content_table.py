@@ -1,17 +1,16 @@
-"""The content checks over a batch of instances: the table of what each check measured, the
-drops, and the rates per stage and type.
+"""The content checks over a batch of instances: the table of what each check measured and the
+drops.
 
-The checks themselves are in :mod:`curll.verify.content`. :func:`check_table` measures every
-row of a batch, :func:`flags` turns the table into drops with
-:func:`~curll.verify.content.row_verdict`, and :class:`Rates` adds up, stage by stage, the
-share of rows passing each check (the ``content`` section of verify's metrics). Every check
-is measured on every row that reaches the content checks, including rows that an earlier
-check drops.
+The checks are declared in :mod:`curll.verify.checks`, their measures are in
+:mod:`curll.verify.content`. :func:`check_table` measures every row of a batch, :func:`flags`
+turns the table into drops with :func:`~curll.verify.checks.verdict`, and
+:class:`~curll.verify.checks.Rates` adds up, stage by stage, each check's rate (the ``content``
+section of verify's metrics). Every check is measured on every row that reaches the content
+checks, including rows that an earlier check drops.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,7 +20,8 @@ import pandas as pd
 from curll.artifacts import records
 from curll.config.verify import ContentChecks
 from curll.instances import spec
-from curll.verify.content import grounding, has_word, measure_texts, row_verdict, stems
+from curll.verify.checks import verdict
+from curll.verify.content import grounding, has_word, measure_texts, stems
 from curll.verify.verdict import Drop
 
 
@@ -62,58 +62,9 @@ def check_table(
 
 def flags(kind: str, df: pd.DataFrame, table: pd.DataFrame, checks: ContentChecks) -> dict[str, Drop]:
     """{instance id: Drop} for the rows of ``df`` (its :func:`check_table`: ``table``) that
-    :func:`~curll.verify.content.row_verdict` drops."""
+    :func:`~curll.verify.checks.verdict` drops."""
     out: dict[str, Drop] = {}
     for iid, word, t in zip(df["instance_id"], df["word"], records(table), strict=True):
-        if (gone := row_verdict(kind, t, checks, word)) is not None:
+        if (gone := verdict(kind, {**t, "word": word}, checks)) is not None:
             out[iid] = gone
     return out
-
-
-class Rates:
-    """Per stage: rows checked, and the share passing each check (None where it does not apply;
-    ``on_topic_mean`` is the mean on-topic score), added a batch at a time: :meth:`add` takes a
-    batch and its :func:`check_table`. A share passing is measured on every row given, with
-    the thresholds of ``checks``."""
-
-    def __init__(self, checks: ContentChecks) -> None:
-        self.checks = checks
-        self._sums: dict[int, defaultdict[str, float]] = {}
-
-    def add(self, df: pd.DataFrame, table: pd.DataFrame) -> None:
-        stages = df["stage"].to_numpy()
-        for stage in np.unique(stages):
-            t = table[stages == stage]
-            seed, topic, ground = (t[c].dropna() for c in ("seed_word", "on_topic", "grounding"))
-            s = self._sums.setdefault(int(stage), defaultdict(float))
-            added = dict(
-                n=len(t),
-                seed_n=len(seed),
-                seed_ok=int(seed.astype(bool).sum()),
-                topic_n=len(topic),
-                topic_ok=int((topic >= self.checks.on_topic).sum()),
-                ground_n=len(ground),
-                ground_ok=int((ground >= self.checks.grounded).sum()),
-                degenerate=int(t["degenerate"].notna().sum()),
-                english=int((t["english"] >= self.checks.english).sum()),
-                topic_sum=float(topic.sum()),
-            )
-            for k, v in added.items():
-                s[k] += v
-
-    def result(self) -> dict[str, dict[str, Any]]:
-        def share(ok: float, n: float) -> float | None:
-            return round(ok / n, 6) if n else None
-
-        return {
-            str(stage): {
-                "n": int(s["n"]),
-                "seed_word": share(s["seed_ok"], s["seed_n"]),
-                "on_topic": share(s["topic_ok"], s["topic_n"]) if self.checks.on_topic > 0 else None,
-                "on_topic_mean": share(s["topic_sum"], s["topic_n"]),
-                "grounded": share(s["ground_ok"], s["ground_n"]),
-                "degenerate": share(s["degenerate"], s["n"]),
-                "english": share(s["english"], s["n"]),
-            }
-            for stage, s in sorted(self._sums.items())
-        }

@@ -2,7 +2,7 @@
 
 A :class:`Screen` takes one instance type's batches in table order and keeps a verdict:
 ``{instance id: Drop}`` for every dropped row (:mod:`curll.verify.verdict`; a kept row is
-absent), the content rates per stage (:class:`curll.verify.content_table.Rates`) and the
+absent), the content rates per stage (:class:`curll.verify.checks.Rates`) and the
 rows in and dropped per stage.
 Order of checks, the first failing one naming the drop:
 
@@ -39,6 +39,7 @@ from curll.errors import CurllError
 from curll.instances import spec
 from curll.verify import content_table
 from curll.verify import filters as flt
+from curll.verify.checks import Rates
 from curll.verify.dedup import CrossIndex, ExactIndex, choose_index, exact_duplicates, near_duplicates
 from curll.verify.encoder import Encoder
 from curll.verify.scratch import VectorFile
@@ -104,7 +105,7 @@ class Screen:
         self.spec = spec(kind)
         self.source = source  # the table's file, named in errors
         self.verdict: dict[str, Drop] = {}
-        self.rates = content_table.Rates(settings.checks)
+        self.rates = Rates(settings.checks)
         self.rows_in: Counter[int] = Counter()
         self.dropped: Counter[int] = Counter()
         self._exact = ExactIndex()
