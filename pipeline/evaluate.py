@@ -35,7 +35,8 @@ from curll.evaluate.findings import summary
 from curll.evaluate.headline import headline, identity, metric_files
 from curll.evaluate.judge import item_scores
 from curll.evaluate.page import write_html
-from curll.evaluate.report import build
+from curll.evaluate.report import render
+from curll.evaluate.results import compute
 from curll.schemas import EdgeSchema, IndicatorSchema, instance_schema
 from curll.schemas.evaluate import (
     AnswerSchema,
@@ -72,28 +73,28 @@ def run(params: Params) -> None:
             file=params.split.out.records, field="evaluate.min_items",
         )  # fmt: skip
     informative = bool(passed)
-    rep = build(scores, items, out_degree(edges, indicators), list(p.types), Path(p.out.matrices),
-                Path(p.out.plots), answers=answers, rubric=rubric, losses=losses,
-                samples=p.bootstrap.samples, seed=p.bootstrap.seed,
-                judge_informative=informative)  # fmt: skip
+    res = compute(scores, items, out_degree(edges, indicators), list(p.types), answers=answers, rubric=rubric,
+                  losses=losses, samples=p.bootstrap.samples, seed=p.bootstrap.seed,
+                  judge_informative=informative)  # fmt: skip
     t = params.train
-    rep.metrics["compute"] = {"budget": t.budget, "steps_per_stage": t.steps_per_stage or None,
+    res.metrics["compute"] = {"budget": t.budget, "steps_per_stage": t.steps_per_stage or None,
                               "epochs": t.epochs, "batch": t.batch, "rewarm": t.optim.rewarm,
                               "replay": t.continual.replay}  # fmt: skip
     keep = ("informative", "sign_test_p", "reference_beats_mismatch", "means", "why")
-    rep.metrics["judge_controls"] = {
+    res.metrics["judge_controls"] = {
         "panel_informative": informative, "scored_by": passed or list(p.judges),
         "judges": {j: {k: c.get(k) for k in keep} for j, c in judges.get("controls", {}).items()},
     }  # fmt: skip
-    rep.metrics["items"] = {"asked": len(items), "dropped": _dropped(listed)}
-    rep.metrics["coverage"] = {
+    res.metrics["items"] = {"asked": len(items), "dropped": _dropped(listed)}
+    res.metrics["coverage"] = {
         "min_items": p.min_items,
         "gaps": [{**asdict(g), "why": g.why()} for g in found],
     }
     for g in found:
         say(f"evaluate: warning: {g} (accepted: evaluate.accept_gaps)")
     run = identity(Path(DEFAULT_PARAMS))
-    rep.metrics["run"] = run.record()  # `curll results` shows the run's, not today's params
+    res.metrics["run"] = run.record()  # `curll results` shows the run's, not today's params
+    rep = render(res, Path(p.out.matrices), Path(p.out.plots))  # computed once, rendered after
     write_table(scores, p.out.scores, ScoreSchema)
     write_json(p.out.metrics, rep.metrics)
     head = headline(rep.metrics, Path(p.out.matrices))

@@ -1,16 +1,11 @@
-"""Everything the ``evaluate`` stage writes from the scores: matrices, metrics, figures, report.
+"""The ``evaluate`` stage's files, rendered from one :class:`~curll.evaluate.results.Results`.
 
-:func:`build` computes, for the orders present in ``scores``: stage x stage matrices per type
-and summed (CSV in the ``curll metrics cl`` layout), CL metrics per order and type, the
-difference maps of each upper-bound order minus each sequential order (joint minus
-continual), AP/FGT/BWT/FWT per skill, sub-skill and indicator (CSV
-``<order>_by_<level>.csv`` beside the matrices), the first sequential order's forgetting against
-out-degree, and the readability (Flesch-Kincaid grade) of answers per test stage next to
-that of the reference answers; with ``losses``, the same matrices and metrics of the judge-free
-loss (:mod:`curll.evaluate.loss`); with bootstrap ``samples``, 95% intervals of everything
-(:mod:`curll.evaluate.intervals`), the difference maps' paired intervals among them.
-The figures (:mod:`curll.evaluate.report_figures`) come with their captions;
-:func:`curll.evaluate.page.write_html` makes the HTML page.
+:func:`render` writes, from results computed once (:func:`curll.evaluate.results.compute`):
+every matrix as CSV in the ``curll metrics cl`` layout with its counts and interval matrices
+(``<stem>.csv``, ``_n``, ``_lo``, ``_hi``), the per-group tables (``<order>_by_<level>.csv``),
+``details.json`` beside the matrices, and the figures (:mod:`curll.evaluate.report_figures`,
+each with its caption); it returns the :class:`Report` that
+:func:`curll.evaluate.page.write_html` lays out as the HTML page. :func:`build` is both steps.
 """
 
 from __future__ import annotations
@@ -20,30 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from curll import orders as order_specs
 from curll.artifacts import atomic_path
-from curll.evaluate import analysis, report_figures
+from curll.evaluate import report_figures
 from curll.evaluate.cl import write_matrix
-from curll.evaluate.findings import as_json, baseline_verdict, claims
-from curll.evaluate.intervals import (
-    Compute,
-    Interval,
-    bootstrap,
-    degrees_of_freedom,
-    inflation,
-    item_weights,
-    seed_weights,
-    single_item_strata,
-)
-from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
-from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
 from curll.evaluate.report_figures import Cells, Figure
-from curll.evaluate.report_tables import with_n
-from curll.evaluate.values import judge_values, loss_values
-from curll.schemas.evaluate import UNTRAINED
+from curll.evaluate.results import Results, compute
 
 
 @dataclass
@@ -59,19 +37,36 @@ class Report:
             self.figures[name], self.captions[name] = path, caption
 
 
-def readability(scores: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
-    """Mean Flesch-Kincaid grade per test stage: references, and each order's last model."""
-    import textstat
+def render(res: Results, matrices: Path, figs: Path) -> Report:
+    """The matrices, per-group tables and details under ``matrices``, the figures under ``figs``
+    (see the module docstring); the report's metrics, tables and figures."""
+    for stem, cells in res.matrices.items():
+        write_cells(cells, matrices / stem)
+    for name, table in res.levels.items():
+        with atomic_path(matrices / name) as tmp:
+            table.to_csv(tmp, index=False)
+    rep = Report(res.metrics, res.details, res.tables)
+    rep.add(report_figures.judge_sums(res.sums, res.kinds, figs, informative=res.informative))
+    if "loss" in res.metrics:
+        rep.add(report_figures.loss_maps(res.loss, res.gains, figs))
+    for a, b, cells in res.differences:
+        rep.add(report_figures.difference(cells, a, b, figs))
+    if res.degree is not None:
+        order, fd, rho = res.degree
+        rep.add(report_figures.degree(fd, rho, order, figs))
+    with atomic_path(matrices / "details.json") as tmp:
+        tmp.write_text(json.dumps(res.details, indent=2, sort_keys=True), encoding="utf-8")
+    return rep
 
-    def grade(texts: pd.Series) -> float | None:
-        kept = [t for t in texts if len(str(t).split()) >= 3]
-        return round(sum(textstat.flesch_kincaid_grade(t) for t in kept) / len(kept), 2) if kept else None
 
-    out = {"reference": items.groupby("stage")["reference"].apply(grade)}
-    for order, g in scores.groupby("order", sort=True):
-        last = g[g["trained_to"] == g["trained_to"].max()]
-        out[f"{order} (last model)"] = last.groupby("stage")["answer"].apply(grade)
-    return pd.DataFrame(out).rename_axis("test stage")
+def write_cells(cells: Cells, stem: Path) -> None:
+    """``<stem>.csv`` (the matrix), ``<stem>_n.csv`` (its counts) and, with an interval,
+    ``<stem>_lo.csv`` and ``<stem>_hi.csv``."""
+    write_matrix(cells.values, stem.with_name(stem.name + ".csv"))
+    write_matrix(cells.n, stem.with_name(stem.name + "_n.csv"))
+    if cells.lo is not None and cells.hi is not None:
+        write_matrix(cells.lo, stem.with_name(stem.name + "_lo.csv"))
+        write_matrix(cells.hi, stem.with_name(stem.name + "_hi.csv"))
 
 
 def build(
@@ -81,230 +76,7 @@ def build(
     kinds: list[str],
     matrices: Path,
     figs: Path,
-    *,
-    answers: pd.DataFrame | None = None,
-    rubric: pd.DataFrame | None = None,
-    losses: pd.DataFrame | None = None,
-    samples: int = 0,
-    seed: int = 0,
-    judge_informative: bool = True,
+    **options: Any,
 ) -> Report:
-    """``samples`` > 0: 95% bootstrap intervals (seeded with ``seed``) of every cell and metric
-    (:mod:`curll.evaluate.intervals`), as ``<metric>_lo``/``_hi`` and ``<matrix>_lo|hi.csv``,
-    paired differences between orders, and the claims (:mod:`curll.evaluate.findings`) with
-    Holm's correction; the judge's tests only when ``judge_informative``."""
-    orders = order_specs.ranked(set(scores["order"]))
-    all_kinds = [*kinds, "sum"]
-    mats = analysis.matrices(scores, all_kinds)
-    full = analysis.order_metrics(scores, all_kinds, mats)
-    # metrics.json keeps the values at the last stage (columns of `dvc exp show`); the per-stage
-    # series and the per-stage readability go to matrices/details.json
-    finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
-              for o, by_kind in full.items()}  # fmt: skip
-    pairs = _compared(orders)
-    bounds = _intervals(scores, "item_id", samples, seed,
-                        lambda rows, w: _paired_cells(judge_values(rows, w, all_kinds), pairs))  # fmt: skip
-    _add_bounds(finals, bounds)
-    rep = Report(metrics={"orders": finals})
-    rep.metrics["bootstrap"] = {"samples": samples, "seed": seed,
-                                "unit": "test item (within stage and type) x training seed",
-                                "interval": "value +- t(df) x bootstrap SE x inflation (intervals module)",
-                                "inflation": {"judge": _inflation(scores, "item_id")},
-                                "seeds": {"judge": _seeds(scores)},
-                                "single_item_strata": {"judge": _singles(scores, "item_id")}}  # fmt: skip
-    family_bounds = {"judge": bounds}
-    rep.metrics["no_answer"] = {  # blank or looping answers: scored NO_ANSWER_SCORE, counted
-        "score": NO_ANSWER_SCORE,
-        "total": int(scores["no_answer"].sum()),
-        "answers": len(scores),
-        "by_run": {str(k): int(v) for k, v in scores.groupby("run")["no_answer"].sum().items() if v},
-    }
-    if answers is not None:  # other rejects (backend errors): missing scores, counted
-        missed = {r: k for r, k in unanswered(answers).items() if k}
-        rep.metrics["unanswered"] = {"total": sum(missed.values()), "answers": len(answers), "by_run": missed}
-    rep.details["series"] = {
-        o: {k: vals["series"] for k, vals in kinds_.items()} for o, kinds_ in full.items()
-    }
-    sums: dict[str, Cells] = {}
-    for order in [*orders, *([UNTRAINED] if UNTRAINED in set(scores["order"]) else [])]:
-        for kind in all_kinds:
-            j, n = mats[(order, kind)], analysis.matrix(scores, order, kind, value="n")
-            lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"{order}_{kind}")
-            if order != UNTRAINED and kind == "sum":
-                name = f"{order}: summed scores [95% interval] (n: scores per cell, fewest of any type)"
-                rep.tables[name] = with_n(j, n, lo, hi)
-                sums[order] = Cells(j, n, lo, hi)
-    rep.add(report_figures.judge_sums(sums, kinds, figs, informative=judge_informative))
-    if losses is not None:
-        family_bounds["loss"] = _loss_section(rep, losses, kinds, matrices, figs, samples, seed)
-    if samples:
-        found = claims(family_bounds, judge_informative=judge_informative)
-        rep.metrics["baseline"] = baseline_verdict(found)
-        rep.metrics["claims"] = as_json(found)
-        rep.metrics["differences"] = {f: _differences(b) for f, b in family_bounds.items()}
-    for a, b in pairs:
-        diff = mats[(a, "sum")] - mats[(b, "sum")]
-        n = sums[a].n.where(sums[a].n <= sums[b].n, sums[b].n)
-        lo, hi = _write(diff, n, bounds, f"{a}-{b}/sum", matrices / f"{a}_minus_{b}_sum", prefix="paired")
-        rep.add(report_figures.difference(Cells(diff, n, lo, hi), a, b, figs))
-    for order in orders:
-        for level in ("skill", "subskill", "indicator_id"):
-            table = analysis.group_metrics(scores, order, level).drop(columns="level")
-            with atomic_path(matrices / f"{order}_by_{level.removesuffix('_id')}.csv") as tmp:
-                table.to_csv(tmp, index=False)
-            if level == "skill":
-                rep.tables[f"{order}: per skill (last stage)"] = table
-    for order in order_specs.sequential(orders)[:1]:
-        fd = analysis.forgetting_vs_degree(scores, degree, order)
-        rho = fd.corr(method="spearman").iloc[0, 1] if len(fd) > 2 and fd.nunique().min() > 1 else None
-        rep.metrics["forgetting_vs_out_degree"] = {"indicators": len(fd), "spearman": _num(rho)}
-        rep.add(report_figures.degree(fd, _num(rho), order, figs))
-    if rubric is not None and answers is not None and len(rubric):
-        by_stage = analysis.rubric_by_stage(rubric, answers, items)
-        rep.tables["Rubric (grade-level fit) of each order's last model"] = by_stage
-        rep.metrics["rubric"] = {
-            str(o): {c: _num(v) for c, v in g.mean().items()} for o, g in by_stage.groupby(level=0)
-        }
-    read = readability(scores[scores["order"] != "untrained"], items)
-    rep.tables["Flesch-Kincaid grade of answers by test stage"] = read
-    rep.details["readability"] = {c: {str(k): _num(v) for k, v in read[c].items()} for c in read.columns}
-    rep.metrics["readability_grade"] = {c: _num(read[c].mean()) for c in read.columns}
-    with atomic_path(matrices / "details.json") as tmp:
-        tmp.write_text(json.dumps(rep.details, indent=2, sort_keys=True), encoding="utf-8")
-    return rep
-
-
-def _loss_section(
-    rep: Report, losses: pd.DataFrame, kinds: list[str], matrices: Path, figs: Path, samples: int, seed: int
-) -> dict[str, Interval]:
-    """Loss matrices of the test split (CSV with their n and bounds, heatmaps, a table per order),
-    the untrained model's row, each order's unigram baseline and its gain over it
-    (``loss_<order>_<kind>_unigram.csv``, ``_gain.csv`` with ``_lo``/``_hi``), and their CL
-    metrics with intervals (``metrics.loss``: finals; ``details.loss_series``). Returns the bounds."""
-    test, all_kinds = losses[losses["split"] == "test"], [*kinds, "all"]
-    mats = loss_matrices(test, all_kinds)
-    full = loss_metrics(mats, all_kinds)
-    finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by.items()}
-              for o, by in full.items()}  # fmt: skip
-    bounds = _intervals(test, "record_id", samples, seed, lambda rows, w: loss_values(rows, w, all_kinds))
-    _add_bounds(finals, bounds)
-    rep.metrics["loss"] = finals
-    rep.metrics["bootstrap"]["single_item_strata"]["loss"] = _singles(test, "record_id")
-    rep.metrics["bootstrap"]["seeds"]["loss"] = _seeds(test)
-    rep.metrics["bootstrap"]["inflation"]["loss"] = _inflation(test, "record_id")
-    rep.details["loss_series"] = {o: {k: vals["series"] for k, vals in by.items()} for o, by in full.items()}
-    if UNTRAINED in set(test["order"]):
-        for kind in all_kinds:
-            j = loss_matrix(test, UNTRAINED, kind)
-            _write(j, loss_matrix(test, UNTRAINED, kind, value="n"), bounds, f"{UNTRAINED}/{kind}",
-                   matrices / f"loss_{UNTRAINED}_{kind}")  # fmt: skip
-    loss: dict[str, Cells] = {}
-    gains: dict[str, Cells] = {}
-    for order in full:
-        for kind in all_kinds:
-            j, n = mats[(order, kind)], loss_matrix(test, order, kind, value="n")
-            lo, hi = _write(j, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}")
-            uni = loss_matrix(test.assign(nll=test["unigram_nll"]), order, kind)
-            _write(
-                uni, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}_unigram", prefix="unigram"
-            )
-            gain = uni - j
-            glo, ghi = _write(
-                gain, n, bounds, f"{order}/{kind}", matrices / f"loss_{order}_{kind}_gain", prefix="gain"
-            )
-            if kind == "all":
-                name = (f"{order}: loss, nats per answer token, lower is better [95% interval] "
-                        f"(n: records x seeds)")  # fmt: skip
-                rep.tables[name] = with_n(j, n, lo, hi)
-                loss[order], gains[order] = Cells(j, n, lo, hi), Cells(gain, n, glo, ghi)
-    rep.add(report_figures.loss_maps(loss, gains, figs))
-    return bounds
-
-
-def _intervals(
-    rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Compute
-) -> dict[str, Interval]:
-    """Bootstrap intervals over ``item`` (strata: stage and type) and over the training seeds of
-    ``rows``, with the small-sample inflation; none when ``samples`` is 0."""
-    if not samples:
-        return {}
-    keys = rows[[item, "stage", "type"]].drop_duplicates(item).rename(columns={item: "item_id"})
-    weights = {item: item_weights(keys, samples, seed), "seed": seed_weights(_seeds(rows), samples, seed)}
-    small = _inflation(rows, item)
-    return bootstrap(rows, weights, compute, inflate=small["factor"], df=small["df"])
-
-
-def _inflation(rows: pd.DataFrame, item: str) -> dict[str, float]:
-    """The small-sample factor and the t degrees of freedom of ``rows``' items and seeds."""
-    keys = rows[[item, "stage", "type"]].drop_duplicates(item)
-    m = len(_seeds(rows))
-    return {"factor": round(inflation(keys, m), 6), "df": degrees_of_freedom(keys, m)}
-
-
-def _differences(bounds: dict[str, Interval]) -> dict[str, dict[str, float | None]]:
-    """``<a>-<b>/<kind>/<metric>`` -> the paired difference, its interval and p-value."""
-    return {k.removeprefix("diff/"): {"value": iv.value, "lo": iv.lo, "hi": iv.hi, "p": _r6(iv.p)}
-            for k, iv in sorted(bounds.items()) if k.startswith("diff/")}  # fmt: skip
-
-
-def _seeds(rows: pd.DataFrame) -> list[int]:
-    return sorted(int(s) for s in rows["seed"].unique())
-
-
-def _singles(rows: pd.DataFrame, item: str) -> list[str]:
-    return single_item_strata(rows[[item, "stage", "type"]].drop_duplicates(item))
-
-
-def _add_bounds(finals: dict[str, dict[str, dict[str, Any]]], bounds: dict[str, Interval]) -> None:
-    """``<metric>_lo`` / ``_hi`` beside each final metric that has an interval."""
-    for name, iv in bounds.items():
-        order, kind, metric = name.split("/", 2)
-        if order != "cell" and order in finals and kind in finals[order]:
-            finals[order][kind].update({f"{metric}_lo": iv.lo, f"{metric}_hi": iv.hi})
-
-
-def _compared(orders: list[str]) -> list[tuple[str, str]]:
-    """(a, b) of every difference map: each upper-bound order minus each sequential order."""
-    return [(a, b) for a in order_specs.bounds(orders) for b in order_specs.sequential(orders)]
-
-
-def _paired_cells(values: dict[str, np.ndarray], pairs: list[tuple[str, str]]) -> dict[str, np.ndarray]:
-    """``values`` and, for each (a, b) of ``pairs``, ``paired/<a>-<b>/sum/<trained_to>/<stage>``: a's
-    summed cell minus b's, on the same replicate (so its interval is the paired one)."""
-    out = dict(values)
-    for a, b in pairs:
-        for name, v in values.items():
-            if name.startswith(f"cell/{a}/sum/"):
-                other = values.get(name.replace(f"cell/{a}/", f"cell/{b}/", 1))
-                if other is not None:
-                    out[f"paired/{a}-{b}/sum/" + name.removeprefix(f"cell/{a}/sum/")] = v - other
-    return out
-
-
-def _write(
-    j: pd.DataFrame, n: pd.DataFrame, bounds: dict[str, Interval], key: str, stem: Path, prefix: str = "cell"
-) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    """Write the matrix, its counts and (with bounds) its interval matrices as ``<stem>.csv``,
-    ``<stem>_n.csv``, ``<stem>_lo.csv``, ``<stem>_hi.csv``; return (lo, hi). ``prefix``: the
-    bounds' name of a cell (``cell``, ``unigram``, ``gain``, ``paired``)."""
-    write_matrix(j, stem.with_name(stem.name + ".csv"))
-    write_matrix(n, stem.with_name(stem.name + "_n.csv"))
-    if not bounds:
-        return None, None
-    lo, hi = j.astype(float) * float("nan"), j.astype(float) * float("nan")
-    for t in j.index:
-        for s in j.columns:
-            iv = bounds.get(f"{prefix}/{key}/{t}/{s}")
-            if iv is not None:
-                lo.at[t, s], hi.at[t, s] = iv.lo, iv.hi
-    write_matrix(lo, stem.with_name(stem.name + "_lo.csv"))
-    write_matrix(hi, stem.with_name(stem.name + "_hi.csv"))
-    return lo, hi
-
-
-def _num(v: Any) -> float | None:
-    return None if v is None or pd.isna(v) else round(float(v), 4)
-
-
-def _r6(v: float | None) -> float | None:
-    return None if v is None else round(v, 6)
+    """:func:`render` of :func:`~curll.evaluate.results.compute` (``options``: its keywords)."""
+    return render(compute(scores, items, degree, kinds, **options), matrices, figs)
