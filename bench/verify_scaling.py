@@ -18,7 +18,7 @@ import time
 import pandas as pd
 
 from curll.config import load_params
-from curll.schemas import ContextSchema, GenerationSchema, InstructionSchema, instance_schema
+from curll.schemas import GenerationSchema, instance_schema
 from curll.verify.encoder import load_encoder
 from curll.verify.screen import Settings
 from harness.corpus import corpus
@@ -49,8 +49,8 @@ def tables(n: int) -> dict[str, pd.DataFrame]:
         return frame.astype({"stage": "int64", "q_index": "int64", "attempts": "int64"})
 
     return {
-        "context": pd.DataFrame(ctx, columns=list(ContextSchema.to_schema().columns)),
-        "ir": pd.DataFrame(ir, columns=list(InstructionSchema.to_schema().columns)),
+        "context": pd.DataFrame(ctx, columns=list(instance_schema("context").to_schema().columns)),
+        "ir": pd.DataFrame(ir, columns=list(instance_schema("ir").to_schema().columns)),
         "cqa": empty("cqa"),
         "csqa": empty("csqa"),
     }

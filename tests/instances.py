@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from curll.schemas import ContextSchema, InstructionSchema, instance_schema
+from curll.schemas import instance_schema
 
 
 def hx(s: str, n: int = 16) -> str:
@@ -26,13 +26,13 @@ def _prov(key: str, stage: int, indicator: str) -> dict[str, Any]:
 def contexts(rows: list[tuple[str, int, str, str]]) -> pd.DataFrame:
     """rows: (key, stage, indicator, text)."""
     out = [{**_prov(k, s, ind), "expanded_topic": "topic " + k, "text": t} for k, s, ind, t in rows]
-    return pd.DataFrame(out, columns=list(ContextSchema.to_schema().columns))
+    return pd.DataFrame(out, columns=list(instance_schema("context").to_schema().columns))
 
 
 def ir(rows: list[tuple[str, int, str, str, str]]) -> pd.DataFrame:
     """rows: (key, stage, indicator, instruction, response)."""
     out = [{**_prov(k, s, ind), "instruction": i, "response": r} for k, s, ind, i, r in rows]
-    return pd.DataFrame(out, columns=list(InstructionSchema.to_schema().columns))
+    return pd.DataFrame(out, columns=list(instance_schema("ir").to_schema().columns))
 
 
 def qa(kind: str, context: pd.DataFrame, pairs: dict[str, list[tuple[str, str]]]) -> pd.DataFrame:

@@ -36,8 +36,29 @@ def test_the_paper_orders_plan_as_before():
     assert (ind.data_stages, ind.init_from, ind.replay_stages) == ((2,), None, ())
     assert (joint.data_stages, joint.init_from, joint.replay_stages) == ((0, 1, 2), None, ())
     assert (cont.data_stages, cont.init_from, cont.replay_stages) == ((2,), "seed-7/continual/0-1", (0, 1))
-    assert [o for o in orders.names() if orders.spec(o).sequential] == ["continual"]
+    plain = [o for o in orders.names() if not orders.spec(o).strategy]
+    assert plain == ["independent", "joint", "continual"]
+    assert [o for o in plain if orders.spec(o).sequential] == ["continual"]
     assert (orders.reference(), orders.bounds(orders.names())) == ("independent", ["joint"])
+
+
+def test_strategies_are_compared_with_plain_continual_and_joint():
+    assert orders.compared(["joint", "continual", "independent"]) == [
+        ("independent", "joint"), ("independent", "continual"), ("joint", "continual")
+    ]  # fmt: skip
+    assert orders.compared(["continual", "continual-ewc", "continual-replay", "joint"]) == [
+        ("joint", "continual"), ("joint", "continual-replay"), ("joint", "continual-ewc"),
+        ("continual", "continual-replay"), ("continual", "continual-ewc"),
+    ]  # fmt: skip
+    assert orders.pair_of("joint-continual-replay") == ("joint", "continual-replay")
+    assert orders.pair_of("continual-continual-replay-rewarm") == ("continual", "continual-replay-rewarm")
+
+
+def test_an_order_the_stages_cannot_handle_is_refused():
+    with pytest.raises(ValueError, match="need start 'previous'"):
+        orders.OrderSpec("replayed-independent", "scratch", "stage", "x", carries=("replay",))
+    with pytest.raises(ValueError, match="lower-case letters"):
+        orders.OrderSpec("Warm_Joint", "previous", "cumulative", "x")
 
 
 def test_a_registered_order_is_planned_from_its_spec_and_forgotten_after():
@@ -73,7 +94,7 @@ def test_params_take_registered_orders_and_refuse_others_naming_the_key():
         assert str(err.value.field).startswith("train.order"), err.value.field
         assert (
             "unknown order" in err.value.message
-            and "known: independent, joint, continual" in err.value.message
+            and "known: independent, joint, continual, continual-replay" in err.value.message
         )
 
 

@@ -21,6 +21,7 @@ import yaml
 
 from curll import instances, orders
 from curll.config import Params, parse_params
+from curll.evaluate.findings import Claim
 from curll.instances import InstanceType
 from curll.orders import OrderSpec
 from tests.repro import CURRICULUM, ROOT, shrink
@@ -132,3 +133,7 @@ def test_a_registered_order_is_trained_and_evaluated_as_a_sequence(project: Path
     assert "FWT_nll_fall" in loss  # against the reference order's models
     assert (project / "data/evaluate/curves/warm-joint.csv").is_file()
     assert "warm-joint" in metrics["baseline"]["orders"]
+    claim = next(
+        c for c in metrics["claims"]["list"] if c["key"] == "diff/independent-warm-joint/all/mean_nll"
+    )
+    assert Claim(**claim).sentence().startswith("independent - warm-joint: difference in mean NLL")

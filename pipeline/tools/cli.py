@@ -38,7 +38,7 @@ STAGES = {
     "templates": "LLM text-type templates per indicator and kind (context / instruction).",
     "seeds": "Seeds: indicator x word x type x template, deterministic.",
     "generate": "LLM passages and IR from seeds, then CQA and CSQA on each passage (sharded).",
-    "generate_merge": "Merge generate shards -> generations, contexts, ir, cqa, csqa tables.",
+    "generate_merge": "Merge generate shards -> generations and a table per instance type.",
     "verify_encoder": "Distil the model2vec sentence encoder used for semantic dedup (offline).",
     "verify": "Filter instances (rejects kept with reasons); dedup, diversity, readability metrics.",
     "split": "LLM quality ratings -> test / validation / train per indicator; decontamination; chat records.",

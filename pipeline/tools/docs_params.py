@@ -27,7 +27,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from curll.config import Params
-from curll.config.base import Registered
+from curll.config.base import KeysOf, Registered
 
 PAGE = Path("docs/params-reference.md")
 
@@ -96,6 +96,10 @@ def type_name(tp: Any, metadata: list[Any] | None = None, *, nested: bool = Fals
     registry = next((m for m in metadata or [] if isinstance(m, Registered)), None)
     if registry is not None:
         return f"one of the registered {registry.what}s ({', '.join(registry.names())})"
+    keyed = next((m for m in metadata or [] if isinstance(m, KeysOf)), None)
+    if keyed is not None and get_origin(tp) is dict:
+        value = type_name(get_args(tp)[1], nested=True)
+        return f"map of every {keyed.what} ({', '.join(keyed.names())}) to {value}"
     if args is not None:
         if {_plain(a) for a in args} == {int, float}:
             name = "number"

@@ -41,7 +41,8 @@ def turns_of(messages: str) -> tuple[str, str, str]:
 def user_turn(kind: str, question: str, passage: str = "") -> str:
     """The user turn of a record of ``kind`` asking ``question`` (about ``passage`` for a type
     made on one), laid out by the type's spec; ``kind`` is a type whose turn is its question."""
-    return spec(kind).user_turn({spec(kind).prompt: question}, passage)
+    t = spec(kind)
+    return t.user_turn({t.prompt: question}, passage)
 
 
 def question_of(kind: str, user: str, passage: str) -> str:

@@ -25,8 +25,10 @@ stages need, and every stage iterates over :data:`TYPES`:
 - evaluation: ``evaluated`` types are the test types the models answer and the judges rate.
 
 Adding a type is adding one spec (:func:`register` for one made at run time, as a test does),
-its prompt file and its params entries. This module imports nothing of curll, so every layer
-may read it.
+its prompt file and its params entries; a spec checks its own consistency when it is made (the
+two shapes the stages know: a seeded type, and a type asked for a list on an instance of a
+seeded type). This module imports nothing of curll but :mod:`curll.registry`, so every layer may
+read it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,40 @@ class InstanceType:
     evaluated: bool = False  # a test type: the trained models answer it, judges rate it
     words: str = ""  # the column whose length in words verify.context_words bounds (a passage)
     generate_english: tuple[str, ...] = ()  # the columns generate measures English on (empty: all)
+
+    def __post_init__(self) -> None:
+        for problem in self._problems():
+            raise ValueError(f"instance type {self.name!r}: {problem}")
+
+    def _problems(self) -> list[str]:
+        """What the stages would not handle: the two shapes they know are a seeded type (its own
+        seeds, a unit of its own) and a type asked for a list on an instance of a seeded type."""
+        out = []
+        if bool(self.template_kind) == bool(self.on):
+            out.append("set exactly one of template_kind (seeded) and on (made on a passage)")
+        if bool(self.on) != bool(self.pairs) or bool(self.on) != bool(self.block):
+            out.append(
+                "a type made on a passage needs pairs (its list key) and block (its heading), others neither"
+            )
+        if self.template_kind and not self.unit:
+            out.append("a seeded type needs unit (its unit's text for the rater)")
+        if self.grounded and not self.on:
+            out.append("grounded needs a passage (on)")
+        if len(self.answer) != len(self.columns) or not set(self.long) <= set(self.answer):
+            out.append("answer needs one key per column, and long only answer keys")
+        named = {self.prompt, self.reply, *self.compared, *self.seed_word, *self.generate_english}
+        if not named | ({self.words} - {""}) <= set(self.columns):
+            out.append(
+                f"prompt, reply, compared, seed_word, words, generate_english must be columns: {self.columns}"
+            )
+        fields = [f for _, f, _, _ in string.Formatter().parse(self.user) if f is not None]
+        rebuilt = set(fields) <= {"passage", self.prompt} and self.user.endswith("{" + self.prompt + "}")
+        if (self.on or self.evaluated) and not rebuilt:
+            out.append(f"user must end with {{{self.prompt}}} and name no other field but {{passage}}: test "
+                       "prompts are rebuilt from the question (and the passage)")  # fmt: skip
+        if self.on and not self.user.startswith("{passage}\n\n"):
+            out.append("user of a type made on a passage must start with {passage} and a blank line")
+        return out
 
     @property
     def seeded(self) -> bool:
@@ -145,6 +181,11 @@ def listed() -> tuple[str, ...]:
     return tuple(t.name for t in TYPES.values() if t.pairs)
 
 
+def bases() -> tuple[str, ...]:
+    """The types others are made on (their passages: context), in :data:`TYPES` order."""
+    return tuple(dict.fromkeys(t.on for t in TYPES.values() if t.on))
+
+
 def made_on(name: str) -> tuple[str, ...]:
     """The types made on an instance of ``name`` (a passage's question types), in order."""
     return tuple(t.name for t in TYPES.values() if t.on == name)
@@ -158,8 +199,9 @@ def evaluated() -> tuple[str, ...]:
 @contextmanager
 def register(kind: InstanceType) -> Iterator[InstanceType]:
     """``kind`` is known inside the block (after the others), then forgotten; the type it is
-    made on must be registered."""
-    if kind.on and kind.on not in TYPES:
-        raise ValueError(f"instance type {kind.name!r} is made on {kind.on!r}, which is not registered")
+    made on must be a registered seeded type. Registered in this process only: stages run in
+    other processes (DVC's commands, Ray's workers) know the types of this module alone."""
+    if kind.on and not (kind.on in TYPES and TYPES[kind.on].seeded):
+        raise ValueError(f"instance type {kind.name!r} is made on {kind.on!r}, not a registered seeded type")
     with TYPES.register(kind):
         yield kind

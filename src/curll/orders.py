@@ -15,14 +15,21 @@ the upper bound that sequential orders are compared with (:attr:`OrderSpec.bound
 - ``carries``: what passes from a stage's run to the next besides the weights, each set by a
   train param: ``optimizer`` (``train.continual.optimizer``: AdamW's state), ``replay``
   (``train.continual.replay``: a share of earlier stages' rows), ``schedule``
-  (``train.optim.rewarm: false``: one learning-rate schedule over the whole sequence).
+  (``train.optim.rewarm: false``: one learning-rate schedule over the whole sequence);
+- ``adds``: the continual-learning strategy on top of a sequential order, each technique set
+  by ``train.strategies``: ``replay`` (a share of earlier stages' train rows mixed into each
+  stage's), ``rewarm`` (a linear warm-up, then a cosine decay, of the learning rate within
+  every stage, AdamW's state carried or reset) and ``ewc`` (elastic weight consolidation: a
+  penalty pulling the weights towards each finished stage's, weighted by a diagonal Fisher
+  estimated on that stage's train rows). Replay + rewarm is the recipe of Ibrahim et al. (2024).
 
 Adding an order is adding one spec (:func:`register` for one made at run time, as a test
-does). This module imports nothing of curll, so every layer may read it.
+does). This module imports nothing of curll but :mod:`curll.registry`, so every layer may read it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -33,6 +40,7 @@ from curll.registry import Registry
 Start = Literal["scratch", "previous"]
 Data = Literal["stage", "cumulative"]
 Carried = Literal["optimizer", "replay", "schedule"]
+Technique = Literal["replay", "rewarm", "ewc"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,21 @@ class OrderSpec:
     data: Data
     about: str  # one line for people: docs, the params reference, the report
     carries: tuple[Carried, ...] = ()
+    adds: tuple[Technique, ...] = ()  # a continual-learning strategy (train.strategies)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9-]*", self.name):
+            raise ValueError(
+                f"order {self.name!r}: a name is lower-case letters, digits and hyphens (a folder)"
+            )
+        if (self.carries or self.adds) and self.start != "previous":
+            raise ValueError(f"order {self.name!r}: carries and adds pass state from a stage's run to the "
+                             "next: they need start 'previous'")  # fmt: skip
+
+    @property
+    def strategy(self) -> bool:
+        """A continual-learning strategy on top of a plain order (compared with the plain ones)."""
+        return bool(self.adds)
 
     @property
     def sequential(self) -> bool:
@@ -68,12 +91,27 @@ class OrderSpec:
         return (stages[at],) if self.reference else tuple(stages[: at + 1])
 
 
-#: every order, in the order reports list them
+#: what a continual run passes on (as the paper's continual order)
+_CONTINUAL: tuple[Carried, ...] = ("optimizer", "replay", "schedule")
+
+#: every order, in the order reports list them: the paper's three, then the strategies
 ORDERS: Registry[OrderSpec] = Registry("order", (
     OrderSpec("independent", "scratch", "stage", "M_k from scratch on stage k alone"),
     OrderSpec("joint", "scratch", "cumulative", "M_0..k from scratch on the shuffled union of stages 0..k"),
     OrderSpec("continual", "previous", "stage", "M_0-..-k continues from M_0-..-(k-1) on stage k",
-              carries=("optimizer", "replay", "schedule")),
+              carries=_CONTINUAL),
+    OrderSpec("continual-replay", "previous", "stage",
+              "continual, each stage's rows mixed with a share of earlier stages' rows",
+              carries=_CONTINUAL, adds=("replay",)),
+    OrderSpec("continual-rewarm", "previous", "stage",
+              "continual, the learning rate warmed up and decayed again within every stage",
+              carries=_CONTINUAL, adds=("rewarm",)),
+    OrderSpec("continual-ewc", "previous", "stage",
+              "continual, with an EWC penalty towards each finished stage's weights",
+              carries=_CONTINUAL, adds=("ewc",)),
+    OrderSpec("continual-replay-rewarm", "previous", "stage",
+              "continual with replay and a re-warmed learning rate (Ibrahim et al. 2024)",
+              carries=_CONTINUAL, adds=("replay", "rewarm")),
 ))  # fmt: skip
 names, spec = ORDERS.names, ORDERS.spec
 
@@ -97,6 +135,33 @@ def sequential(present: Iterable[str]) -> list[str]:
 def bounds(present: Iterable[str]) -> list[str]:
     """The upper-bound orders of ``present`` (joint), in :data:`ORDERS` order."""
     return [o for o in ranked(present) if ORDERS[o].bound]
+
+
+def compared(present: Iterable[str]) -> list[tuple[str, str]]:
+    """The pairs of ``present`` orders whose paired differences are reported and tested, in
+    :data:`ORDERS` order: every two plain orders (the paper's three), and each strategy against
+    each plain order that is sequential or an upper bound (continual, joint)."""
+    found = ranked(present)
+    out = []
+    for i, a in enumerate(found):
+        for b in found[i + 1 :]:
+            x, y = ORDERS[a], ORDERS[b]
+            plain = y if x.strategy else x
+            if (not x.strategy and not y.strategy) or (
+                x.strategy != y.strategy and (plain.sequential or plain.bound)
+            ):
+                out.append((a, b))
+    return out
+
+
+def pair_of(text: str) -> tuple[str, str]:
+    """(a, b) of a pair of orders named ``<a>-<b>`` (``joint-continual-replay``): names may hold
+    hyphens, so the split is at the hyphen with a registered order on both sides, else at the first."""
+    for i, ch in enumerate(text):
+        if ch == "-" and text[:i] in ORDERS and text[i + 1 :] in ORDERS:
+            return text[:i], text[i + 1 :]
+    a, _, b = text.partition("-")
+    return a, b
 
 
 def register(order: OrderSpec) -> AbstractContextManager[OrderSpec]:

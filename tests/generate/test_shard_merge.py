@@ -17,7 +17,7 @@ from curll.generate.tasks import task_schema
 from curll.llm.tasks import Task
 from curll.prompts import load_prompt
 from curll.sampling import Sampling
-from curll.schemas import ContextSchema, GenerationSchema, instance_schema
+from curll.schemas import GenerationSchema, instance_schema
 from tests.fakes import engine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +104,7 @@ def test_merge_splits_instances_and_checks_shards(tmp_path):
         write_table(df, tmp_path / shard_path_name(i, 2), GenerationSchema)
     gens = read_shards(tmp_path, 2)
     tables = split_instances(gens, s)
-    ContextSchema.validate(tables["context"])
+    instance_schema("context").validate(tables["context"])
     instance_schema("cqa").validate(tables["cqa"])
     assert len(tables["cqa"]) == 2 * len(tables["context"]) and len(tables["csqa"]) == len(tables["context"])
     assert set(tables["cqa"]["context_id"]) == set(tables["context"]["instance_id"])

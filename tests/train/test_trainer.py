@@ -149,8 +149,8 @@ def test_only_what_a_later_run_reads_is_kept(tok, tmp_path, monkeypatch):
     sizes: list[tuple[str, ...]] = []
 
     class Spy(runs.Finished):
-        def put(self, run, model, optimizer_state):
-            super().put(run, model, optimizer_state)
+        def put(self, run, model, optimizer_state, memory):
+            super().put(run, model, optimizer_state, memory)
             sizes.append(tuple(self.held))
 
     monkeypatch.setattr(runs, "Finished", Spy)

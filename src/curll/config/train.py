@@ -79,6 +79,25 @@ class ContinualParams(Section):
     replay: Unit = Field(description="rows from earlier stages added, as a fraction of the stage's rows")
 
 
+class StrategyParams(Section):
+    """The continual-learning strategies, orders of :mod:`curll.orders` that add a technique to
+    continual (each otherwise as ``train.continual``): ``replay`` (continual-replay: rows from
+    earlier stages added to each stage's, as a share of its rows, drawn with the run's seed);
+    ``warmup``, ``min_lr_ratio`` and ``optimizer`` (continual-rewarm: within every stage the
+    learning rate rises linearly over ``warmup`` of its steps to ``optim.lr``, then follows a
+    cosine to ``min_lr_ratio`` x ``optim.lr``; AdamW's state at a new stage carried or reset);
+    ``ewc`` (continual-ewc: the strength lambda of the penalty lambda x sum over finished stages
+    of sum_i F_i (w_i - w*_i)^2, with w* a finished stage's weights and F the mean over its train
+    batches of the squared gradient of the batch loss, as Avalanche's EWCPlugin, separate mode).
+    Replay and rewarm together: continual-replay-rewarm."""
+
+    replay: Annotated[Number, Field(gt=0, le=1)] = 0.25
+    warmup: Unit = 0.1
+    min_lr_ratio: Unit = 0.1
+    optimizer: Literal["reset", "carry"] = "carry"
+    ewc: Annotated[Number, Field(ge=0)] = 10000.0
+
+
 class TrainOutputs(Section):
     models: PathStr
     checkpoints: PathStr
@@ -142,6 +161,9 @@ class TrainParams(Section):
     log_every: Positive
     optim: OptimParams
     continual: ContinualParams
+    strategies: StrategyParams = Field(
+        default_factory=lambda: StrategyParams(), description="the continual-learning strategies' settings"
+    )
     out: TrainOutputs
 
     _stages = field_validator("stages")(classmethod(lambda cls, v: unique_sorted(v)))
@@ -177,4 +199,4 @@ class TrainParams(Section):
         return v
 
 
-__all__ = ["ContinualParams", "Count", "OptimParams", "TokenizerParams", "TrainParams"]
+__all__ = ["ContinualParams", "Count", "OptimParams", "StrategyParams", "TokenizerParams", "TrainParams"]

@@ -29,6 +29,7 @@ from typing import Any
 
 from curll.evaluate.cl import METRICS, Wording
 from curll.evaluate.intervals import Interval, holm
+from curll.orders import pair_of
 
 ALPHA = 0.05
 
@@ -58,7 +59,7 @@ class Claim:
 
     def sentence(self) -> str:
         subject = (
-            self.key.split("/")[1].replace("-", " - ")
+            " - ".join(pair_of(self.key.split("/")[1]))
             if self.key.startswith("diff/")
             else self.key.split("/")[0]
         )
@@ -105,7 +106,7 @@ def _family(sources: list[tuple[str, Mapping[str, Interval]]], *, tested: bool =
     for family, key, what, up, down, iv in rows:
         assert iv.value is not None and iv.p is not None
         p_adj = round(adjusted[f"{family}:{key}"], 6) if tested else None
-        a, _, b = key.split("/")[1].partition("-")
+        a, b = pair_of(key.split("/")[1])
         meaning = (up if iv.value > 0 else down).format(a=a, b=b)
         holds = p_adj is not None and p_adj < ALPHA
         out.append(Claim(family, key, what, iv.value, iv.lo, iv.hi, round(iv.p, 6), p_adj, holds, meaning))

@@ -27,7 +27,7 @@ import pandas as pd
 
 from curll.artifacts import records as records_of
 from curll.chat import CUT, question_of, turns_of, user_turn
-from curll.instances import TYPES
+from curll.instances import TYPES, bases
 
 ITEM_COLUMNS = [
     "item_id", "stage", "indicator_id", "skill", "subskill", "goal", "indicator", "age_group", "type",
@@ -43,8 +43,8 @@ def build_items(
     """Test items of ``types``; at most ``max_per_type`` per stage and type (0: all), a sample
     drawn with ``seed`` from the records sorted by id (so the same records give the same items)."""
     test = records[records["split"] == "test"].sort_values("record_id")
-    bases = {t.on for t in TYPES.values() if t.on}  # a passage record's assistant turn is its text
-    passages = {r["unit_id"]: turns_of(r["messages"])[2] for r in records_of(test[test["type"].isin(bases)])}
+    passage_records = test[test["type"].isin(bases())]  # a passage record's assistant turn is its text
+    passages = {r["unit_id"]: turns_of(r["messages"])[2] for r in records_of(passage_records)}
     info = indicators.set_index("indicator_id")[["goal", "age_group"]]
     rows: list[list[Any]] = []
     seen: dict[str, int] = {}

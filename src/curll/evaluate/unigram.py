@@ -64,4 +64,4 @@ def trained_stages(order: str, trained_to: int, stages: Sequence[int]) -> tuple[
     ``stages`` up to it for ``joint`` and ``continual``; none for ``untrained``."""
     if order == UNTRAINED:
         return ()
-    return spec(order).seen(list(stages), list(stages).index(trained_to))
+    return (trained_to,) if spec(order).reference else tuple(s for s in stages if s <= trained_to)

@@ -115,26 +115,23 @@ def _cell_names(
             for r, t in enumerate(trained[o]) for c, s in enumerate(tested)}  # fmt: skip
 
 
-def _diffs(values: dict[str, np.ndarray], orders: list[str], kind: str, metric: str) -> dict[str, np.ndarray]:
-    out = {}
-    for i, a in enumerate(orders):
-        for b in orders[i + 1 :]:
-            x, y = values.get(f"{a}/{kind}/{metric}"), values.get(f"{b}/{kind}/{metric}")
-            if x is not None and y is not None:
-                out[f"diff/{a}-{b}/{kind}/{metric}"] = x - y
-    return out
-
-
 def _all_diffs(
     values: dict[str, np.ndarray], orders: list[str], kinds: list[str], *, loss: bool
 ) -> dict[str, np.ndarray]:
-    """The paired differences between every two orders of each metric tested as a difference
-    (:attr:`curll.evaluate.cl.Metric.test`: AP, ``mean_nll`` on losses), for every kind."""
+    """The paired differences ``diff/<a>-<b>/<kind>/<metric>`` (a's value minus b's, on the same
+    replicate) of each metric tested as a difference (:attr:`curll.evaluate.cl.Metric.test`:
+    AP, ``mean_nll`` on losses), for every kind and every pair of
+    :func:`curll.orders.compared`."""
     out: dict[str, np.ndarray] = {}
+    pairs = order_specs.compared(orders)
     for m in METRICS.values():
         if m.test == "difference":
+            metric = m.loss_name if loss else m.name
             for kind in kinds:
-                out |= _diffs(values, orders, kind, m.loss_name if loss else m.name)
+                for a, b in pairs:
+                    x, y = values.get(f"{a}/{kind}/{metric}"), values.get(f"{b}/{kind}/{metric}")
+                    if x is not None and y is not None:
+                        out[f"diff/{a}-{b}/{kind}/{metric}"] = x - y
     return out
 
 

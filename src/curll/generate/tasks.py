@@ -24,7 +24,7 @@ from typing import Any
 from curll.config import Params
 from curll.config.llm import MaxChars
 from curll.config.verify import ContentChecks
-from curll.instances import TYPES, InstanceType, spec
+from curll.instances import TYPES, InstanceType, bases, spec
 from curll.llm.engine import Check
 from curll.llm.tasks import TaskDef, llm_use, prompt_hash
 from curll.llm.types import ChatRequest
@@ -144,8 +144,7 @@ def engine_check(
 def quotable_text(row: Mapping[str, Any]) -> str:
     """The :data:`QUOTABLE` fields of ``row``, then its passage (a field named after the type it
     is an instance of, :attr:`curll.instances.InstanceType.on`), one a line."""
-    passages = dict.fromkeys(t.on for t in TYPES.values() if t.on)
-    return "\n".join(str(row[k]) for k in (*QUOTABLE, *passages) if k in row)
+    return "\n".join(str(row[k]) for k in (*QUOTABLE, *bases()) if k in row)
 
 
 def check(task: str, parsed: dict[str, Any]) -> tuple[bool, str]:

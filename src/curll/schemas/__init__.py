@@ -6,9 +6,7 @@ rejects unknown columns so a stage cannot silently pass along data nobody declar
 
 from curll.schemas.data import MAX_STAGE, POS_TAGS, IndicatorSchema, WordSchema
 from curll.schemas.generation import (
-    ContextSchema,
     GenerationSchema,
-    InstructionSchema,
     SeedSchema,
     TemplateSchema,
     instance_schema,
@@ -20,11 +18,9 @@ __all__ = [
     "MAX_STAGE",
     "POS_TAGS",
     "SPLITS",
-    "ContextSchema",
     "EdgeSchema",
     "GenerationSchema",
     "IndicatorSchema",
-    "InstructionSchema",
     "RatingSchema",
     "RecordSchema",
     "RejectSchema",

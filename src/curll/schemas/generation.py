@@ -145,8 +145,3 @@ def instance_schema(name: str) -> type[pa.DataFrameModel]:
     instance has, then, for a type made on a passage, the link to it (``<on>_id``), ``type`` and
     ``q_index``, then its text columns."""
     return _schema(instances.spec(name))
-
-
-#: the tables of the built-in types, by the names the stages have always used
-ContextSchema = instance_schema("context")
-InstructionSchema = instance_schema("ir")

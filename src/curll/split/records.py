@@ -14,7 +14,7 @@ import pandas as pd
 
 from curll.artifacts import records
 from curll.chat import record_chat
-from curll.instances import TYPES
+from curll.instances import TYPES, bases
 
 RECORD_COLUMNS = [
     "record_id", "unit_id", "stage", "indicator_id", "skill", "subskill", "indicator", "type", "split",
@@ -60,7 +60,7 @@ def build_records(
     memory, sorted by (stage, split, type, record_id) (the split stage streams the same)."""
     split_of = dict(zip(units["unit_id"], units["split"], strict=True))
     passages: dict[str, str] = {}
-    for base in {t.on for t in TYPES.values() if t.on}:
+    for base in bases():
         passages |= dict(zip(tables[base]["instance_id"], tables[base][TYPES[base].reply], strict=True))
     info = indicator_info(indicators)
     parts = [

@@ -35,21 +35,24 @@ from curll.errors import CurllError
 from curll.model.hf import save_hf
 from curll.model.llama import CausalLM
 from curll.orders import spec
-from curll.train import distributed
+from curll.train import distributed, strategies
 from curll.train.data import Doc, Packed, Parts, encode, pack
+from curll.train.ewc import Memory, importances
 from curll.train.orders import Run, budget_order, cumulative, plan, spent, stage_steps, untrained_model
 from curll.train.records import RecordFile
 from curll.train.trainer import Settings, epoch_order, eval_loss, train
 
 
-def settings(p: TrainParams, seed: int | None = None) -> Settings:
-    """The trainer's settings; ``seed``: the run's (default: the first of ``train.seeds``)."""
+def settings(p: TrainParams, seed: int | None = None, order: str | None = None) -> Settings:
+    """The trainer's settings; ``seed``: the run's (default: the first of ``train.seeds``);
+    ``order``: the run's, whose strategy may set its own schedule (:func:`strategies.optim_of`)."""
     cuda = torch.cuda.is_available()
     device = "cuda" if p.device == "cuda" or (p.device == "auto" and cuda) else "cpu"
     bf16 = p.dtype == "bf16" or (p.dtype == "auto" and device == "cuda" and torch.cuda.is_bf16_supported())
     return Settings(
         batch=p.batch, micro_batch=p.micro_batch, epochs=p.epochs, seed=p.seeds[0] if seed is None else seed,
-        checkpoint_every=p.checkpoint_every, log_every=p.log_every, optim=p.optim,
+        checkpoint_every=p.checkpoint_every, log_every=p.log_every,
+        optim=p.optim if order is None else strategies.optim_of(order, p),
         device=device, dtype=torch.bfloat16 if bf16 else torch.float32, compile=p.compile,
         loss_chunk=p.loss_chunk,
     )  # fmt: skip
@@ -131,7 +134,7 @@ def pack_run(records: RecordFile, run: Run, p: TrainParams, tok: Any) -> Packed:
     own = meta[meta["stage"].isin(run.data_stages)]
     if run.replay_stages:
         old = meta[meta["stage"].isin(run.replay_stages)]
-        take = min(len(old), round(p.continual.replay * len(own)))
+        take = min(len(old), round(strategies.replay_share(run.order, p) * len(own)))
         own = pd.concat([own, old.iloc[np.sort(rng.choice(len(old), size=take, replace=False))]])
     return _pack(records, own, rng.permutation(len(own)), p, tok)
 
@@ -147,23 +150,35 @@ def _held_out(validation: RecordFile, run: Run, p: TrainParams, tok: Any) -> tup
 
 class Finished:
     """What later runs start from, and nothing else: the final weights (host copies) of a run
-    that a later run names in ``init_from``, with its optimizer state when it is carried (an
-    order that carries ``optimizer``, and ``continual.optimizer: carry``). An entry is dropped
-    once read, so a sequential order holds one at a time and an order from scratch none."""
+    that a later run names in ``init_from``, with its optimizer state when its order carries it
+    (:func:`strategies.carries_optimizer`) and its EWC memory (:mod:`curll.train.ewc`) when its
+    order adds EWC. An entry is dropped once read, so a sequential order holds one at a time and
+    an order from scratch none."""
 
-    def __init__(self, runs: list[Run], *, carry: bool) -> None:
+    def __init__(self, runs: list[Run], p: TrainParams) -> None:
         self.wanted = {r.init_from for r in runs if r.init_from is not None}
-        self.carry = carry
-        self.held: dict[str, tuple[dict[str, torch.Tensor], dict[str, Any] | None]] = {}
+        self.p = p
+        self.held: dict[str, Start] = {}
 
-    def put(self, run: Run, model: CausalLM, optimizer_state: dict[str, Any] | None) -> None:
+    def put(
+        self, run: Run, model: CausalLM, optimizer_state: dict[str, Any] | None, memory: Memory | None
+    ) -> None:
         if run.name in self.wanted:
             weights = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-            carried = self.carry and "optimizer" in spec(run.order).carries
-            self.held[run.name] = (weights, optimizer_state if carried else None)
+            carried = optimizer_state if strategies.carries_optimizer(run.order, self.p) else None
+            self.held[run.name] = Start(weights, carried, memory)
 
-    def take(self, name: str) -> tuple[dict[str, torch.Tensor], dict[str, Any] | None]:
+    def take(self, name: str) -> Start:
         return self.held.pop(name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Start:
+    """A run's start from the previous one: its weights, optimizer state and EWC memory."""
+
+    weights: dict[str, torch.Tensor]
+    optimizer: dict[str, Any] | None = None
+    memory: Memory | None = None
 
 
 class Budget:
@@ -241,7 +256,7 @@ class Budget:
         return self.planned[run.name]
 
     def lr_span(self, run: Run) -> tuple[int, int] | None:
-        if "schedule" not in spec(run.order).carries or self.p.optim.rewarm:
+        if not strategies.one_schedule(run.order, self.p):
             return None
         chain = [r for r in self.runs if r.order == run.order and r.seed == run.seed]
         steps = [self._steps(r) for r in chain]
@@ -261,26 +276,29 @@ def run_order(
     metrics: dict[str, Any] = {}
     log: list[dict[str, Any]] = []
     todo = [r for seed in p.seeds for order in p.orders
-            for r in plan(order, p.stages, seed=seed, replay=p.continual.replay)]  # fmt: skip
-    finished = Finished(todo, carry=p.continual.optimizer == "carry")
+            for r in plan(order, p.stages, seed=seed, replay=strategies.replay_share(order, p))]  # fmt: skip
+    finished = Finished(todo, p)
     budget = Budget(records, tok, p, todo)
     for run in todo:
         data, part_steps = budget.data(run)
         order = budget.order(run, data, part_steps)
-        s = settings(p, run.seed)
+        s = settings(p, run.seed, run.order)
         model = untrained_model(p, len(tok), run.seed)
-        opt_state = None
+        start = Start({}) if run.init_from is None else finished.take(run.init_from)
         if run.init_from is not None:
-            weights, opt_state = finished.take(run.init_from)
-            model.load_state_dict(weights)
+            model.load_state_dict(start.weights)
+        memory = start.memory or Memory(strategies.ewc_strength(run.order, p))
         ckpt = ckpts / f"{run.name}.pt"
         ckpt.parent.mkdir(parents=True, exist_ok=True)
-        out = train(model, data, s, ckpt=ckpt, optimizer_state=opt_state, desc=f"train {run.name}",
-                    order=order, lr_span=budget.lr_span(run))  # fmt: skip
+        out = train(model, data, s, ckpt=ckpt, optimizer_state=start.optimizer, desc=f"train {run.name}",
+                    order=order, lr_span=budget.lr_span(run), penalty=memory.penalty(s.device))  # fmt: skip
         if distributed.current().main:
             save_hf(model, tok, models / run.name)  # copies to the host; the live model stays
         distributed.barrier()
-        finished.put(run, model, out.optimizer_state)
+        if memory.strength:  # this stage's Fisher, for the later stages of its sequence
+            fisher = importances(model, data, batch=s.micro_batch, device=s.device, loss_chunk=s.loss_chunk)
+            memory = memory.add(fisher, model)
+        finished.put(run, model, out.optimizer_state, memory if memory.strength else None)
         final = out.log[-1]["loss"] if out.log else None
         held: dict[str, Any] = {}
         if validation is not None and len(validation):

@@ -6,7 +6,8 @@ optimizer step consumes the next ``batch`` rows (the last step what is left) in
 ``batch / micro_batch`` forward passes and averages the loss over all trained tokens of the step
 (so accumulation equals one big batch). AdamW (decay on matrices only), gradient clipping, and
 the learning rate of :func:`lr_at`, over the run's own steps or, with ``lr_span``, at the run's
-place in a longer schedule (a continual stage with ``optim.rewarm: false``).
+place in a longer schedule (a continual stage with ``optim.rewarm: false``); an optional
+``penalty`` of the parameters is added to every step's loss (EWC).
 Nothing is read back from the device between logged steps (a GPU keeps its queue full): the
 batches are made on the host (:class:`~curll.train.batch.Batch`) and the loss stays on the
 device until a step is logged.
@@ -55,6 +56,10 @@ class Rows(Protocol):
     def loss_tokens(self, rows: Sequence[int] | np.ndarray) -> int: ...
 
     def batch(self, rows: Sequence[int] | np.ndarray) -> dict[str, np.ndarray]: ...
+
+
+#: a term added to a step's loss, of the model's parameters alone (EWC's, :mod:`curll.train.ewc`)
+Penalty = Callable[[torch.nn.Module], torch.Tensor]
 
 
 def epoch_order(rows: int, epochs: int, seed: int) -> np.ndarray:
@@ -148,10 +153,13 @@ def train(
     on_step: Callable[[int], None] | None = None,
     order: np.ndarray | None = None,
     lr_span: tuple[int, int] | None = None,
+    penalty: Penalty | None = None,
 ) -> Outcome:
     """Train ``model`` on the rows of ``order`` (default :func:`epoch_order` of ``s``); see the
     module docstring. ``lr_span``: (steps of the schedule before this run, the schedule's total
-    steps), default (0, this run's steps): step i runs at ``lr_at(before + i, total)``."""
+    steps), default (0, this run's steps): step i runs at ``lr_at(before + i, total)``.
+    ``penalty``: a term of the parameters added to every step's loss (its gradient added after
+    the batch's, on every rank alike; the logged loss is the data's alone)."""
     w = distributed.current()
     rank, world = w.rank, w.size
     model.to(s.device)
@@ -209,6 +217,8 @@ def train(
             step_loss += loss.detach()
             tokens += weight * host.tokens
             n_trained += weight * host.trained
+        if penalty is not None:
+            penalty(model).backward()  # type: ignore[no-untyped-call]
         if s.optim.clip:
             torch.nn.utils.clip_grad_norm_(model.parameters(), s.optim.clip)
         opt.step()

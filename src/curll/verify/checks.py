@@ -23,6 +23,7 @@ import pandas as pd
 
 from curll.config.verify import ContentChecks
 from curll.instances import InstanceType, spec
+from curll.schemas.quality import VERIFY_REASONS
 from curll.verify.verdict import Drop, Verdict
 
 #: (rows counted, rows it is measured on) of a check's rate in one stage's table rows
@@ -34,14 +35,19 @@ class ContentCheck:
     code: str  # the reason of its drop
     threshold: str  # its param in verify.content
     measure: str  # the check_table column it reads
-    drop: Callable[
-        [Any, ContentChecks, InstanceType, Mapping[str, Any]], Verdict
-    ]  # (value, params, type, row)
+    #: (measured value, thresholds, type, row) -> why the row fails, for people; None: it passes
+    fails: Callable[[Any, ContentChecks, InstanceType, Mapping[str, Any]], str | None]
     applies: Callable[[InstanceType], bool]  # the instance types it checks
     rate: str = ""  # its name in verify's content metrics ("": none)
     count: Count | None = None  # (rows its rate counts, rows it is measured on)
     retry: bool = False  # generate asks again when an answer fails it (a new attempt can fix it)
     shown: Callable[[ContentChecks], bool] = lambda _: True  # its rate is reported (else None)
+
+    def __post_init__(self) -> None:
+        if self.code not in VERIFY_REASONS or self.threshold not in ContentChecks.model_fields:
+            raise ValueError(f"check {self.code!r}: a code of VERIFY_REASONS and a field of verify.content")
+        if bool(self.rate) != (self.count is not None):
+            raise ValueError(f"check {self.code!r}: a rate needs its count, and a count its rate")
 
 
 def _passing(values: pd.Series, least: float) -> tuple[float, float]:
@@ -49,37 +55,36 @@ def _passing(values: pd.Series, least: float) -> tuple[float, float]:
     return float((kept >= least).sum()), float(len(kept))
 
 
-def _short(n: float, p: ContentChecks, t: InstanceType, _row: Mapping[str, Any]) -> Verdict:
+def _looped(looped: Drop | None, *_: Any) -> str | None:
+    return None if looped is None else looped.detail  # content.degenerate measured it, with its reason
+
+
+def _short(n: float, p: ContentChecks, t: InstanceType, _row: Mapping[str, Any]) -> str | None:
     if not n < p.min_prompt_words:
         return None
-    return Drop("short_prompt", f"the {t.prompt} has {n:.0f} word{'' if n == 1 else 's'} "
-                                f"(minimum {p.min_prompt_words})")  # fmt: skip
+    return f"the {t.prompt} has {n:.0f} word{'' if n == 1 else 's'} (minimum {p.min_prompt_words})"
 
 
-def _english(share: float, p: ContentChecks, _t: InstanceType, _row: Mapping[str, Any]) -> Verdict:
+def _english(share: float, p: ContentChecks, _t: InstanceType, _row: Mapping[str, Any]) -> str | None:
     if not share < p.english:
         return None
-    return Drop("not_english", f"{share:.0%} of its words are English words (minimum {p.english:.0%})")
+    return f"{share:.0%} of its words are English words (minimum {p.english:.0%})"
 
 
-def _seed_word(found: bool | None, p: ContentChecks, _t: InstanceType, row: Mapping[str, Any]) -> Verdict:
-    return (
-        Drop("seed_word", f"{row['word']!r} is not in the text") if p.seed_word and found is False else None
-    )
+def _seed_word(found: bool | None, p: ContentChecks, _t: InstanceType, row: Mapping[str, Any]) -> str | None:
+    return f"{row['word']!r} is not in the text" if p.seed_word and found is False else None
 
 
-def _on_topic(score: float, p: ContentChecks, _t: InstanceType, _row: Mapping[str, Any]) -> Verdict:
+def _on_topic(score: float, p: ContentChecks, _t: InstanceType, _row: Mapping[str, Any]) -> str | None:
     if not (p.on_topic > 0 and score < p.on_topic):
         return None
-    return Drop("off_topic", f"closer to its own indicator than to only {score:.0%} of the others "
-                             f"(minimum {p.on_topic:.0%})")  # fmt: skip
+    return f"closer to its own indicator than to only {score:.0%} of the others (minimum {p.on_topic:.0%})"
 
 
-def _grounded(share: float, p: ContentChecks, _t: InstanceType, _row: Mapping[str, Any]) -> Verdict:
+def _grounded(share: float, p: ContentChecks, _t: InstanceType, _row: Mapping[str, Any]) -> str | None:
     if not (p.grounded > 0 and share < p.grounded):
         return None
-    return Drop("ungrounded", f"{share:.0%} of the answer's content words are in its passage "
-                              f"(minimum {p.grounded:.0%})")  # fmt: skip
+    return f"{share:.0%} of the answer's content words are in its passage (minimum {p.grounded:.0%})"
 
 
 def _every(_t: InstanceType) -> bool:
@@ -88,7 +93,7 @@ def _every(_t: InstanceType) -> bool:
 
 #: every content check, in the order they are tried (the first to fail names the drop)
 CHECKS: tuple[ContentCheck, ...] = (
-    ContentCheck("degenerate", "max_repeated", "degenerate", lambda looped, *_: looped, _every, "degenerate",
+    ContentCheck("degenerate", "max_repeated", "degenerate", _looped, _every, "degenerate",
                  lambda d, _p: (float(d.notna().sum()), float(len(d))), retry=True),
     ContentCheck("short_prompt", "min_prompt_words", "prompt_words", _short, lambda t: t.asks, retry=True),
     ContentCheck("not_english", "english", "english", _english, _every, "english",
@@ -113,9 +118,9 @@ def verdict(
     t = spec(kind)
     for c in CHECKS:
         if (c.retry or not retry_only) and c.measure in measured and c.applies(t):
-            gone = c.drop(measured[c.measure], checks, t, measured)
-            if gone is not None:
-                return gone
+            why = c.fails(measured[c.measure], checks, t, measured)
+            if why is not None:
+                return Drop(c.code, why)
     return None
 
 
