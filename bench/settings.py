@@ -75,7 +75,9 @@ def candidate_params(
     return parse_params(data, source="params.yaml")
 
 
-def gains(losses: pd.DataFrame, samples: int) -> dict[str, tuple[float, float | None, float | None]]:
+def loss_bounds(losses: pd.DataFrame, samples: int) -> dict[str, Any]:
+    """The loss family's values (all types) with their 95% intervals over the test split's
+    records and the seeds (:mod:`curll.evaluate.intervals`), seeded with 42."""
     from curll.evaluate.intervals import bootstrap, degrees_of_freedom, inflation, item_weights, seed_weights
     from curll.evaluate.values import loss_values
 
@@ -87,9 +89,13 @@ def gains(losses: pd.DataFrame, samples: int) -> dict[str, tuple[float, float | 
     )
     seeds = sorted(int(s) for s in test["seed"].unique())
     weights = {"record_id": item_weights(keys, samples, 42), "seed": seed_weights(seeds, samples, 42)}
-    bounds = bootstrap(test, weights, lambda rows, w: loss_values(rows, w, ["all"]),
-                       inflate=inflation(keys, len(seeds)),
-                       df=degrees_of_freedom(keys, len(seeds)))  # fmt: skip
+    return bootstrap(test, weights, lambda rows, w: loss_values(rows, w, ["all"]),
+                     inflate=inflation(keys, len(seeds)),
+                     df=degrees_of_freedom(keys, len(seeds)))  # fmt: skip
+
+
+def gains(losses: pd.DataFrame, samples: int) -> dict[str, tuple[float, float | None, float | None]]:
+    bounds = loss_bounds(losses, samples)
     out = {}
     for order in ("independent", "joint", "continual"):
         iv = bounds.get(f"{order}/all/gain_own")

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from bench.settings import candidate_params
+from bench.settings import candidate_params, loss_bounds
 
 DEFAULT = (
     "continual",
@@ -41,22 +41,6 @@ DEFAULT = (
 
 def _value(text: str) -> Any:
     return yaml.safe_load(text)
-
-
-def bounds(losses: pd.DataFrame, samples: int) -> dict[str, Any]:
-    from curll.evaluate.intervals import bootstrap, degrees_of_freedom, inflation, item_weights, seed_weights
-    from curll.evaluate.values import loss_values
-
-    test = losses[losses["split"] == "test"]
-    keys = (
-        test[["record_id", "stage", "type"]]
-        .drop_duplicates("record_id")
-        .rename(columns={"record_id": "item_id"})
-    )
-    seeds = sorted(int(s) for s in test["seed"].unique())
-    weights = {"record_id": item_weights(keys, samples, 42), "seed": seed_weights(seeds, samples, 42)}
-    factor, df = inflation(keys, len(seeds)), degrees_of_freedom(keys, len(seeds))
-    return bootstrap(test, weights, lambda rows, w: loss_values(rows, w, ["all"]), inflate=factor, df=df)
 
 
 def _span(iv: Any) -> str:
@@ -85,7 +69,7 @@ def main() -> None:
         tokenizer.run(params)
         train.run(params)
         evaluate_loss.run(params)
-        found = bounds(pd.read_parquet(params.evaluate.out.losses), args.samples)
+        found = loss_bounds(pd.read_parquet(params.evaluate.out.losses), args.samples)
         runs = json.loads(Path(params.train.out.metrics).read_text())["runs"]
     print("| order | mean NLL | FGT (loss) | BWT (loss) | continual minus it | steps | train s |")
     print("|---|---|---|---|---|---|---|")
