@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+from typing import Any
 
 from curll.evaluate.headline import COLUMNS, headline, identity, metric_files, rows
 
-METRICS = {
+METRICS: dict[str, Any] = {
     "loss": {
         "continual": {"all": {"mean_nll": 4.81, "mean_nll_lo": 4.51, "mean_nll_hi": 5.12,
                               "FGT_nll_rise": 0.17,
@@ -32,6 +33,9 @@ def test_rows_give_every_trained_order_with_intervals_and_an_en_dash_where_absen
                                     "5.20", "0.49 [0.25, 0.74]", "yes"]  # fmt: skip
     assert got["joint"][2:5] == ["\u2013"] * 3 and got["joint"][-1] == "no"
     assert h.judge_line() == "judge panel failed its controls: j not informative (sign test p 0.271)"
+    recorded = {**METRICS, "baseline": {"orders": {o: {**v, "unigram": 5.123} for o, v in
+                                                    METRICS["baseline"]["orders"].items()}}}  # fmt: skip
+    assert rows(headline(recorded, tmp_path / "no-matrices"))[0][4] == "5.12"  # metrics.json's, no CSV
 
 
 def test_metric_files_are_one_small_row_an_order(tmp_path):

@@ -109,7 +109,8 @@ def _span(values: dict[str, Any], name: str) -> Span:
 
 def _unigram_own(matrices: Path, order: str) -> float | None:
     """Mean of the diagonal of ``loss_<order>_all_unigram.csv``: the baseline on each model's
-    own stage (the cells ``gain_own`` averages); None without the file."""
+    own stage (the cells ``gain_own`` averages); None without the file. ``metrics.json`` records
+    it (``baseline.orders.<order>.unigram``); this reads a run written before it did."""
     path = matrices / f"loss_{order}_all_unigram.csv"
     if not path.is_file():
         return None
@@ -134,7 +135,8 @@ def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
         gain = (_num(b.get("gain")), _num(b.get("lo", loss.get("gain_own_lo"))),
                 _num(b.get("hi", loss.get("gain_own_hi"))))  # fmt: skip
         spans = (_span(loss, "mean_nll"), _span(loss, "FGT_nll_rise"), _span(loss, "BWT_nll_fall"))
-        out.append(Order(order, *spans, _unigram_own(matrices, order), gain, b.get("beats")))
+        unigram = _num(b["unigram"]) if "unigram" in b else _unigram_own(matrices, order)
+        out.append(Order(order, *spans, unigram, gain, b.get("beats")))
     controls = metrics.get("judge_controls", {})
     judges = [Judge(name, bool(c.get("informative")), _num(c.get("sign_test_p")))
               for name, c in controls.get("judges", {}).items()]  # fmt: skip

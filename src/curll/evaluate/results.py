@@ -144,6 +144,9 @@ def compute(
     if samples:
         found = claims(family_bounds, judge_informative=judge_informative)
         res.metrics["baseline"] = baseline_verdict(found)
+        for order, verdict in res.metrics["baseline"]["orders"].items():  # the baseline's own-stage NLL
+            uni = res.matrices.get(f"loss_{order}_all_unigram")
+            verdict["unigram"] = None if uni is None else _own_stage(uni.values)
         res.metrics["claims"] = as_json(found)
         res.metrics["differences"] = {f: _differences(b) for f, b in family_bounds.items()}
     for a, b in pairs:
@@ -216,6 +219,14 @@ def _loss_section(
                 res.tables[name] = with_n(j, n, loss.lo, loss.hi)
                 res.loss[order], res.gains[order] = loss, gain
     return bounds
+
+
+def _own_stage(j: pd.DataFrame) -> float | None:
+    """Mean of the cells (k, k) of a trained_to x stage matrix: each model on its own stage."""
+    cells = j.to_numpy(dtype=float)
+    own = [cells[r, list(j.columns).index(t)] for r, t in enumerate(j.index) if t in j.columns]
+    kept = [float(v) for v in own if not np.isnan(v)]
+    return round(sum(kept) / len(kept), 6) if kept else None
 
 
 def _cells(
