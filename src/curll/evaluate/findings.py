@@ -29,7 +29,7 @@ from typing import Any
 
 from curll.evaluate.cl import METRICS, Wording
 from curll.evaluate.intervals import Interval, holm
-from curll.orders import pair_of
+from curll.orders import pair_of, ranked
 
 ALPHA = 0.05
 
@@ -129,14 +129,13 @@ def summary(metrics: Mapping[str, Any]) -> list[str]:
     base = metrics.get("baseline")
     if not base or not base["orders"]:
         return ["No intervals were computed (evaluate.bootstrap.samples: 0): no claim is made."]
-    gains = "; ".join(
-        f"{o} {v['gain']:.3f} [{_f(v['lo'])}, {_f(v['hi'])}]" for o, v in base["orders"].items()
-    )
+    per = {o: base["orders"][o] for o in ranked(base["orders"])}  # in the registry's order
+    gains = "; ".join(f"{o} {v['gain']:.3f} [{_f(v['lo'])}, {_f(v['hi'])}]" for o, v in per.items())
     if base["all_beat"]:
         out = [f"Every order's models beat the unigram baseline on their own stage (gain in nats per answer "
                f"token, 95% interval: {gains}; Holm over the orders)."]  # fmt: skip
     else:
-        losing = [o for o, v in base["orders"].items() if not v["beats"]]
+        losing = [o for o, v in per.items() if not v["beats"]]
         out = [f"Not shown to beat the unigram baseline on their own stage: {', '.join(losing)} (gain in"
                f" nats per answer token, 95% interval: {gains}). No curriculum claim is tested at this"
                " scale."]  # fmt: skip
