@@ -45,7 +45,7 @@ def main() -> None:
     matrix_tables = [
         t for h, t in re.findall(r"<h3>([^<]*)</h3>\s*(<table.*?</table>)", dom, re.S) if "n:" in h
     ]
-    cells = [c for t in matrix_tables for c in re.findall(r"<td>([^<]*)</td>", t)]
+    cells = [c for t in matrix_tables for c in re.findall(r"<td[^>]*>([^<]*)</td>", t)]
     checks = {
         "no 'nan' on the page": re.search(r"\bnan\b", text, re.IGNORECASE) is None,
         "findings paragraph": "What the numbers show" in text,
