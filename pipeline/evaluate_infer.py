@@ -2,13 +2,16 @@
 
 Reads the test split of ``split.out.records``, the indicators, the model folders
 ``train.out.models/seed-<seed>/<order>/<stages>`` of the first ``evaluate.judge_seeds`` of
-``train.seeds`` and the tokenizer; writes
+``train.seeds`` (or, when ``evaluate.checkpoints.models`` lists any, every one of those, each
+asked in its own layout with its own tokenizer: :mod:`curll.evaluate.models`) and the
+tokenizer; writes
 ``evaluate.out.items`` (the sampled test questions; one whose prompt is over
 ``evaluate.infer.prompt_tokens`` even with its passage cut is kept there with its ``dropped``
 reason, counted, and asked of no model) and ``evaluate.out.answers``: ``evaluate.repeats`` answers
 of every item by every model (repeat r sampled with ``evaluate.infer.sampling.seed`` + r).
-With ``evaluate.untrained`` an untrained model of ``train.preset`` per seed answers too: the
-baseline of zero-shot forward transfer.
+With ``evaluate.untrained`` an untrained model per seed answers too: the baseline of zero-shot
+forward transfer. An item is dropped when its prompt does not fit in any of the layouts and
+tokenizers asked.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from __future__ import annotations
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -26,22 +28,11 @@ from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate.infer import answer
 from curll.evaluate.items import build_items, drop_unfit
+from curll.evaluate.models import scored_models, tokenizers, untrained_models
 from curll.schemas import IndicatorSchema, RecordSchema
 from curll.schemas.evaluate import UNTRAINED, AnswerSchema, ItemSchema
-from curll.train.orders import SavedModel, saved_models, untrained, untrained_model
 from curll.train.tokenizer import load_tokenizer
 from pipeline.tools.console import say
-
-
-def _tokenizer(params: Params) -> Any:
-    return load_tokenizer(params.tokenizer.out.dir)
-
-
-def _untrained(params: Params, tok: Any, seed: int, folder: Path) -> SavedModel:
-    from curll.model.hf import save_hf
-
-    save_hf(untrained_model(params.train, len(tok), seed), tok, folder)
-    return untrained(seed, folder)
 
 
 def run(params: Params) -> None:
@@ -51,8 +42,11 @@ def run(params: Params) -> None:
     items = build_items(records, indicators, p.types, max_per_type=p.max_per_type, seed=p.seed)
     if items.empty:
         raise CurllError("no test items of the evaluated types", file=params.split.out.records, field="split")
-    tok = _tokenizer(params)
-    items = drop_unfit(items, tok, p.infer.prompt_tokens)
+    tok = load_tokenizer(params.tokenizer.out.dir)
+    seeds = params.train.seeds[: p.judge_seeds]
+    runs = scored_models(params, seeds)
+    for asker, layout in {id(t): (t, lay) for t, lay in tokenizers(params, runs, tok).values()}.values():
+        items = drop_unfit(items, asker, p.infer.prompt_tokens, layout)
     asked = items[items["dropped"] == ""]
     if len(asked) < len(items):
         by = Counter(f"stage {r['stage']} {r['type']}" for r in records_of(items[items["dropped"] != ""]))
@@ -62,16 +56,14 @@ def run(params: Params) -> None:
     if asked.empty:
         raise CurllError("every test item's prompt is too long", field="evaluate.infer.prompt_tokens")
 
-    seeds = params.train.seeds[: p.judge_seeds]
-    runs = saved_models(params.train.out.models, seeds)
-    if not runs:
-        raise CurllError(f"no trained models of seeds {list(seeds)}: run the train stage",
-                         file=params.train.out.models)  # fmt: skip
     parts = [answer(model, asked, p.infer, params.llm.cache, p.repeats) for model in runs]
     if p.untrained:
-        for seed in seeds:
+        from curll.model.hf import save_hf
+
+        for u in untrained_models(params, sorted({m.seed for m in runs}), tok):
             with tempfile.TemporaryDirectory() as tmp:
-                model = _untrained(params, tok, seed, Path(tmp) / UNTRAINED)
+                model = u.model._replace(folder=Path(tmp) / UNTRAINED)
+                save_hf(u.build(), u.tokenizer, model.folder)
                 parts.append(answer(model, asked, p.infer, params.llm.cache, p.repeats))
     answers = pd.concat(parts, ignore_index=True)
     write_tables([(items, p.out.items, ItemSchema), (answers, p.out.answers, AnswerSchema)])

@@ -2,20 +2,22 @@
 
 Reads the ``evaluate.loss.splits`` splits of ``split.out.records`` (the records of
 ``evaluate.types``), the tokenizer, every model folder
-``train.out.models/seed-<seed>/<order>/<stages>`` (every seed) and, with ``evaluate.untrained``,
-an untrained model of ``train.preset`` per seed (as ``evaluate_infer`` makes it). Writes
+``train.out.models/seed-<seed>/<order>/<stages>`` (every seed; or the checkpoints of
+``evaluate.checkpoints``, each scored in its own layout with its own tokenizer:
+:mod:`curll.evaluate.models`) and, with ``evaluate.untrained``, an untrained model per seed
+(as ``evaluate_infer`` makes it). Writes
 ``evaluate.out.losses`` (LossSchema): per record and model, the summed NLL of the answer tokens
 given the prompt, as in training (:func:`curll.evaluate.nll.record_nll`), with
 ``train.context``, and beside it ``unigram_nll``: the same targets' NLL under the add-one
 unigram of the answer tokens that model was trained on (:mod:`curll.evaluate.unigram`; the
-untrained model's: uniform over the vocabulary). Deterministic: no sampling.
+untrained model's: uniform over the vocabulary; a checkpoint's: of the train split's stages
+its order and stages say it saw, in its tokenizer and layout). Deterministic: no sampling.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,9 +28,10 @@ from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate import unigram
+from curll.evaluate.models import scored_models, tokenizers, untrained_models
 from curll.evaluate.nll import record_nll
 from curll.schemas.evaluate import LossSchema
-from curll.train.orders import SavedModel, saved_models, untrained, untrained_model
+from curll.train.orders import SavedModel
 from curll.train.records import RecordFile
 from curll.train.tokenizer import load_tokenizer
 from pipeline.tools.console import say
@@ -46,37 +49,44 @@ def _held_out(params: Params) -> tuple[pd.DataFrame, list[str]]:
     return held, texts
 
 
-def _models(params: Params, vocab: int) -> list[tuple[SavedModel, Callable[[], Any]]]:
-    """Every trained model of every seed, and the untrained one of each seed, with a loader."""
+def _models(params: Params, tok: Any) -> list[tuple[SavedModel, Callable[[], Any], Any, str]]:
+    """Every scored model (:func:`curll.evaluate.models.scored_models`, every seed) and the
+    untrained one of each seed: (entry, loader, tokenizer, layout)."""
     from curll.model.hf import load_hf
 
-    t = params.train
-    runs = saved_models(t.out.models, t.seeds)
-    if not runs:
-        raise CurllError("no trained models: run the train stage", file=t.out.models)
-    out: list[tuple[SavedModel, Callable[[], Any]]] = [(m, partial(load_hf, m.folder)) for m in runs]
+    runs = scored_models(params)
+    toks = tokenizers(params, runs, tok)
+    out: list[tuple[SavedModel, Callable[[], Any], Any, str]] = [
+        (m, partial(load_hf, m.folder), *toks[m.folder]) for m in runs
+    ]
     if params.evaluate.untrained:
-        out += [(untrained(s, Path()), partial(untrained_model, t, vocab, s)) for s in t.seeds]
+        out += [(u.model, u.build, u.tokenizer, u.model.layout)
+                for u in untrained_models(params, sorted({m.seed for m in runs}), tok)]  # fmt: skip
     return out
 
 
 def _unigrams(
-    params: Params, tok: Any, held_texts: list[str], types: list[str]
+    params: Params, tok: Any, layout: str, held_texts: list[str], types: list[str]
 ) -> Callable[[SavedModel], np.ndarray]:
-    """model -> (R,) summed unigram NLL of each held-out record's targets (NaN where none):
-    the add-one unigram of the train answers of the stages that model saw, counted once a stage."""
+    """model -> (R,) summed unigram NLL of each held-out record's targets (NaN where none), in
+    ``tok`` and ``layout``: the add-one unigram of the train answers of the stages that model
+    saw, counted once a stage."""
     from curll.chat import CUT
-    from curll.train.data import encode, fit
+    from curll.evaluate.layouts import encode as in_layout
+    from curll.train.data import fit
+
+    def encode(texts: list[str], kinds: list[str], tok: Any) -> list[Any]:
+        return in_layout(layout, texts, kinds, tok)
 
     cut = tok(CUT, add_special_tokens=False)["input_ids"]
     train = RecordFile(params.split.out.records, "train")
     vocab = len(tok)
-    held = encode(held_texts, tok, loss="assistant", types=types)
+    held = encode(held_texts, types, tok)
     per_stage: dict[int, np.ndarray] = {}
     for stage in sorted(int(s) for s in train.meta["stage"].unique()):
         positions = np.sort(train.meta.loc[train.meta["stage"] == stage, "position"].to_numpy())
-        types = train.meta.set_index("position").loc[positions, "type"].tolist()
-        docs = encode(list(train.messages(positions)), tok, loss="assistant", types=types)
+        kinds = train.meta.set_index("position").loc[positions, "type"].tolist()
+        docs = encode(list(train.messages(positions)), kinds, tok)
         kept = [d for d in docs if fit(d, params.train.context, cut) is not None]  # as the trainer keeps them
         per_stage[stage] = unigram.counts(kept, vocab)
 
@@ -99,12 +109,15 @@ def run(params: Params) -> None:
         )
     device = "cuda" if params.evaluate.infer.device != "cpu" and torch.cuda.is_available() else "cpu"
     types = held["type"].tolist()
-    baseline = _unigrams(params, tok, texts, types)
+    baselines: dict[int, Callable[[SavedModel], np.ndarray]] = {}  # by tokenizer object
     parts = []
-    for model, load in tqdm(_models(params, len(tok)), desc="evaluate_loss: models", unit="model"):
-        nll, n = record_nll(load(), texts, types, tok, context=params.train.context,
-                            micro_batch=params.evaluate.loss.micro_batch, device=device)  # fmt: skip
-        uni = np.where(n > 0, baseline(model), np.nan)  # the records the model could score
+    for model, load, mtok, layout in tqdm(_models(params, tok), desc="evaluate_loss: models", unit="model"):
+        nll, n = record_nll(load(), texts, types, mtok, context=params.train.context,
+                            micro_batch=params.evaluate.loss.micro_batch, device=device,
+                            layout=layout)  # fmt: skip
+        if id(mtok) not in baselines:
+            baselines[id(mtok)] = _unigrams(params, mtok, layout, texts, types)
+        uni = np.where(n > 0, baselines[id(mtok)](model), np.nan)  # the records the model could score
         parts.append(held.assign(run=model.name, order=model.order, seed=model.seed,
                                  trained_to=model.trained_to, nll=nll, tokens=n,
                                  unigram_nll=uni))  # fmt: skip

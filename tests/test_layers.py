@@ -24,7 +24,7 @@ DOMAIN = PACKAGES - SHARED
 
 
 #: modules every layer may import: they import nothing of curll but each other
-GROUND = ("registry", "orders", "instances", "sampling", "errors")
+GROUND = ("registry", "orders", "instances", "sampling", "errors", "layouts")
 
 
 def imported(path: Path) -> set[str]:

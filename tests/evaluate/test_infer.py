@@ -42,7 +42,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory):
 def answering(monkeypatch: pytest.MonkeyPatch) -> ScriptedBackend:
     """The model answers with its request's sampling seed (so two repeats differ)."""
     backend = ScriptedBackend(lambda req: f"seed {req.sampling.seed}")
-    monkeypatch.setattr(infer, "trained_model_backend", lambda folder, name, p: backend)
+    monkeypatch.setattr(infer, "trained_model_backend", lambda folder, name, p, chat_template=None: backend)
     return backend
 
 

@@ -96,7 +96,7 @@ class LLM:
         EVENTS.append(("init", model))
         weakref.finalize(self, EVENTS.append, ("freed", model))
 
-    def chat(self, chats, params, use_tqdm=False):
+    def chat(self, chats, params, use_tqdm=False, chat_template=None):
         out = []
         for chat, p in zip(chats, params):
             answer = {"user": chat[-1]["content"], "gpus": os.environ.get("CUDA_VISIBLE_DEVICES", ""),

@@ -35,6 +35,7 @@ from curll.config.models import LLMModelsParams
 from curll.config.train import TokenizerParams, TrainParams
 from curll.config.verify import SplitParams, SplitReleaseParams, VerifyEncoderParams, VerifyParams
 from curll.errors import CurllError
+from curll.orders import spec
 from curll.yamlio import load_yaml
 
 DEFAULT_PARAMS = Path("params.yaml")
@@ -136,6 +137,23 @@ def _stage_problems(params: Params) -> list[tuple[str, str]]:
     if not kept <= worded:
         problems.append(("vocab.stages", f"lacks stage(s) {sorted(kept - worded)} of taxonomy.stages "
                          f"{sorted(kept)}: their seeds would have no words"))  # fmt: skip
+    return problems + _checkpoint_problems(params)
+
+
+def _checkpoint_problems(params: Params) -> list[tuple[str, str]]:
+    """A checkpoint's stages are those its order has seen at its last stage, one of
+    ``train.stages`` (so it is named, and its unigram baseline counted, as curll's own run)."""
+    problems = []
+    stages = params.train.stages
+    for i, c in enumerate(params.evaluate.checkpoints.models):
+        key = f"evaluate.checkpoints.models.{i}.stages"
+        if c.stages[-1] not in stages:
+            problems.append((key, f"last stage {c.stages[-1]} is not in train.stages {list(stages)}"))
+            continue
+        seen = spec(c.order).seen(stages, stages.index(c.stages[-1]))
+        if c.stages != seen:
+            problems.append((key, f"a {c.order} model of stage {c.stages[-1]} has seen stages {list(seen)}, "
+                             f"not {list(c.stages)}"))  # fmt: skip
     return problems
 
 

@@ -7,8 +7,21 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StrictStr, field_validator, model_validator
 
 from curll import instances
-from curll.config.base import Count, MinYield, ParamsError, PathStr, Positive, Registered, Section, Seed
+from curll.config.base import (
+    Count,
+    MinYield,
+    ParamsError,
+    PathStr,
+    Positive,
+    Registered,
+    Section,
+    Seed,
+    Stages,
+    unique_sorted,
+)
 from curll.config.llm import SamplingParams
+from curll.config.train import Order
+from curll.layouts import LAYOUTS
 
 _TEST_TYPE = Registered("test type", instances.evaluated)
 #: a test type: an evaluated instance type of :mod:`curll.instances` (ir, cqa, csqa)
@@ -66,6 +79,51 @@ class RubricParams(Section):
     prompt: PathStr
 
 
+_LAYOUT = Registered("layout", LAYOUTS.names)
+#: a chat layout of :mod:`curll.evaluate.layouts` (curll | curll-hub)
+LayoutName = Annotated[StrictStr, AfterValidator(_LAYOUT.check), _LAYOUT]
+
+
+class Checkpoint(Section):
+    """A model curll did not train: the Hugging Face folder ``path`` (under
+    ``evaluate.checkpoints.dir``) of an ``order`` run that has seen ``stages`` (continual and
+    joint after stage 2: [0, 1, 2]; independent of stage 2: [2]), asked and scored in ``layout``
+    with its own tokenizer; ``seed``: its training seed, as the intervals pair models by seed."""
+
+    order: Order
+    stages: Annotated[Stages, AfterValidator(unique_sorted)]
+    path: PathStr
+    seed: Seed = 0
+    layout: LayoutName = "curll-hub"
+
+    @property
+    def name(self) -> str:
+        """The run name, as curll's own models are named: ``seed-0/continual/0-1-2``."""
+        return f"seed-{self.seed}/{self.order}/{'-'.join(map(str, self.stages))}"
+
+
+class CheckpointsParams(Section):
+    """Checkpoints to evaluate in place of the train stage's models (:class:`Checkpoint` each,
+    their paths relative to ``dir``, the folder DVC tracks as their dependency). Empty
+    ``models``: the trained models are scored."""
+
+    dir: PathStr = Field(default="checkpoints", description="the folder holding them (a DVC dep)")
+    models: tuple[Checkpoint, ...] = Field(
+        default=(),
+        strict=False,
+        description="each {order, stages (seen), path (under dir), seed: 0, layout: curll-hub | curll}",
+    )
+
+    @field_validator("models")
+    @classmethod
+    def _distinct(cls, v: tuple[Checkpoint, ...]) -> tuple[Checkpoint, ...]:
+        names = [c.name for c in v]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"two checkpoints of the same run {twice[0]} (order, stages and seed)")
+        return v
+
+
 class EvaluateOutputs(Section):
     losses: PathStr
     items: PathStr
@@ -114,6 +172,7 @@ class EvaluateParams(Section):
     bootstrap: BootstrapParams
     min_items: Positive = Field(description="least scored test records per trained stage and type")
     accept_gaps: bool = Field(description="report stages and types under min_items instead of stopping")
+    checkpoints: CheckpointsParams = Field(default_factory=CheckpointsParams)
     judges: Annotated[tuple[StrictStr, ...], Field(min_length=1, strict=False)]
     explain: bool = Field(description="judges write a one-sentence reason after the rating")
     min_yield: MinYield = Field(description="least share of a judge's ratings that parse (by judge name)")

@@ -185,7 +185,8 @@ _OUTPUTS = (":(exclude)data", ":(exclude)dvc.lock")
 
 def identity(params_file: Path, written: datetime | None = None) -> Identity:
     """Which run: the first 12 hex digits of the params file's SHA-256, ``llm.use`` (its
-    profile's model), the trained model's preset, budget and seeds, the short commit of the
+    profile's model), the trained model's preset, budget and seeds (or how many checkpoints of
+    ``evaluate.checkpoints`` were scored in their place), the short commit of the
     params file's repository (``+dirty`` when a tracked file other than the pipeline's own
     outputs, ``data/`` and ``dvc.lock``, differs from it; ``no git`` outside one) and
     ``written`` (UTC, to the minute; None: now)."""
@@ -206,6 +207,9 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
     train = params.get("train", {})
     seeds = ",".join(str(x) for x in train.get("seeds", []))
     trained = f"{train.get('preset', '?')}, {train.get('budget', 'data')} budget, seeds {seeds or '?'}"
+    checkpoints = (params.get("evaluate") or {}).get("checkpoints") or {}
+    if checkpoints.get("models"):  # the models scored are not the ones train made
+        trained = f"none here: {len(checkpoints['models'])} checkpoints in {checkpoints.get('dir', '?')}/"
     return Identity(
         hashlib.sha256(raw).hexdigest()[:12], f"{use} ({model})" if model else use, commit, when, trained
     )

@@ -41,6 +41,16 @@ from curll.train.orders import SavedModel
 #: version of the test-prompt layout (:func:`curll.chat.user_turn`): change the tag
 #: when the layout changes, so cached answers to the old prompts are not reused
 PROMPT_VERSION = hashlib.sha256(b"curll.evaluate.items/test-prompt/1").hexdigest()[:16]
+
+
+def prompt_version(layout: str) -> str:
+    """The request tag of prompts in ``layout``: :data:`PROMPT_VERSION` for curll's, another for
+    each other layout (its template is applied inside the backend, out of the request's key)."""
+    if layout == "curll":
+        return PROMPT_VERSION
+    return hashlib.sha256(f"curll.evaluate.items/test-prompt/1/{layout}".encode()).hexdigest()[:16]
+
+
 ANSWER_COLUMNS = ["item_id", "run", "repeat", "order", "seed", "trained_to", "answer", "truncated"]
 
 
@@ -48,15 +58,17 @@ def answer(
     model: SavedModel, items: pd.DataFrame, p: InferParams, cache: str | Path, repeats: int = 1
 ) -> pd.DataFrame:
     """``repeats`` rows per item: ``model`` answering it, repeat r (all items of repeat 0 first,
-    then of 1, ...) sampled with ``p.sampling``'s seed + r. Every item's prompt must fit
-    ``p.prompt_tokens`` (:func:`curll.evaluate.items.drop_unfit` removes the others first)."""
-    from transformers import AutoTokenizer
+    then of 1, ...) sampled with ``p.sampling``'s seed + r, its prompts in ``model.layout`` with
+    the folder's tokenizer. Every item's prompt must fit ``p.prompt_tokens``
+    (:func:`curll.evaluate.items.drop_unfit` removes the others first)."""
+    from curll.evaluate.layouts import load_tokenizer
+    from curll.layouts import layout_of
 
     folder, name = model.folder, model.name
-    tok = AutoTokenizer.from_pretrained(str(folder))
+    tok = load_tokenizer(folder, model.layout)
     fitted = []
     for item in records(items):
-        fit = fit_prompt(item, tok, p.prompt_tokens)
+        fit = fit_prompt(item, tok, p.prompt_tokens, model.layout)
         if fit is None:
             why = f"item {item['item_id']}: prompt over {p.prompt_tokens} tokens even with its passage cut"
             raise CurllError(why, file=folder, field="evaluate.infer.prompt_tokens")
@@ -64,11 +76,13 @@ def answer(
     rows: list[dict[str, Any]] = []
     # leaving the engine closes its backend: the model leaves memory (a vLLM engine its GPUs)
     # before the next model loads, on an error too
-    with Engine(trained_model_backend(folder, name, p), RequestCache(cache), attempts=1,
+    backend = trained_model_backend(folder, name, p, chat_template=layout_of(model.layout).template)
+    with Engine(backend, RequestCache(cache), attempts=1,
                 batch_size=p.batch_size, desc=f"answer {name}") as engine:  # fmt: skip
         for repeat in range(repeats):  # one engine run a repeat: repeat 0's batches are those of k = 1
             sampling = repeat_sampling(p.sampling.to_sampling(), repeat)
-            requests = [ChatRequest.build(msgs, sampling=sampling, prompt_version=PROMPT_VERSION)  # type: ignore[arg-type]
+            version = prompt_version(model.layout)
+            requests = [ChatRequest.build(msgs, sampling=sampling, prompt_version=version)  # type: ignore[arg-type]
                         for msgs, _ in fitted]  # fmt: skip
             results = engine.run(requests)
             for item_id, (_, cut), req, res in zip(items["item_id"], fitted, requests, results, strict=True):

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from curll.artifacts import records as records_of
-from curll.chat import CUT, question_of, turns_of, user_turn
+from curll.chat import CUT, question_of, turns_of
 from curll.instances import TYPES, bases
 
 ITEM_COLUMNS = [
@@ -69,23 +69,26 @@ def build_items(
     return items.sort_values(["stage", "type", "item_id"]).reset_index(drop=True)
 
 
-def _messages(item: dict[str, Any], context: str) -> list[tuple[str, str]]:
-    turns = [("system", item["system"])] if item["system"] else []
-    return [*turns, ("user", user_turn(item["type"], str(item["question"]), context))]
+def fit_prompt(
+    item: dict[str, Any], tokenizer: Any, limit: int, layout: str = "curll"
+) -> tuple[list[tuple[str, str]], bool] | None:
+    """(messages, truncated): the item's chat in ``layout`` (:mod:`curll.evaluate.layouts`;
+    ``tokenizer`` renders it with the layout's template) within ``limit`` prompt tokens, its
+    passage cut if that is needed and enough; None when not even the question with no passage
+    left fits."""
+    from curll.evaluate.layouts import messages as in_layout
 
-
-def fit_prompt(item: dict[str, Any], tokenizer: Any, limit: int) -> tuple[list[tuple[str, str]], bool] | None:
-    """(messages, truncated): the item's chat within ``limit`` prompt tokens, its passage cut if
-    that is needed and enough; None when not even the question with no passage left fits."""
+    def messages(item: dict[str, Any], context: str) -> list[tuple[str, str]]:
+        return in_layout(layout, item, context)
 
     def length(context: str) -> int:
-        chat = [{"role": r, "content": c} for r, c in _messages(item, context)]
+        chat = [{"role": r, "content": c} for r, c in messages(item, context)]
         text = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
         return len(tokenizer(text, add_special_tokens=False)["input_ids"])
 
     full = str(item["context"])
     if length(full) <= limit:
-        return _messages(item, full), False
+        return messages(item, full), False
     if not full or length(CUT) > limit:  # nothing to cut, or too long with the passage all cut
         return None
     ids = tokenizer(full, add_special_tokens=False)["input_ids"]
@@ -96,11 +99,11 @@ def fit_prompt(item: dict[str, Any], tokenizer: Any, limit: int) -> tuple[list[t
             lo = mid
         else:
             hi = mid - 1
-    return _messages(item, tokenizer.decode(ids[:lo]) + CUT), True
+    return messages(item, tokenizer.decode(ids[:lo]) + CUT), True
 
 
-def drop_unfit(items: pd.DataFrame, tokenizer: Any, limit: int) -> pd.DataFrame:
+def drop_unfit(items: pd.DataFrame, tokenizer: Any, limit: int, layout: str = "curll") -> pd.DataFrame:
     """``items`` with ``dropped`` set to :data:`TOO_LONG` where :func:`fit_prompt` finds no
-    prompt within ``limit`` tokens (the model was never trained at such positions)."""
-    unfit = [fit_prompt(item, tokenizer, limit) is None for item in records_of(items)]
+    prompt within ``limit`` tokens in ``layout`` (the model was never trained at such positions)."""
+    unfit = [fit_prompt(item, tokenizer, limit, layout) is None for item in records_of(items)]
     return items.assign(dropped=np.where(unfit, TOO_LONG, items["dropped"]))

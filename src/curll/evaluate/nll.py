@@ -2,11 +2,13 @@
 
 :func:`record_nll` gives, per record (a chat ending in the assistant turn), the summed
 negative log-likelihood (nats) of its answer tokens, the assistant content and its closing
-``<|im_end|>``, each given everything before it, and how many such tokens there are. A record
-is scored on the very tokens the trainer would train it on: the same encoding
-(:func:`curll.train.data.encode`), the same passage cut for a record over ``context``
-(:func:`curll.train.data.fit`; one too long even so is not scored: NaN, 0 tokens, as the
-trainer drops it), and the same packing with document attention, so no record sees another.
+``<|im_end|>`` (in another layout, the answer as that layout ends it), each given everything
+before it, and how many such tokens there are. A record is scored on the very tokens the
+trainer would train it on: the same encoding (:func:`curll.train.data.encode`; a checkpoint
+curll did not train: its layout's, :mod:`curll.evaluate.layouts`), the same passage cut for a
+record over ``context`` (:func:`curll.train.data.fit`; one too long even so is not scored:
+NaN, 0 tokens, as the trainer drops it), and the same packing with document attention, so no
+record sees another.
 
 Rows of ``context`` positions are run ``micro_batch`` at a time, without gradients, in
 float32: memory is bounded by ``micro_batch`` rows (their activations, and the logits of their
@@ -22,22 +24,24 @@ from typing import Any
 import numpy as np
 
 from curll.chat import CUT
-from curll.train.data import encode, fit, pack
+from curll.train.data import fit, pack
 
 
 def record_nll(
     model: Any, messages: Sequence[str], types: Sequence[str], tokenizer: Any, *, context: int,
-    micro_batch: int, device: str = "cpu",
+    micro_batch: int, device: str = "cpu", layout: str = "curll",
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(nll, tokens): float64 (R,) summed nats of each record's answer tokens (NaN when it does
     not fit ``context``) and int64 (R,) how many; ``messages``: RecordSchema ``messages`` JSON,
-    ``types``: the records' ``type`` (a CQA/CSQA passage is what a cut shortens)."""
+    ``types``: the records' ``type`` (a CQA/CSQA passage is what a cut shortens); ``layout``:
+    the text the model was trained on (:mod:`curll.evaluate.layouts`), whose answer tokens count."""
     import torch
     import torch.nn.functional as F  # noqa: N812
 
+    from curll.evaluate.layouts import encode
     from curll.train.batch import Batch
 
-    docs = encode(messages, tokenizer, loss="assistant", types=types)
+    docs = encode(layout, messages, types, tokenizer)
     cut = tokenizer(CUT, add_special_tokens=False)["input_ids"]
     kept = np.array([i for i, d in enumerate(docs) if fit(d, context, cut) is not None], dtype=np.int64)
     packed = pack(docs, context, pad_id=tokenizer.pad_token_id, cut_ids=cut)  # doc id j: kept[j]

@@ -122,12 +122,17 @@ def make_task(params: Params, spec: TaskDef, *, profile: str | None = None) -> T
     return Task(loaded, spec.schema(params, p.max_chars), p.sampling_for(loaded.path.stem))
 
 
-def trained_model_backend(folder: str | Path, name: str, p: InferParams) -> Backend:
-    """The backend that answers test items with a trained model (a Hugging Face folder)."""
+def trained_model_backend(
+    folder: str | Path, name: str, p: InferParams, *, chat_template: str | None = None
+) -> Backend:
+    """The backend that answers test items with a trained model (a Hugging Face folder);
+    ``chat_template``: the Jinja prompts are rendered with instead of the folder's own."""
     if p.backend == "vllm":
         from curll.llm.vllm_backend import VLLMBackend
 
-        return VLLMBackend(str(folder), name=name, dtype=p.dtype, seed=p.sampling.seed)
+        return VLLMBackend(str(folder), name=name, dtype=p.dtype, seed=p.sampling.seed,
+                           chat_template=chat_template)  # fmt: skip
     from curll.llm.transformers_backend import TransformersBackend
 
-    return TransformersBackend(str(folder), name=name, device=p.device, dtype=p.dtype)
+    return TransformersBackend(str(folder), name=name, device=p.device, dtype=p.dtype,
+                               chat_template=chat_template)  # fmt: skip

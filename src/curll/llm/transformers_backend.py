@@ -84,6 +84,7 @@ class TransformersBackend:
         max_batch: int = 16,
         stop_loops: bool = True,
         progress: bool = False,
+        chat_template: str | None = None,
     ) -> None:
         import torch
         from transformers import AutoTokenizer
@@ -95,6 +96,8 @@ class TransformersBackend:
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
         self.tokenizer = AutoTokenizer.from_pretrained(model)
+        if chat_template is not None:  # the layout the model was trained in, not the folder's
+            self.tokenizer.chat_template = chat_template
         self.lm = load_causal_lm(model, device=device, dtype=dtype)
         # logits may be wider than the tokenizer (padded embeddings): masks use the model's width
         self.vocab_size = int(self.lm.get_output_embeddings().weight.shape[0])

@@ -98,7 +98,9 @@ class _Engine:
     def __init__(self, model: str, engine_args: dict[str, Any], name: str) -> None:
         import vllm
 
-        self.llm: Any = vllm.LLM(model=model, **engine_args)
+        args = dict(engine_args)
+        self.chat_template: str | None = args.pop("chat_template", None)  # an argument of chat(), not LLM()
+        self.llm: Any = vllm.LLM(model=model, **args)
         self.name = name  # the model's name in cache keys (and seeds)
 
     def complete(self, requests: Sequence[ChatRequest]) -> list[Completion]:
@@ -115,7 +117,7 @@ class _Engine:
         chats = [[{"role": m.role, "content": m.content} for m in r.messages] for r in requests]
         params = [_sampling_params(r, request_seed(r, self.name)) for r in requests]
         t0 = time.perf_counter()
-        outputs = self.llm.chat(chats, params, use_tqdm=False)
+        outputs = self.llm.chat(chats, params, use_tqdm=False, chat_template=self.chat_template)
         latency = (time.perf_counter() - t0) / max(1, len(requests))
         done = []
         for out in outputs:
@@ -196,6 +198,7 @@ class VLLMBackend:
         dtype: str = "auto",
         seed: int = 0,
         name: str | None = None,
+        chat_template: str | None = None,
     ) -> None:
         self.model = model_label(name or model, model)  # ``name``: what it is called instead of its path
         args: dict[str, Any] = {
@@ -204,6 +207,8 @@ class VLLMBackend:
             "dtype": dtype,
             "seed": seed,
         }
+        if chat_template is not None:  # the layout the model was trained in, not the folder's
+            args["chat_template"] = chat_template
         if max_model_len is not None:
             args["max_model_len"] = max_model_len
         self._local: _Engine | None = None

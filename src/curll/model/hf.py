@@ -59,19 +59,27 @@ def save_hf(model: CausalLM, tokenizer: Any, out: str | Path) -> None:
         tokenizer.save_pretrained(tmp)
 
 
-def load_hf(path: str | Path) -> CausalLM:
-    from safetensors.torch import load_file
+def config_of(path: str | Path) -> ModelConfig:
+    """The shape of a Llama-architecture folder (ours, or a SmolLM2 checkpoint) from its ``config.json``."""
     from transformers import LlamaConfig
 
     c: Any = LlamaConfig.from_pretrained(str(path))
     rope_theta = c.rope_theta if hasattr(c, "rope_theta") else c.rope_parameters["rope_theta"]
-    cfg = ModelConfig(
+    return ModelConfig(
         vocab_size=c.vocab_size, hidden=c.hidden_size, layers=c.num_hidden_layers,
         heads=c.num_attention_heads, kv_heads=c.num_key_value_heads, ffn=c.intermediate_size,
         norm_eps=c.rms_norm_eps,
         rope_theta=float(rope_theta), max_positions=c.max_position_embeddings,
         tie_embeddings=bool(c.tie_word_embeddings),
     )  # fmt: skip
+
+
+def load_hf(path: str | Path) -> CausalLM:
+    """A Llama-architecture folder's weights in our module (a ValueError when they do not match
+    its config)."""
+    from safetensors.torch import load_file
+
+    cfg = config_of(path)
     model = CausalLM(cfg)
     missing, unexpected = model.load_state_dict(
         load_file(str(Path(path) / "model.safetensors")), strict=False

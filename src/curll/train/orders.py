@@ -82,6 +82,7 @@ class SavedModel(NamedTuple):
     trained_to: int  # the last stage trained; -1 untrained
     seed: int
     folder: Path
+    layout: str = "curll"  # how it is asked and scored (:mod:`curll.evaluate.layouts`)
 
 
 def saved_models(root: str | Path, seeds: Sequence[int] | None = None) -> list[SavedModel]:

@@ -1,0 +1,71 @@
+"""Prompts and scored documents in a model's chat layout (:mod:`curll.layouts` declares them).
+
+:func:`messages` is a test item's prompt in a layout; :func:`encode` turns held-out records
+(curll's ``messages`` JSON) into the documents the loss is taken on, the loss on the answer's
+tokens as the layout ends them; :func:`load_tokenizer` gives a model folder's tokenizer
+rendering chats in a layout. Either way the passage is the part a prompt or a record cuts to
+fit (:func:`curll.train.data.fit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from curll.chat import turns_of, user_turn
+from curll.instances import spec
+from curll.layouts import layout_of
+from curll.train.data import Doc
+from curll.train.data import encode as encode_records
+
+
+def messages(layout: str, item: dict[str, Any], passage: str) -> list[tuple[str, str]]:
+    """An item's prompt (``item``: :mod:`curll.evaluate.items`' row) in ``layout`` on
+    ``passage`` (the item's passage, possibly cut)."""
+    if layout_of(layout).passage_in_system:
+        return [*([("system", passage)] if passage else []), ("user", str(item["question"]))]
+    turns = [("system", item["system"])] if item["system"] else []
+    return [*turns, ("user", user_turn(item["type"], str(item["question"]), passage))]
+
+
+def encode(layout: str, messages_json: Sequence[str], types: Sequence[str], tokenizer: Any) -> list[Doc]:
+    """One :class:`~curll.train.data.Doc` per record (curll's ``messages`` JSON, read back to its
+    passage and question) as ``layout`` lays it out, the loss on the answer's tokens."""
+    if not layout_of(layout).passage_in_system:
+        return encode_records(messages_json, tokenizer, loss="assistant", types=types)
+    return [_hub_doc(m, kind, tokenizer) for m, kind in zip(messages_json, types, strict=True)]
+
+
+def _hub_doc(messages_json: str, kind: str, tokenizer: Any) -> Doc:
+    """A record in the authors' text: the passage (for a type made on one: the user turn up to
+    its last blank line and the type's label) as the system turn, the question as the user's."""
+    _, user, answer = turns_of(messages_json)
+    t = spec(kind)
+    passage = user.rpartition("\n\n" + t.label)[0] if t.on else ""
+    pieces = [("<|system|>\n", False), (passage, False), ("\n", False)] if passage else []
+    pieces += [(f"<|user|>\n{t.question_of(user, passage)}\n<|assistant|>\n", False), (f"{answer}\n", True)]
+    ids = tokenizer([p for p, _ in pieces], add_special_tokens=False)["input_ids"]
+    tokens: list[int] = []
+    trained: list[bool] = []
+    span = None
+    for i, ((_, train), piece) in enumerate(zip(pieces, ids, strict=True)):
+        if passage and i == 1:  # the passage: what a record over the context loses first
+            span = (len(tokens), len(tokens) + len(piece))
+        tokens += piece
+        trained += [train] * len(piece)
+    tokens.append(tokenizer.eos_token_id)
+    trained.append(True)
+    return Doc(tokens, trained, span)
+
+
+def load_tokenizer(folder: str | Path, layout: str) -> Any:
+    """The tokenizer of a model folder, rendering chats in ``layout`` (its template replaces the
+    folder's own, when the layout has one)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    template = layout_of(layout).template
+    if template is not None:
+        tok.chat_template = template
+    return tok

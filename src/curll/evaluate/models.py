@@ -1,0 +1,95 @@
+"""The models the evaluate stages score: the train stage's, or checkpoints curll did not train.
+
+:func:`scored_models` lists them. With ``evaluate.checkpoints.models`` empty these are the
+folders ``train.out.models/seed-<seed>/<order>/<stages>`` (curll's layout, curll's tokenizer);
+otherwise every listed checkpoint (:class:`~curll.config.evaluate.Checkpoint`): a Hugging Face
+folder of the Llama architecture with its own tokenizer, asked and scored in its own layout
+(:mod:`curll.evaluate.layouts`), named as curll names a run of that order, stages and seed.
+
+:func:`untrained_models` gives the untrained baseline of each seed: curll's ``train.preset``
+with curll's tokenizer, or, for checkpoints, the first checkpoint's shape (its ``config.json``)
+with random weights of ``train.init`` and that checkpoint's tokenizer and layout: the start
+those checkpoints were trained from, as near as their folder tells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from curll.config import Params
+from curll.errors import CurllError
+from curll.train.orders import SavedModel, saved_models, untrained
+
+
+def scored_models(params: Params, seeds: Sequence[int] | None = None) -> list[SavedModel]:
+    """The checkpoints of ``evaluate.checkpoints``, each checked to be a model folder; or else
+    the trained models of ``seeds`` (None: every seed). A CurllError when there are none."""
+    c = params.evaluate.checkpoints
+    if c.models:
+        out = []
+        for i, m in enumerate(c.models):
+            folder = Path(c.dir) / m.path
+            if not (folder / "config.json").is_file():
+                raise CurllError("not a model folder (no config.json)", file=folder,
+                                 field=f"evaluate.checkpoints.models.{i}.path")  # fmt: skip
+            out.append(SavedModel(m.name, m.order, m.stages[-1], m.seed, folder, m.layout))
+        return out
+    runs = saved_models(params.train.out.models, seeds)
+    if not runs:
+        seeds_of = f" of seeds {list(seeds)}" if seeds is not None else ""
+        raise CurllError(f"no trained models{seeds_of}: run the train stage", file=params.train.out.models)
+    return runs
+
+
+def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> dict[Path, tuple[Any, str]]:
+    """Each model folder's (tokenizer, layout): ``tokenizer`` (curll's) in curll's layout for
+    curll's models, else the folder's own in its layout, loaded once per distinct tokenizer file
+    and layout (the same object for models that share them)."""
+    from curll.evaluate.layouts import load_tokenizer
+
+    if not params.evaluate.checkpoints.models:
+        return {m.folder: (tokenizer, "curll") for m in models}
+    loaded: dict[tuple[str, bytes | str], tuple[Any, str]] = {}
+    out = {}
+    for m in models:
+        file = m.folder / "tokenizer.json"
+        key = (m.layout, file.read_bytes() if file.is_file() else str(m.folder))
+        if key not in loaded:
+            loaded[key] = (load_tokenizer(m.folder, m.layout), m.layout)
+        out[m.folder] = loaded[key]
+    return out
+
+
+class Untrained(NamedTuple):
+    """An untrained baseline: its entry (folder to be filled by the caller), how to build its
+    weights, its tokenizer."""
+
+    model: SavedModel
+    build: Callable[[], Any]  # () -> CausalLM
+    tokenizer: Any
+
+
+def untrained_models(params: Params, seeds: Sequence[int], tokenizer: Any) -> list[Untrained]:
+    """One untrained baseline per seed of ``seeds`` (see the module docstring; its folder is
+    left empty: a caller that saves it names one); ``tokenizer``: curll's (used without
+    checkpoints)."""
+    from curll.evaluate.layouts import load_tokenizer
+    from curll.model.hf import config_of
+    from curll.model.llama import from_seed
+    from curll.train.orders import untrained_model
+
+    t = params.train
+    c = params.evaluate.checkpoints
+    if not c.models:
+        return [Untrained(untrained(s, Path()), partial(untrained_model, t, len(tokenizer), s), tokenizer)
+                for s in seeds]  # fmt: skip
+    first = c.models[0]
+    source = Path(c.dir) / first.path
+    tok = load_tokenizer(source, first.layout)
+    cfg = config_of(source)
+    entry = partial(untrained, folder=Path())
+    return [Untrained(entry(s)._replace(layout=first.layout), partial(from_seed, cfg, t.init, s), tok)
+            for s in seeds]  # fmt: skip

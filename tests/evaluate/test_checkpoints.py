@@ -1,0 +1,144 @@
+"""Checkpoints curll did not train: asked and scored in the CurLL authors' text layout, with their
+own tokenizer, as transformers saved them. The expected numbers come from transformers' own
+``LlamaForCausalLM`` on the authors' layout written out here from the release notes, not from
+curll's encoder."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import yaml
+
+from curll.chat import record_chat, user_turn
+from curll.config import parse_params
+from curll.errors import CurllError
+from curll.evaluate.items import fit_prompt
+from curll.evaluate.layouts import load_tokenizer
+from curll.evaluate.models import scored_models, untrained_models
+from curll.evaluate.nll import record_nll
+from curll.model.hf import load_hf
+from harness.checkpoints import EOS, hub_tokenizer, save_checkpoint
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSAGE = "Sam has two red apples. He gives one to Pia.\n\nNow Sam has one apple."
+#: (type, system, question, passage, answer) of three records
+ROWS = [
+    ("cqa", "Answer from the passage.", "How many apples does Sam have now?", PASSAGE, "He has one apple."),
+    ("csqa", "", "Tell the story again in one line.", PASSAGE, "Sam gave Pia an apple."),
+    ("ir", "Be kind.", "Name a fruit that is red.", "", "An apple is red."),
+]
+
+
+def hub_text(question: str, passage: str) -> str:
+    """The authors' training text up to the answer (the release notes' layout)."""
+    system = f"<|system|>\n{passage}\n" if passage else ""
+    return f"{system}<|user|>\n{question}\n<|assistant|>\n"
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    corpus = [hub_text(q, p) + a for _, _, q, p, a in ROWS] * 5
+    return save_checkpoint(tmp_path_factory.mktemp("hub") / "ckpt", hub_tokenizer(corpus), seed=3)
+
+
+def test_the_loss_in_the_hub_layout_equals_transformers_on_the_authors_text(checkpoint: Path):
+    from transformers import AutoTokenizer, LlamaForCausalLM
+
+    messages = [record_chat(s, user_turn(t, q, p), a) for t, s, q, p, a in ROWS]
+    tok = load_tokenizer(checkpoint, "curll-hub")
+    nll, n = record_nll(load_hf(checkpoint), messages, [r[0] for r in ROWS], tok, context=512,
+                        micro_batch=2, layout="curll-hub")  # fmt: skip
+
+    hf_tok = AutoTokenizer.from_pretrained(str(checkpoint))
+    model = LlamaForCausalLM.from_pretrained(str(checkpoint), dtype=torch.float32).eval()  # type: ignore[no-untyped-call]
+    for i, (_, _, q, p, a) in enumerate(ROWS):
+        prompt = hf_tok(hub_text(q, p), add_special_tokens=False)["input_ids"]
+        answer = hf_tok(a + "\n" + EOS, add_special_tokens=False)["input_ids"]
+        assert answer[-1] == hf_tok.eos_token_id
+        with torch.no_grad():
+            logits = model(torch.tensor([prompt + answer])).logits[0, len(prompt) - 1 : -1]
+        want = torch.nn.functional.cross_entropy(logits, torch.tensor(answer), reduction="sum")
+        assert n[i] == len(answer)
+        assert nll[i] == pytest.approx(float(want), rel=1e-4)
+
+
+def test_a_test_prompt_in_the_hub_layout_is_the_training_text_up_to_the_answer(checkpoint: Path):
+    tok = load_tokenizer(checkpoint, "curll-hub")
+    for kind, system, question, passage, _ in ROWS:
+        item = {"type": kind, "system": system, "question": question, "context": passage}
+        fitted = fit_prompt(item, tok, 400, "curll-hub")
+        assert fitted is not None and fitted[1] is False
+        chat = [{"role": r, "content": c} for r, c in fitted[0]]
+        text = tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        assert text == hub_text(question, passage)
+
+
+def test_a_long_passage_is_cut_in_the_hub_layout_never_the_question(checkpoint: Path):
+    tok = load_tokenizer(checkpoint, "curll-hub")
+    item = {"type": "cqa", "system": "", "question": "How many apples?", "context": PASSAGE * 20}
+    fitted = fit_prompt(item, tok, 120, "curll-hub")
+    assert fitted is not None and fitted[1] is True
+    (_, system), (_, user) = fitted[0]
+    assert system.endswith("...") and len(system) < len(PASSAGE * 20) and user == "How many apples?"
+    text = tok.apply_chat_template([{"role": "system", "content": system}, {"role": "user", "content": user}],
+                                   add_generation_prompt=True, tokenize=False)  # fmt: skip
+    assert len(tok(text, add_special_tokens=False)["input_ids"]) <= 120
+
+
+def _params(entries: list[dict[str, Any]], folder: Path) -> Any:
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data["evaluate"]["checkpoints"] = {"dir": str(folder), "models": entries}
+    return parse_params(data, source="params.yaml")
+
+
+def test_checkpoints_are_named_as_curll_runs_and_the_baseline_takes_their_shape(checkpoint: Path):
+    params = _params([
+        {"order": "continual", "stages": [0, 1], "path": "ckpt", "seed": 5},
+        {"order": "independent", "stages": [1], "path": "ckpt", "seed": 5, "layout": "curll-hub"},
+    ], checkpoint.parent)  # fmt: skip
+    models = scored_models(params)
+    assert [(m.name, m.order, m.trained_to, m.seed, m.layout) for m in models] == [
+        ("seed-5/continual/0-1", "continual", 1, 5, "curll-hub"),
+        ("seed-5/independent/1", "independent", 1, 5, "curll-hub"),
+    ]
+    (baseline,) = untrained_models(params, [5], tokenizer=None)
+    weights = baseline.build()
+    assert baseline.model.name == "seed-5/untrained" and baseline.model.layout == "curll-hub"
+    assert weights.config == load_hf(checkpoint).config and baseline.tokenizer.eos_token == EOS
+    assert not torch.equal(weights.state_dict()["model.embed_tokens.weight"],
+                           load_hf(checkpoint).state_dict()["model.embed_tokens.weight"])  # fmt: skip
+
+
+def test_a_checkpoint_path_that_is_no_model_folder_is_named(checkpoint: Path):
+    params = _params([{"order": "joint", "stages": [0], "path": "missing"}], checkpoint.parent)
+    with pytest.raises(CurllError, match=r"no config\.json") as err:
+        scored_models(params)
+    assert err.value.field == "evaluate.checkpoints.models.0.path"
+
+
+@pytest.mark.parametrize(
+    ("entries", "key", "message"),
+    [
+        ([{"order": "continual", "stages": [1], "path": "a"}], "evaluate.checkpoints.models.0.stages",
+         r"a continual model of stage 1 has seen stages \[0, 1\], not \[1\]"),
+        ([{"order": "independent", "stages": [7], "path": "a"}], "evaluate.checkpoints.models.0.stages",
+         "last stage 7 is not in train.stages"),
+        ([{"order": "joint", "stages": [0], "path": "a", "layout": "chatml"}],
+         "evaluate.checkpoints.models.0.layout", "unknown layout 'chatml'"),
+        ([{"order": "slow", "stages": [0], "path": "a"}], "evaluate.checkpoints.models.0.order",
+         "unknown order"),
+        ([{"order": "joint", "stages": [0], "path": "a"}, {"order": "joint", "stages": [0], "path": "b"}],
+         "evaluate.checkpoints.models", r"two checkpoints of the same run seed-0/joint/0"),
+    ],
+)  # fmt: skip
+def test_bad_checkpoint_entries_name_the_key(entries, key, message):
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = copy.deepcopy(data)
+    data["evaluate"]["checkpoints"] = {"dir": "checkpoints", "models": entries}
+    with pytest.raises(CurllError, match=message) as err:
+        parse_params(data, source="params.yaml")
+    assert err.value.field == key
