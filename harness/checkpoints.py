@@ -12,9 +12,10 @@ from typing import Any
 EOS = "<|endoftext|>"
 
 
-def hub_tokenizer(corpus: Iterable[str], vocab_size: int = 300) -> Any:
+def hub_tokenizer(corpus: Iterable[str], vocab_size: int = 300, *, pad: bool = True) -> Any:
     """A byte-level BPE trained on ``corpus`` (every byte is a token, so any text encodes), as
-    a ``PreTrainedTokenizerFast`` with ``EOS`` as its end-of-text and padding token."""
+    a ``PreTrainedTokenizerFast`` with ``EOS`` as its end-of-text token, and as its padding
+    token with ``pad`` (without: none, as some released tokenizers have)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -24,7 +25,8 @@ def hub_tokenizer(corpus: Iterable[str], vocab_size: int = 300) -> Any:
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOS],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # fmt: skip
     tok.train_from_iterator(corpus, trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS, pad_token=EOS)  # type: ignore[no-untyped-call]
+    extra = {"pad_token": EOS} if pad else {}
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS, **extra)  # type: ignore[no-untyped-call]
 
 
 def save_checkpoint(folder: Path, tokenizer: Any, *, seed: int, hidden: int = 32, layers: int = 2) -> Path:

@@ -77,9 +77,10 @@ def run(params: Params) -> None:
                   losses=losses, samples=p.bootstrap.samples, seed=p.bootstrap.seed,
                   judge_informative=informative)  # fmt: skip
     t = params.train
-    res.metrics["compute"] = {"budget": t.budget, "steps_per_stage": t.steps_per_stage or None,
-                              "epochs": t.epochs, "batch": t.batch, "rewarm": t.optim.rewarm,
-                              "replay": t.continual.replay}  # fmt: skip
+    if not p.checkpoints.models:  # checkpoints were trained elsewhere, with compute this run does not know
+        res.metrics["compute"] = {"budget": t.budget, "steps_per_stage": t.steps_per_stage or None,
+                                  "epochs": t.epochs, "batch": t.batch, "rewarm": t.optim.rewarm,
+                                  "replay": t.continual.replay}  # fmt: skip
     keep = ("informative", "sign_test_p", "reference_beats_mismatch", "means", "why")
     res.metrics["judge_controls"] = {
         "panel_informative": informative, "scored_by": passed or list(p.judges),

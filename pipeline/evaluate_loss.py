@@ -37,16 +37,19 @@ from curll.train.tokenizer import load_tokenizer
 from pipeline.tools.console import say
 
 
-def _held_out(params: Params) -> tuple[pd.DataFrame, list[str]]:
-    """The scored records (record_id, split, stage, type), sorted, and their messages."""
+def _held_out(params: Params) -> tuple[pd.DataFrame, list[str], dict[str, str]]:
+    """The scored records (record_id, split, stage, type, unit_id), sorted, their messages, and
+    the passages of their splits (unit id -> text)."""
     metas, texts = [], []
+    passages: dict[str, str] = {}
     for split in params.evaluate.loss.splits:
         rf = RecordFile(params.split.out.records, split)
         meta = rf.meta[rf.meta["type"].isin(params.evaluate.types)].sort_values("position")
         metas.append(meta)
         texts += list(rf.messages(meta["position"].to_numpy()))
-    held = pd.concat(metas, ignore_index=True)[["record_id", "split", "stage", "type"]]
-    return held, texts
+        passages |= rf.passages()
+    held = pd.concat(metas, ignore_index=True)[["record_id", "split", "stage", "type", "unit_id"]]
+    return held, texts, passages
 
 
 def _models(params: Params, tok: Any) -> list[tuple[SavedModel, Callable[[], Any], Any, str]]:
@@ -61,39 +64,45 @@ def _models(params: Params, tok: Any) -> list[tuple[SavedModel, Callable[[], Any
     ]
     if params.evaluate.untrained:
         out += [(u.model, u.build, u.tokenizer, u.model.layout)
-                for u in untrained_models(params, sorted({m.seed for m in runs}), tok)]  # fmt: skip
+                for u in untrained_models(params, sorted({m.seed for m in runs}), tok, toks)]  # fmt: skip
     return out
 
 
+def _passages(layout: str, meta: pd.DataFrame, passages: dict[str, str]) -> list[str] | None:
+    """Each record's passage where ``layout`` needs it (None where it does not)."""
+    from curll.evaluate.layouts import passages_of
+    from curll.layouts import layout_of
+
+    return passages_of(meta, passages) if layout_of(layout).passage_in_system else None
+
+
 def _unigrams(
-    params: Params, tok: Any, layout: str, held_texts: list[str], types: list[str]
+    params: Params, tok: Any, layout: str, held: pd.DataFrame, held_texts: list[str], passages: dict[str, str]
 ) -> Callable[[SavedModel], np.ndarray]:
     """model -> (R,) summed unigram NLL of each held-out record's targets (NaN where none), in
     ``tok`` and ``layout``: the add-one unigram of the train answers of the stages that model
     saw, counted once a stage."""
     from curll.chat import CUT
-    from curll.evaluate.layouts import encode as in_layout
+    from curll.evaluate.layouts import encode
     from curll.train.data import fit
-
-    def encode(texts: list[str], kinds: list[str], tok: Any) -> list[Any]:
-        return in_layout(layout, texts, kinds, tok)
 
     cut = tok(CUT, add_special_tokens=False)["input_ids"]
     train = RecordFile(params.split.out.records, "train")
+    train_passages = train.passages()
     vocab = len(tok)
-    held = encode(held_texts, types, tok)
+    targets = encode(layout, held_texts, held["type"].tolist(), tok, _passages(layout, held, passages))
     per_stage: dict[int, np.ndarray] = {}
     for stage in sorted(int(s) for s in train.meta["stage"].unique()):
-        positions = np.sort(train.meta.loc[train.meta["stage"] == stage, "position"].to_numpy())
-        kinds = train.meta.set_index("position").loc[positions, "type"].tolist()
-        docs = encode(list(train.messages(positions)), kinds, tok)
+        meta = train.meta[train.meta["stage"] == stage].sort_values("position")
+        texts = list(train.messages(meta["position"].to_numpy()))
+        docs = encode(layout, texts, meta["type"].tolist(), tok, _passages(layout, meta, train_passages))
         kept = [d for d in docs if fit(d, params.train.context, cut) is not None]  # as the trainer keeps them
         per_stage[stage] = unigram.counts(kept, vocab)
 
     def score(model: SavedModel) -> np.ndarray:
         seen = unigram.trained_stages(model.order, model.trained_to, params.train.stages)
         c = sum((per_stage[s] for s in seen if s in per_stage), np.zeros(vocab, dtype=np.int64))
-        return unigram.record_nll(held, unigram.log_probs(c))[0]
+        return unigram.record_nll(targets, unigram.log_probs(c))[0]
 
     return score
 
@@ -102,23 +111,24 @@ def run(params: Params) -> None:
     import torch
 
     tok = load_tokenizer(params.tokenizer.out.dir)
-    held, texts = _held_out(params)
+    held, texts, passages = _held_out(params)
     if held.empty:
         raise CurllError(
             "no held-out records of the evaluated types", file=params.split.out.records, field="split"
         )
     device = "cuda" if params.evaluate.infer.device != "cpu" and torch.cuda.is_available() else "cpu"
     types = held["type"].tolist()
-    baselines: dict[int, Callable[[SavedModel], np.ndarray]] = {}  # by tokenizer object
+    baselines: dict[tuple[int, str], Callable[[SavedModel], np.ndarray]] = {}  # by tokenizer and layout
     parts = []
     for model, load, mtok, layout in tqdm(_models(params, tok), desc="evaluate_loss: models", unit="model"):
         nll, n = record_nll(load(), texts, types, mtok, context=params.train.context,
                             micro_batch=params.evaluate.loss.micro_batch, device=device,
-                            layout=layout)  # fmt: skip
-        if id(mtok) not in baselines:
-            baselines[id(mtok)] = _unigrams(params, mtok, layout, texts, types)
-        uni = np.where(n > 0, baselines[id(mtok)](model), np.nan)  # the records the model could score
-        parts.append(held.assign(run=model.name, order=model.order, seed=model.seed,
+                            layout=layout, passages=_passages(layout, held, passages))  # fmt: skip
+        key = (id(mtok), layout)
+        if key not in baselines:
+            baselines[key] = _unigrams(params, mtok, layout, held, texts, passages)
+        uni = np.where(n > 0, baselines[key](model), np.nan)  # the records the model could score
+        parts.append(held.drop(columns="unit_id").assign(run=model.name, order=model.order, seed=model.seed,
                                  trained_to=model.trained_to, nll=nll, tokens=n,
                                  unigram_nll=uni))  # fmt: skip
     losses = pd.concat(parts, ignore_index=True)

@@ -6,6 +6,8 @@ curll's encoder."""
 from __future__ import annotations
 
 import copy
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +27,12 @@ from harness.checkpoints import EOS, hub_tokenizer, save_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSAGE = "Sam has two red apples. He gives one to Pia.\n\nNow Sam has one apple."
-#: (type, system, question, passage, answer) of three records
+#: (type, system, question, passage, answer) of four records; a passage and a question with a
+#: blank line in them (a user turn alone cannot tell where one ends and the other begins)
 ROWS = [
     ("cqa", "Answer from the passage.", "How many apples does Sam have now?", PASSAGE, "He has one apple."),
     ("csqa", "", "Tell the story again in one line.", PASSAGE, "Sam gave Pia an apple."),
+    ("csqa", "", "Read it again.\n\nWho got an apple?", PASSAGE, "Pia got one."),
     ("ir", "Be kind.", "Name a fruit that is red.", "", "An apple is red."),
 ]
 
@@ -42,7 +46,8 @@ def hub_text(question: str, passage: str) -> str:
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     corpus = [hub_text(q, p) + a for _, _, q, p, a in ROWS] * 5
-    return save_checkpoint(tmp_path_factory.mktemp("hub") / "ckpt", hub_tokenizer(corpus), seed=3)
+    tok = hub_tokenizer(corpus, pad=False)  # no padding token: padding falls back to end-of-text
+    return save_checkpoint(tmp_path_factory.mktemp("hub") / "ckpt", tok, seed=3)
 
 
 def test_the_loss_in_the_hub_layout_equals_transformers_on_the_authors_text(checkpoint: Path):
@@ -50,20 +55,31 @@ def test_the_loss_in_the_hub_layout_equals_transformers_on_the_authors_text(chec
 
     messages = [record_chat(s, user_turn(t, q, p), a) for t, s, q, p, a in ROWS]
     tok = load_tokenizer(checkpoint, "curll-hub")
+    assert tok.pad_token_id is None
     nll, n = record_nll(load_hf(checkpoint), messages, [r[0] for r in ROWS], tok, context=512,
-                        micro_batch=2, layout="curll-hub")  # fmt: skip
+                        micro_batch=3, layout="curll-hub", passages=[r[3] for r in ROWS])  # fmt: skip
 
     hf_tok = AutoTokenizer.from_pretrained(str(checkpoint))
     model = LlamaForCausalLM.from_pretrained(str(checkpoint), dtype=torch.float32).eval()  # type: ignore[no-untyped-call]
     for i, (_, _, q, p, a) in enumerate(ROWS):
-        prompt = hf_tok(hub_text(q, p), add_special_tokens=False)["input_ids"]
-        answer = hf_tok(a + "\n" + EOS, add_special_tokens=False)["input_ids"]
-        assert answer[-1] == hf_tok.eos_token_id
+        prompt = hub_text(q, p)
+        whole = hf_tok(prompt + a + "\n" + EOS, add_special_tokens=False, return_offsets_mapping=True)
+        ids = whole["input_ids"]
+        first = next(j for j, (start, _) in enumerate(whole["offset_mapping"]) if start >= len(prompt))
+        assert ids[-1] == hf_tok.eos_token_id
         with torch.no_grad():
-            logits = model(torch.tensor([prompt + answer])).logits[0, len(prompt) - 1 : -1]
-        want = torch.nn.functional.cross_entropy(logits, torch.tensor(answer), reduction="sum")
-        assert n[i] == len(answer)
+            logits = model(torch.tensor([ids])).logits[0, first - 1 : -1]
+        want = torch.nn.functional.cross_entropy(logits, torch.tensor(ids[first:]), reduction="sum")
+        assert n[i] == len(ids) - first
         assert nll[i] == pytest.approx(float(want), rel=1e-4)
+
+
+def test_the_hub_layout_needs_each_records_passage(checkpoint: Path):
+    from curll.evaluate.layouts import encode
+
+    tok = load_tokenizer(checkpoint, "curll-hub")
+    with pytest.raises(ValueError, match="needs each record's passage"):
+        encode("curll-hub", [record_chat("", user_turn("cqa", "Why?", PASSAGE), "So.")], ["cqa"], tok)
 
 
 def test_a_test_prompt_in_the_hub_layout_is_the_training_text_up_to_the_answer(checkpoint: Path):
@@ -113,9 +129,23 @@ def test_checkpoints_are_named_as_curll_runs_and_the_baseline_takes_their_shape(
                            load_hf(checkpoint).state_dict()["model.embed_tokens.weight"])  # fmt: skip
 
 
-def test_a_checkpoint_path_that_is_no_model_folder_is_named(checkpoint: Path):
-    params = _params([{"order": "joint", "stages": [0], "path": "missing"}], checkpoint.parent)
-    with pytest.raises(CurllError, match=r"no config\.json") as err:
+@pytest.mark.parametrize(
+    ("spoil", "message"),
+    [
+        (lambda f: shutil.rmtree(f), r"no config\.json"),
+        (lambda f: (f / "config.json").write_text(json.dumps({"model_type": "gpt2"})), "model_type 'gpt2'"),
+        (lambda f: (f / "model.safetensors").rename(f / "model-00001-of-00002.safetensors"),
+         "no model.safetensors"),
+        (lambda f: (f / "tokenizer_config.json").unlink(), "no tokenizer_config.json"),
+    ],
+)  # fmt: skip
+def test_a_checkpoint_curll_cannot_read_is_refused_naming_its_entry(
+    checkpoint: Path, tmp_path: Path, spoil, message
+):
+    shutil.copytree(checkpoint, tmp_path / "bad")
+    spoil(tmp_path / "bad")
+    params = _params([{"order": "joint", "stages": [0], "path": "bad"}], tmp_path)
+    with pytest.raises(CurllError, match=message) as err:
         scored_models(params)
     assert err.value.field == "evaluate.checkpoints.models.0.path"
 

@@ -209,7 +209,9 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
     trained = f"{train.get('preset', '?')}, {train.get('budget', 'data')} budget, seeds {seeds or '?'}"
     checkpoints = (params.get("evaluate") or {}).get("checkpoints") or {}
     if checkpoints.get("models"):  # the models scored are not the ones train made
-        trained = f"none here: {len(checkpoints['models'])} checkpoints in {checkpoints.get('dir', '?')}/"
+        trained = (
+            f"none here: {len(checkpoints['models'])} checkpoints in {checkpoints.get('dir', 'checkpoints')}/"
+        )
     return Identity(
         hashlib.sha256(raw).hexdigest()[:12], f"{use} ({model})" if model else use, commit, when, trained
     )

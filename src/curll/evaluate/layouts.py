@@ -9,15 +9,18 @@ fit (:func:`curll.train.data.fit`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curll.chat import turns_of, user_turn
 from curll.instances import spec
 from curll.layouts import layout_of
 from curll.train.data import Doc
 from curll.train.data import encode as encode_records
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def messages(layout: str, item: dict[str, Any], passage: str) -> list[tuple[str, str]]:
@@ -29,20 +32,44 @@ def messages(layout: str, item: dict[str, Any], passage: str) -> list[tuple[str,
     return [*turns, ("user", user_turn(item["type"], str(item["question"]), passage))]
 
 
-def encode(layout: str, messages_json: Sequence[str], types: Sequence[str], tokenizer: Any) -> list[Doc]:
-    """One :class:`~curll.train.data.Doc` per record (curll's ``messages`` JSON, read back to its
-    passage and question) as ``layout`` lays it out, the loss on the answer's tokens."""
+def encode(
+    layout: str, messages_json: Sequence[str], types: Sequence[str], tokenizer: Any,
+    passages: Sequence[str] | None = None,
+) -> list[Doc]:  # fmt: skip
+    """One :class:`~curll.train.data.Doc` per record (curll's ``messages`` JSON) as ``layout``
+    lays it out, the loss on the answer's tokens. A layout with the passage as the system turn
+    needs ``passages``: each record's passage (its unit's passage record's text, as
+    :func:`passages_of` finds it; "" for a type asked on none), as a user turn alone cannot
+    tell where a passage with blank lines ends and a question with blank lines begins."""
     if not layout_of(layout).passage_in_system:
         return encode_records(messages_json, tokenizer, loss="assistant", types=types)
-    return [_hub_doc(m, kind, tokenizer) for m, kind in zip(messages_json, types, strict=True)]
+    if passages is None:
+        raise ValueError(f"layout {layout!r} needs each record's passage")
+    return [
+        _hub_doc(m, kind, p, tokenizer) for m, kind, p in zip(messages_json, types, passages, strict=True)
+    ]
 
 
-def _hub_doc(messages_json: str, kind: str, tokenizer: Any) -> Doc:
-    """A record in the authors' text: the passage (for a type made on one: the user turn up to
-    its last blank line and the type's label) as the system turn, the question as the user's."""
+def passages_of(meta: pd.DataFrame, passage_texts: Mapping[str, str]) -> list[str]:
+    """The passage of each record of ``meta`` (columns ``unit_id``, ``type``): the text of its
+    unit's passage record (``passage_texts``: unit id -> text) for a type made on a passage,
+    "" otherwise; a ValueError naming the record when its unit has none."""
+    out = []
+    for rid, unit, kind in zip(meta["record_id"], meta["unit_id"], meta["type"], strict=True):
+        if not spec(kind).on:
+            out.append("")
+        elif unit in passage_texts:
+            out.append(passage_texts[unit])
+        else:
+            raise ValueError(f"record {rid}: no passage record of its unit {unit}")
+    return out
+
+
+def _hub_doc(messages_json: str, kind: str, passage: str, tokenizer: Any) -> Doc:
+    """A record in the authors' text: ``passage`` as the system turn (none when empty), the
+    question (the user turn less the passage and the type's label) as the user's."""
     _, user, answer = turns_of(messages_json)
     t = spec(kind)
-    passage = user.rpartition("\n\n" + t.label)[0] if t.on else ""
     pieces = [("<|system|>\n", False), (passage, False), ("\n", False)] if passage else []
     pieces += [(f"<|user|>\n{t.question_of(user, passage)}\n<|assistant|>\n", False), (f"{answer}\n", True)]
     ids = tokenizer([p for p, _ in pieces], add_special_tokens=False)["input_ids"]

@@ -14,7 +14,7 @@ those checkpoints were trained from, as near as their folder tells.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -32,9 +32,9 @@ def scored_models(params: Params, seeds: Sequence[int] | None = None) -> list[Sa
         out = []
         for i, m in enumerate(c.models):
             folder = Path(c.dir) / m.path
-            if not (folder / "config.json").is_file():
-                raise CurllError("not a model folder (no config.json)", file=folder,
-                                 field=f"evaluate.checkpoints.models.{i}.path")  # fmt: skip
+            why = _not_loadable(folder)
+            if why:
+                raise CurllError(why, file=folder, field=f"evaluate.checkpoints.models.{i}.path")
             out.append(SavedModel(m.name, m.order, m.stages[-1], m.seed, folder, m.layout))
         return out
     runs = saved_models(params.train.out.models, seeds)
@@ -44,19 +44,37 @@ def scored_models(params: Params, seeds: Sequence[int] | None = None) -> list[Sa
     return runs
 
 
+def _not_loadable(folder: Path) -> str:
+    """Why ``folder`` is not a checkpoint curll can score ("" when it is): the Llama architecture
+    (SmolLM2's) in one ``model.safetensors``, with a tokenizer."""
+    import json
+
+    config = folder / "config.json"
+    if not config.is_file():
+        return "not a model folder (no config.json)"
+    kind = json.loads(config.read_text(encoding="utf-8")).get("model_type")
+    if kind != "llama":
+        return f"model_type {kind!r} in config.json: only the Llama architecture (SmolLM2's) is read"
+    if not (folder / "model.safetensors").is_file():
+        return "no model.safetensors (sharded or .bin weights are not read: save it as one safetensors file)"
+    if not (folder / "tokenizer_config.json").is_file():
+        return "no tokenizer_config.json: the checkpoint's own tokenizer is needed"
+    return ""
+
+
 def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> dict[Path, tuple[Any, str]]:
     """Each model folder's (tokenizer, layout): ``tokenizer`` (curll's) in curll's layout for
-    curll's models, else the folder's own in its layout, loaded once per distinct tokenizer file
-    and layout (the same object for models that share them)."""
+    curll's models, else the folder's own in its layout, loaded once per distinct tokenizer
+    files and layout (the same object for models that share them)."""
     from curll.evaluate.layouts import load_tokenizer
 
     if not params.evaluate.checkpoints.models:
         return {m.folder: (tokenizer, "curll") for m in models}
-    loaded: dict[tuple[str, bytes | str], tuple[Any, str]] = {}
+    loaded: dict[tuple[str, bytes], tuple[Any, str]] = {}
     out = {}
     for m in models:
-        file = m.folder / "tokenizer.json"
-        key = (m.layout, file.read_bytes() if file.is_file() else str(m.folder))
+        files = [m.folder / n for n in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")]
+        key = (m.layout, b"\0".join(f.read_bytes() if f.is_file() else b"" for f in files))
         if key not in loaded:
             loaded[key] = (load_tokenizer(m.folder, m.layout), m.layout)
         out[m.folder] = loaded[key]
@@ -72,10 +90,13 @@ class Untrained(NamedTuple):
     tokenizer: Any
 
 
-def untrained_models(params: Params, seeds: Sequence[int], tokenizer: Any) -> list[Untrained]:
+def untrained_models(
+    params: Params, seeds: Sequence[int], tokenizer: Any, loaded: Mapping[Path, tuple[Any, str]] | None = None
+) -> list[Untrained]:
     """One untrained baseline per seed of ``seeds`` (see the module docstring; its folder is
     left empty: a caller that saves it names one); ``tokenizer``: curll's (used without
-    checkpoints)."""
+    checkpoints); ``loaded``: :func:`tokenizers`' map, whose tokenizer of the first checkpoint
+    is then shared (else it is loaded again)."""
     from curll.evaluate.layouts import load_tokenizer
     from curll.model.hf import config_of
     from curll.model.llama import from_seed
@@ -88,7 +109,7 @@ def untrained_models(params: Params, seeds: Sequence[int], tokenizer: Any) -> li
                 for s in seeds]  # fmt: skip
     first = c.models[0]
     source = Path(c.dir) / first.path
-    tok = load_tokenizer(source, first.layout)
+    tok = loaded[source][0] if loaded and source in loaded else load_tokenizer(source, first.layout)
     cfg = config_of(source)
     entry = partial(untrained, folder=Path())
     return [Untrained(entry(s)._replace(layout=first.layout), partial(from_seed, cfg, t.init, s), tok)

@@ -29,22 +29,25 @@ from curll.train.data import fit, pack
 
 def record_nll(
     model: Any, messages: Sequence[str], types: Sequence[str], tokenizer: Any, *, context: int,
-    micro_batch: int, device: str = "cpu", layout: str = "curll",
+    micro_batch: int, device: str = "cpu", layout: str = "curll", passages: Sequence[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     """(nll, tokens): float64 (R,) summed nats of each record's answer tokens (NaN when it does
     not fit ``context``) and int64 (R,) how many; ``messages``: RecordSchema ``messages`` JSON,
     ``types``: the records' ``type`` (a CQA/CSQA passage is what a cut shortens); ``layout``:
-    the text the model was trained on (:mod:`curll.evaluate.layouts`), whose answer tokens count."""
+    the text the model was trained on (:mod:`curll.evaluate.layouts`), whose answer tokens count;
+    ``passages``: each record's passage, for a layout that needs it. A tokenizer with no padding
+    token pads with its end-of-text token (padding is never scored)."""
     import torch
     import torch.nn.functional as F  # noqa: N812
 
     from curll.evaluate.layouts import encode
     from curll.train.batch import Batch
 
-    docs = encode(layout, messages, types, tokenizer)
+    docs = encode(layout, messages, types, tokenizer, passages)
     cut = tokenizer(CUT, add_special_tokens=False)["input_ids"]
     kept = np.array([i for i, d in enumerate(docs) if fit(d, context, cut) is not None], dtype=np.int64)
-    packed = pack(docs, context, pad_id=tokenizer.pad_token_id, cut_ids=cut)  # doc id j: kept[j]
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    packed = pack(docs, context, pad_id=pad, cut_ids=cut)  # doc id j: kept[j]
     nll, count = np.zeros(len(kept)), np.zeros(len(kept), dtype=np.int64)
     was_training = model.training
     model.to(device).eval()

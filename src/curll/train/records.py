@@ -1,7 +1,7 @@
 """One split of ``records.parquet`` for training: ids in memory, messages streamed from disk.
 
 :class:`RecordFile` reads the columns it selects with (``record_id``, ``stage``, ``type``,
-``split``; validated against :class:`~curll.schemas.RecordSchema`) and keeps the rows of one
+``split``, ``unit_id``; validated against :class:`~curll.schemas.RecordSchema`) and keeps the rows of one
 split, sorted by record_id, with their row number in the file (``position``). The messages,
 nearly all of the file's bytes, are read only by :meth:`RecordFile.messages`, a row group
 batch at a time, so memory grows with the number of records, not with their text.
@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 from curll.artifacts import read_table
 from curll.schemas import RecordSchema
 
-META = ["record_id", "stage", "type", "split"]
+META = ["record_id", "stage", "type", "split", "unit_id"]
 
 
 class RecordFile:
@@ -51,6 +51,16 @@ class RecordFile:
             at = end
             if i == len(wanted):
                 return
+
+    def passages(self) -> dict[str, str]:
+        """unit id -> passage text, of this split's passage records (a type others are made on:
+        its assistant turn is the passage)."""
+        from curll.chat import turns_of
+        from curll.instances import bases
+
+        rows = self.meta[self.meta["type"].isin(bases())].sort_values("position")
+        texts = self.messages(rows["position"].to_numpy())
+        return {unit: turns_of(m)[2] for unit, m in zip(rows["unit_id"], texts, strict=True)}
 
     def digest(self) -> str:
         """A hash of this split's record ids and messages, in file order."""
