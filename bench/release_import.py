@@ -8,6 +8,8 @@ as the Hub's files have), then runs, each as its own process (peak RSS of that p
 :func:`bench.scale.measured`):
 
 - the import of N/4 rows and of N rows (streamed: its peak should not grow with N);
+- the split stage's sample of the N-row file (``split.source: import``: 200 test records drawn,
+  beside a 100-row ``stage3_cqa`` train folder), which reads only the row groups it draws from;
 - the baseline: ``pandas.read_parquet`` of the N-row file, what holding the table costs.
 
 Prints a JSON line per run and a markdown table for docs/benchmarks.md.
@@ -26,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.scale import measured
-from harness.hub_files import COLUMNS
+from harness.hub_files import COLUMNS, rows, write_repo
 
 WORDS = [
     "the",
@@ -74,10 +76,26 @@ def write_eval_repo(root: Path, n: int, *, group: int = 50_000) -> Path:
     return folder
 
 
+def split_sample(root: Path, out: Path) -> None:
+    """The split stage's import (:func:`curll.split.imported.imported_files`) of the folders under
+    ``root``, writing under ``out``; 200 records per stage and type of each split."""
+    from curll.config import load_params
+    from curll.split.imported import imported_files
+
+    p = load_params().split
+    paths = {k: str(out / f"{k}.parquet") for k in ("ratings", "units", "records", "rejects")}
+    imported = p.imported.model_copy(update={"dir": str(root), "train": 200, "validation": 200, "test": 200})
+    imported_files(p.model_copy(update={"imported": imported, "out": p.out.model_copy(update=paths)}))
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--split-sample", nargs=2, type=Path, metavar=("ROOT", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.split_sample:
+        split_sample(*args.split_sample)
+        return []
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -98,6 +116,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             wall, rss, failed = measured(cmd, cwd=Path.cwd())
             results.append({"run": f"import, {sizes[label]:,} rows", "wall_s": round(wall, 1),
                             "peak_rss_gib": round(rss, 3), "failed": failed})  # fmt: skip
+        write_repo(work / "N", "stage3_cqa", "cqa", {"train": rows("cqa", 3, 100)})
+        sample = ["--split-sample", str(work / "N"), str(work / "s")]
+        wall, rss, failed = measured([sys.executable, "-m", "bench.release_import", *sample], cwd=Path.cwd())
+        label = f"split's sample (200 test records), {args.rows:,} rows"
+        results.append({"run": label, "wall_s": round(wall, 1), "peak_rss_gib": round(rss, 3),
+                        "failed": failed})  # fmt: skip
         data = next(folders["N"].glob("data/*.parquet"))
         code = f"import pandas as pd; pd.read_parquet({str(data)!r})"
         wall, rss, failed = measured([sys.executable, "-c", code], cwd=Path.cwd())

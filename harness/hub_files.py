@@ -58,8 +58,10 @@ def write_repo(
     *,
     stage_type: pa.DataType = S,
     files: int = 1,
+    row_group_rows: int | None = None,
 ) -> Path:
-    """``root/name/data/<split>-0000i-of-0000n.parquet`` (rows dealt over ``files`` files) and a card."""
+    """``root/name/data/<split>-0000i-of-0000n.parquet`` (rows dealt over ``files`` files, in row
+    groups of ``row_group_rows``: one a file when None) and a card."""
     folder = root / name
     (folder / "data").mkdir(parents=True)
     schema = pa.schema([(c, stage_type if c == "stage" else t) for c, t in COLUMNS[kind]])
@@ -69,6 +71,7 @@ def write_repo(
             if stage_type != S:
                 part = [{**r, "stage": int(r["stage"])} for r in part]
             pq.write_table(pa.Table.from_pylist(part, schema=schema),
-                           folder / "data" / f"{split}-{f:05d}-of-{files:05d}.parquet")  # fmt: skip
+                           folder / "data" / f"{split}-{f:05d}-of-{files:05d}.parquet",
+                           row_group_size=row_group_rows)  # fmt: skip
     (folder / "README.md").write_text(f"---\ndataset_info:\n  config_name: default\n---\n# {name}\n")
     return folder

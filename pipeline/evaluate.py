@@ -114,6 +114,10 @@ def _gaps(params: Params, losses: pd.DataFrame) -> list[Gap]:
     """The trained stages and evaluated types with too few scored test records, and the counts
     (generated, kept by verify) that say why."""
     test = losses[(losses["split"] == "test") & (losses["tokens"] > 0)].drop_duplicates("record_id")
+    n_test = Counter((int(r["stage"]), str(r["type"])) for r in records(test))
+    if params.split.source == "import":  # the generation tables do not describe these records
+        return gaps(n_test, params.train.stages, params.evaluate.types, params.evaluate.min_items,
+                    generated=None, verified=None)  # fmt: skip
     generated: Counter[tuple[int, str]] = Counter()
     verified: Counter[tuple[int, str]] = Counter()
     for kind in params.evaluate.types:
@@ -121,7 +125,6 @@ def _gaps(params: Params, losses: pd.DataFrame) -> list[Gap]:
         for counts, path in ((generated, made), (verified, kept)):
             stages = read_table(path, instance_schema(kind), columns=["stage"])["stage"]
             counts.update((int(s), kind) for s in stages)
-    n_test = Counter((int(r["stage"]), str(r["type"])) for r in records(test))
     return gaps(n_test, params.train.stages, params.evaluate.types, params.evaluate.min_items,
                 generated=generated, verified=verified)  # fmt: skip
 

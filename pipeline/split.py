@@ -20,12 +20,18 @@ from curll.instances import TYPES
 from curll.llm.factory import engine_from_params, make_task
 from curll.schemas import IndicatorSchema, instance_schema
 from curll.split.files import split_files
+from curll.split.imported import imported_files
 from curll.split.units import RATING, rate
 from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:
     p, v = params.split, params.verify.out
+    if p.source == "import":
+        stats = imported_files(p)
+        write_json(p.out.stats, stats)
+        say("split: imported records " + ", ".join(f"{k} {n}" for k, n in stats["records"].items()))
+        return
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
     task = make_task(params, RATING, profile=p.rater)
 

@@ -1,8 +1,9 @@
 """DVC stage ``split_release``: the split records as a releasable dataset folder.
 
 Reads ``split.out.records`` (streamed, a batch at a time) and the model names of the verify
-tables of the seeded instance types (the models that wrote the data);
-writes ``out.dir`` (per-stage parquet splits + a dataset card, see :mod:`curll.release`) and
+tables of the seeded instance types (the models that wrote the data; with ``split.source:
+import`` no verify table: the card says which release sample the records are); writes
+``out.dir`` (per-stage parquet splits + a dataset card, see :mod:`curll.release`) and
 ``out.stats`` (counts and the hash of the params of the data stages). Push it with
 ``dvc push``; others get it with ``dvc pull split_release``.
 """
@@ -10,6 +11,7 @@ writes ``out.dir`` (per-stage parquet splits + a dataset card, see :mod:`curll.r
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 from curll.artifacts import read_table, write_json
@@ -50,16 +52,25 @@ def card_params(params: Params) -> dict[str, Any]:
 
 
 def run(params: Params) -> None:
-    p = params.split_release
-    tables = [read_table(params.verify.out.table(k), instance_schema(k), columns=["model"]) for k in seeded()]
-    models = sorted({m for t in tables for m in t["model"]})
+    p, imp = params.split_release, params.split.imported
+    made, models = "", []
+    if params.split.source == "import":
+        made = textwrap.fill(
+            f"Imported from the CurLL authors' release ({imp.layout} repositories under {imp.dir}): at most "
+            f"{imp.train} train, {imp.validation} validation and {imp.test} test records per stage and type, "
+            f"a sample seeded by split.seed ({params.split.seed}); the release's own splits are kept.",
+            96,
+        )
+    else:
+        tables = [read_table(params.verify.out.table(k), instance_schema(k), columns=["model"])
+                  for k in seeded()]  # fmt: skip
+        models = sorted({m for t in tables for m in t["model"]})
     dumped = card_params(params)
     digest = params_hash(dumped)
 
     def card(counts: Counts) -> str:
-        return dataset_card(
-            p.name, counts, models=models, params_digest=digest, params_json=json.dumps(dumped, indent=2)
-        )
+        return dataset_card(p.name, counts, models=models, params_digest=digest,
+                            params_json=json.dumps(dumped, indent=2), made=made)  # fmt: skip
 
     counts = write_release(iter_table(params.split.out.records, RecordSchema), p.out.dir, card=card)
     n = sum(sum(per.values()) for per in counts.values())

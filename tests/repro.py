@@ -24,7 +24,8 @@ import yaml
 from harness.commands import dvc, on_random_model, run
 
 ROOT = Path(__file__).resolve().parents[1]
-COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts", "checkpoints"]
+COPY = ["dvc.yaml", "params.yaml", ".dvcignore", ".dvc/config", "src", "pipeline", "prompts", "checkpoints",
+        "releases"]  # fmt: skip
 IGNORE = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
 #: the stages of the shared pipeline, and its inputs (copied from tests/data into the repo)
 STAGES = (6, 7)

@@ -18,3 +18,9 @@ def test_each_gap_says_where_its_items_went():
         found[1].why() == "3 generated, verify dropped them all" and found[2].why() == "none were generated"
     )
     assert gaps(test, [0], ["ir"], 5, generated=generated, verified=verified) == []
+
+
+def test_a_gap_in_imported_records_points_at_the_sample_not_at_generation():
+    found = gaps({(0, "ir"): 2}, [0], ["ir"], 5, generated=None, verified=None)
+    assert [(g.stage, g.type, g.test, g.generated) for g in found] == [(0, "ir", 2, None)]
+    assert "split.imported.test" in str(found[0]) and "generated" not in str(found[0])

@@ -93,3 +93,12 @@ def test_results_shows_the_identity_of_the_run_not_of_todays_params(tmp_path):
     assert "differs from" not in curll("results", cwd=tmp_path).stdout
     (out / "metrics.json").write_text(json.dumps({**METRICS, "run": {"params_hash": "x"}}))  # not ours
     assert f"params {run.params_hash} |" in curll("results", cwd=tmp_path).stdout  # today's identity
+
+
+def test_identity_of_a_run_on_imported_records_names_their_folder_not_the_llm(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("llm:\n  use: a\n  profiles:\n    a: {model: m}\n"
+                      "split: {source: import, imported: {dir: downloads}}\n")  # fmt: skip
+    assert identity(params).llm == "none: records imported from downloads/"
+    params.write_text(params.read_text().replace("source: import", "source: generated"))
+    assert identity(params).llm == "a (m)"

@@ -132,12 +132,33 @@ class SplitOutputs(Section):
     stats: PathStr
 
 
+class ImportedSplit(Section):
+    """``split.imported``: the CurLL authors' release as split's records (``split.source: import``).
+
+    dir holds the repository folders as the Hub's client downloads them (``stage0_cqa/``,
+    ``stage3_instruct_eval/``, ...); train, validation and test are the records kept per stage
+    and type of each split, a sample seeded by ``split.seed`` (docs/release-import.md).
+    """
+
+    dir: PathStr
+    layout: Literal["curll-hub"]
+    train: Positive
+    validation: Count
+    test: Positive
+
+
 class SplitParams(Section):
     """``split``: LLM quality ratings, test/val/train per indicator and type, decontamination.
 
     Units are IR pairs and passages; a passage carries its CQA and CSQA pairs into its split.
+    With ``source: import`` the records are a sample of an imported release instead, and the
+    rating, selection and decontamination params are not used.
     """
 
+    source: Literal["generated", "import"] = Field(
+        description="generated: this pipeline's verified instances | import: the release under imported.dir"
+    )
+    imported: ImportedSplit
     prompt: PathStr
     test_per_indicator: Count
     val_per_indicator: Count

@@ -4,7 +4,8 @@
 test records are fewer than ``min_items``, each with how many instances of that stage and type
 were generated and how many verify kept, so the message names the step to fix: nothing
 generated (more seeds or a better yield), all dropped by verify (its reasons are in
-``data/verify/rejects.parquet``), or too few kept for the split to put some in test.
+``data/verify/rejects.parquet``), or too few kept for the split to put some in test. For
+records imported from a release (``split.source: import``) the message points at the sample.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ class Gap:
     stage: int
     type: str
     test: int
-    generated: int
-    verified: int
+    generated: int | None  #: None: the records were imported, not generated
+    verified: int | None
 
     def why(self) -> str:
+        if self.generated is None or self.verified is None:
+            return "the imported sample holds no more: raise split.imported.test or add that eval repository"
         if self.generated == 0:
             return "none were generated"
         if self.verified == 0:
@@ -42,13 +45,17 @@ def gaps(
     types: Iterable[str],
     min_items: int,
     *,
-    generated: Counts,
-    verified: Counts,
+    generated: Counts | None,
+    verified: Counts | None,
 ) -> list[Gap]:
     """The (stage, type) pairs, in order, with fewer than ``min_items`` test records; counts
-    are keyed by (stage, type), a missing key counting 0."""
+    are keyed by (stage, type), a missing key counting 0; None for imported records."""
+
+    def count(counts: Counts | None, key: tuple[int, str]) -> int | None:
+        return None if counts is None else counts.get(key, 0)
+
     return [
-        Gap(s, t, test.get((s, t), 0), generated.get((s, t), 0), verified.get((s, t), 0))
+        Gap(s, t, test.get((s, t), 0), count(generated, (s, t)), count(verified, (s, t)))
         for s in sorted(stages)
         for t in types
         if test.get((s, t), 0) < min_items

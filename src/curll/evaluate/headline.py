@@ -185,9 +185,10 @@ _OUTPUTS = (":(exclude)data", ":(exclude)dvc.lock")
 
 def identity(params_file: Path, written: datetime | None = None) -> Identity:
     """Which run: the first 12 hex digits of the params file's SHA-256, ``llm.use`` (its
-    profile's model), the trained model's preset, budget and seeds (or how many checkpoints of
-    ``evaluate.checkpoints`` were scored in their place), the short commit of the
-    params file's repository (``+dirty`` when a tracked file other than the pipeline's own
+    profile's model; with ``split.source: import``, the folder the records came from), the
+    trained model's preset, budget and seeds (or how many checkpoints of
+    ``evaluate.checkpoints`` were scored in their place), the short commit of the params file's
+    repository (``+dirty`` when a tracked file other than the pipeline's own
     outputs, ``data/`` and ``dvc.lock``, differs from it; ``no git`` outside one) and
     ``written`` (UTC, to the minute; None: now)."""
     import yaml
@@ -212,6 +213,8 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
         trained = (
             f"none here: {len(checkpoints['models'])} checkpoints in {checkpoints.get('dir', 'checkpoints')}/"
         )
-    return Identity(
-        hashlib.sha256(raw).hexdigest()[:12], f"{use} ({model})" if model else use, commit, when, trained
-    )
+    made = f"{use} ({model})" if model else use
+    split = params.get("split") or {}
+    if split.get("source") == "import":  # no LLM wrote the records
+        made = f"none: records imported from {(split.get('imported') or {}).get('dir', 'releases')}/"
+    return Identity(hashlib.sha256(raw).hexdigest()[:12], made, commit, when, trained)

@@ -90,36 +90,51 @@ class _Writer:
             self.skipped.close()
 
 
+def row_records(
+    source: Source, path: Path, split: str, index: int, row: dict[str, Any], *, system: str
+) -> tuple[list[tuple[int, list[Any]]], list[tuple[int, str]]]:
+    """One source row as (pair, record in :data:`RECORDS` order) for each kept question and
+    (pair, reason) for each left out (pair -1: the whole row); a CurllError for a bad stage."""
+    kind = source.kind
+    stage = coerce_stage(row["stage"], file=path, row=index)
+    if source.stage is not None and stage != source.stage:
+        raise CurllError(f"stage {stage} in a folder named for stage {source.stage}",
+                         file=path, row=index, field="stage")  # fmt: skip
+    meta = {m: normalise(text(row.get(m))) for m in META}
+    iid = indicator_id(stage, meta["skill"], meta["subskill"], meta["goal"], meta["indicator"])
+    unit = _hash(kind.name, split, stage, row[kind.unit])
+    triples = kind.triples(row)
+    kept: list[tuple[int, list[Any]]] = []
+    skipped: list[tuple[int, str]] = [] if triples else [(-1, "no questions")]
+    for pair, (passage, question, answer) in enumerate(triples):
+        reason = "empty question" if not question.strip() else "empty answer" if not answer.strip() else ""
+        if reason:
+            skipped.append((pair, reason))
+            continue
+        chat = record_chat(system, user_turn(kind.type, question, passage), answer)
+        kept.append((pair, [record_id(source, path, index, pair), unit, stage, iid, meta["skill"],
+                            meta["subskill"], meta["indicator"], kind.type, split, chat]))  # fmt: skip
+    return kept, skipped
+
+
+def record_id(source: Source, path: Path, row: int, pair: int) -> str:
+    """The id of a source row's ``pair``-th question: content-free, so known before the row is read."""
+    return _hash(source.folder.name, source.kind.name, path.name, row, pair)
+
+
 def _read(source: Source, writer: _Writer, bar: tqdm[Any], *, system: str, batch_rows: int) -> int:
-    kind, read = source.kind, 0
+    read = 0
     for path, split in source.files:
         name = f"{source.folder.name}/data/{path.name}"
-        for index, row in rows(path, kind, batch_rows=batch_rows):
+        for index, row in rows(path, source.kind, batch_rows=batch_rows):
             read += 1
             bar.update()
-            stage = coerce_stage(row["stage"], file=path, row=index)
-            if source.stage is not None and stage != source.stage:
-                raise CurllError(f"stage {stage} in a folder named for stage {source.stage}",
-                                 file=path, row=index, field="stage")  # fmt: skip
-            meta = {m: normalise(text(row.get(m))) for m in META}
-            iid = indicator_id(stage, meta["skill"], meta["subskill"], meta["goal"], meta["indicator"])
-            unit = _hash(kind.name, split, stage, row[kind.unit])
-            triples = kind.triples(row)
-            if not triples:
-                writer.skip(name, index, -1, "no questions")
-            for pair, (passage, question, answer) in enumerate(triples):
-                reason = (
-                    "empty question" if not question.strip() else "empty answer" if not answer.strip() else ""
-                )
-                if reason:
-                    writer.skip(name, index, pair, reason)
-                    continue
-                chat = record_chat(system, user_turn(kind.type, question, passage), answer)
-                writer.buffer.append([_hash(source.folder.name, kind.name, path.name, index, pair), unit,
-                                      stage, iid,
-                                      meta["skill"], meta["subskill"], meta["indicator"], kind.type, split,
-                                      chat])  # fmt: skip
-                writer.counts[(stage, kind.type, split)] += 1
+            kept, skipped = row_records(source, path, split, index, row, system=system)
+            for pair, reason in skipped:
+                writer.skip(name, index, pair, reason)
+            for _, record in kept:
+                writer.buffer.append(record)
+                writer.counts[(record[2], record[7], split)] += 1
             if len(writer.buffer) >= batch_rows or len(writer.skips) >= batch_rows:
                 writer.flush()
     return read

@@ -7,7 +7,7 @@ time, so memory is bounded by a batch (``batch_rows``), not by the table.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,12 +108,31 @@ def coerce_stage(value: Any, *, file: Path, row: int) -> int:
     return int(text)
 
 
-def rows(path: Path, kind: Kind, *, batch_rows: int) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(0-based row in the file, row as a dict of the columns the kind reads), a batch at a time."""
+def rows(
+    path: Path, kind: Kind, *, batch_rows: int, only: Sequence[int] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(0-based row in the file, row as a dict of the columns the kind reads), a batch at a time;
+    with ``only`` (sorted row numbers) just those rows, reading only the row groups that hold them."""
     parquet = pq.ParquetFile(path)
     columns = ["stage", *kind.columns]
-    index = 0
-    for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
-        for row in batch.to_pylist():
-            yield index, row
-            index += 1
+    if only is None:
+        index = 0
+        for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
+            for row in batch.to_pylist():
+                yield index, row
+                index += 1
+        return
+    wanted, at, start = list(only), 0, 0
+    for group in range(parquet.num_row_groups):
+        n = parquet.metadata.row_group(group).num_rows
+        end = at
+        while end < len(wanted) and wanted[end] < start + n:
+            end += 1
+        if end > at:
+            table = parquet.read_row_group(group, columns=columns)
+            for offset in range(at, end, batch_rows):
+                picked = [w - start for w in wanted[offset : min(end, offset + batch_rows)]]
+                for w, row in zip(picked, table.take(picked).to_pylist(), strict=True):
+                    yield start + w, row
+            at = end
+        start += n

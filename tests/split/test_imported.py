@@ -1,0 +1,137 @@
+"""``split.source: import``: split's four tables from release folders in the authors' Hub layout
+(:mod:`harness.hub_files`), sampled per stage, type and split with a seed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from curll.artifacts import validate
+from curll.config import load_params
+from curll.config.verify import SplitParams
+from curll.errors import CurllError
+from curll.imports import import_release
+from curll.schemas import RatingSchema, RecordSchema, RejectSchema, UnitSchema
+from curll.split.imported import imported_files
+from curll.yields import YieldError
+from harness.hub_files import rows, write_repo
+
+
+def release(root: Path, stages: tuple[int, ...] = (0, 1), n: int = 12) -> Path:
+    """Every typed repository kind of each of ``stages``: train, val and test where the card has them."""
+    for s in stages:
+        write_repo(root, f"stage{s}_cqa", "cqa", {"train": rows("cqa", s, n, tag=f"c{s}")})
+        write_repo(root, f"stage{s}_csqa", "csqa", {"train": rows("csqa", s, n // 2, tag=f"s{s}")})
+        write_repo(root, f"stage{s}_instruct", "instruct", {"train": rows("instruct", s, n, tag=f"i{s}")})
+        for kind in ("cqa_eval", "csqa_eval", "instruct_eval"):
+            splits = {"val": rows(kind, s, 6, tag=f"v{kind}{s}"), "test": rows(kind, s, 8, tag=f"t{kind}{s}")}
+            write_repo(root, f"stage{s}_{kind}", kind, splits)
+    return root
+
+
+def params(tmp: Path, releases: Path, **caps: int) -> SplitParams:
+    p = load_params().split
+    out = p.out.model_copy(update={k: str(tmp / "split" / f"{k}.parquet")
+                                   for k in ("ratings", "units", "records", "rejects")})  # fmt: skip
+    imported = p.imported.model_copy(update={"dir": str(releases), **caps})
+    return p.model_copy(update={"source": "import", "imported": imported, "out": out})
+
+
+def counts(records: pd.DataFrame) -> Counter[tuple[int, str, str]]:
+    return Counter(zip(records["stage"], records["type"], records["split"], strict=True))
+
+
+def test_each_stage_type_and_split_keeps_at_most_its_cap(tmp_path: Path):
+    p = params(tmp_path, release(tmp_path / "releases"), train=5, validation=2, test=3)
+    stats = imported_files(p)
+    records = validate(pd.read_parquet(p.out.records), RecordSchema, source="records")
+    want = {"train": 5, "validation": 2, "test": 3}
+    # every (stage, type, split): cqa 12 train, csqa 6 rows x 2 pairs, ir 12; eval 6 val, 8 test
+    types = ("cqa", "csqa", "ir")
+    assert counts(records) == {(s, t, k): n for s in (0, 1) for t in types for k, n in want.items()}
+    assert stats["records"] == {f"{k}/{t}": 2 * n for k, n in want.items() for t in ("cqa", "csqa", "ir")}
+    have = {"train": 12, "validation": 6, "test": 8}  # csqa train: 6 rows of 2 pairs
+    assert stats["in_release"] == {f"{s}/{t}/{k}": n for s in (0, 1) for t in ("cqa", "csqa", "ir")
+                                   for k, n in have.items()}  # fmt: skip
+    assert list(records["stage"]) == sorted(records["stage"])  # split's own order
+    units = validate(pd.read_parquet(p.out.units), UnitSchema, source="units")
+    assert set(units["unit_id"]) == set(records["unit_id"])
+    assert set(units["type"]) == {"context", "ir"} and (units["rating"] == -1).all()
+    for path, schema in ((p.out.ratings, RatingSchema), (p.out.rejects, RejectSchema)):
+        assert validate(pd.read_parquet(path), schema, source=str(path)).empty
+
+
+def test_the_sample_is_seeded(tmp_path: Path):
+    releases = release(tmp_path / "releases", stages=(0,))
+    ids = {}
+    for name, seed in (("a", 1), ("b", 1), ("c", 2)):
+        p = params(tmp_path / name, releases, train=4, validation=1, test=1)
+        imported_files(p.model_copy(update={"seed": seed}))
+        ids[name] = set(pd.read_parquet(p.out.records)["record_id"])
+    assert ids["a"] == ids["b"] and ids["a"] != ids["c"]
+
+
+def test_each_drawn_record_is_the_full_imports_record_of_that_id(tmp_path: Path):
+    """The draw maps a position to (file, row, pair) without reading the text: every kept record,
+    csqa pairs and files of several row groups included, is what the whole import makes of it."""
+    root = tmp_path / "releases"
+    csqa = rows("csqa", 0, 40, pairs=3)
+    write_repo(root, "stage0_csqa", "csqa", {"train": csqa}, files=3, row_group_rows=3)
+    evals = {"test": rows("instruct_eval", 0, 30)}
+    write_repo(root, "stage0_instruct_eval", "instruct_eval", evals, files=2, row_group_rows=4)
+    p = params(tmp_path, root, train=25, validation=1, test=9)
+    imported_files(p, batch_rows=4)
+    sample = pd.read_parquet(p.out.records).set_index("record_id")
+    whole = import_release([(f, None) for f in sorted(root.iterdir())], tmp_path / "whole",
+                           system=p.system_prompt)  # fmt: skip
+    assert whole["records"] == 40 * 3 + 30
+    full = pd.read_parquet(tmp_path / "whole" / "records.parquet").set_index("record_id")
+    assert len(sample) == 25 + 9 and set(sample.index) <= set(full.index)
+    pd.testing.assert_frame_equal(sample, full.loc[sample.index])
+
+
+def test_an_empty_question_drawn_is_replaced_from_the_draws_spare(tmp_path: Path):
+    root = tmp_path / "releases"
+    train = rows("cqa", 0, 60)
+    for r in train[::12]:  # 5 empty: no more than the draw's 5 spare
+        r["question"] = " "
+    write_repo(root, "stage0_cqa", "cqa", {"train": train})
+    write_repo(root, "stage0_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 0, 4)})
+    p = params(tmp_path, root, train=20, validation=1, test=2)
+    stats = imported_files(p)
+    records = pd.read_parquet(p.out.records)
+    assert (records["split"] == "train").sum() == 20  # 25 drawn
+    assert not records["messages"].str.contains('"content": " ', regex=False).any()
+    assert 0 < stats["drawn_left_out"]["empty question"] <= 5 and len(stats["drawn_left_out"]) == 1
+
+
+def test_imported_records_stay_in_the_release_split(tmp_path: Path):
+    p = params(tmp_path, release(tmp_path / "releases", stages=(2,)), train=100, validation=100, test=100)
+    imported_files(p)
+    records = pd.read_parquet(p.out.records)
+    texts = records["messages"].str.extract(r"Question (\w+?)\d")[0]
+    assert set(records.loc[texts.str.startswith("c", na=False), "split"]) == {"train"}
+    assert set(records.loc[texts.str.startswith("t", na=False), "split"]) == {"test"}
+    assert set(records.loc[texts.str.startswith("v", na=False), "split"]) == {"validation"}
+
+
+def test_a_stage_with_no_eval_repository_is_refused_and_nothing_written(tmp_path: Path):
+    root = release(tmp_path / "releases", stages=(0,))
+    write_repo(root, "stage1_cqa", "cqa", {"train": rows("cqa", 1, 4)})
+    p = params(tmp_path, root, train=5, validation=1, test=1)
+    with pytest.raises(YieldError, match="stage 1 test"):
+        imported_files(p)
+    assert not (tmp_path / "split").exists() or not any((tmp_path / "split").glob("*.parquet"))
+
+
+@pytest.mark.parametrize("make", ["missing", "empty"])
+def test_no_release_folder_is_an_error_naming_the_key(tmp_path: Path, make: str):
+    root = tmp_path / "releases"
+    if make == "empty":
+        root.mkdir()
+        (root / "README.md").write_text("downloads go here\n")
+    with pytest.raises(CurllError, match=r"split\.imported\.dir"):
+        imported_files(params(tmp_path, root, train=5, validation=1, test=1))
