@@ -85,7 +85,8 @@ def split_sample(root: Path, out: Path) -> None:
     p = load_params().split
     paths = {k: str(out / f"{k}.parquet") for k in ("ratings", "units", "records", "rejects")}
     imported = p.imported.model_copy(update={"dir": str(root), "train": 200, "validation": 200, "test": 200})
-    imported_files(p.model_copy(update={"imported": imported, "out": p.out.model_copy(update=paths)}))
+    split = p.model_copy(update={"imported": imported, "out": p.out.model_copy(update=paths)})
+    imported_files(split, stages=[3], types=["cqa"])
 
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from pipeline.tools.console import say
 def run(params: Params) -> None:
     p, v = params.split, params.verify.out
     if p.source == "import":
-        stats = imported_files(p)
+        stats = imported_files(p, stages=params.train.stages, types=params.evaluate.types)
         write_json(p.out.stats, stats)
         say("split: imported records " + ", ".join(f"{k} {n}" for k, n in stats["records"].items()))
         return

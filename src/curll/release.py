@@ -137,8 +137,9 @@ def dataset_card(
     )
     types = sorted({t for _, _, t in counts})
     kinds = _listing([f"{t.title} ({t.name})" for t in TYPES.values()])
+    by = "a sample of the CurLL authors' release, laid out by curll" if made else "made by the curll pipeline"
     about = textwrap.fill(f"A developmental curriculum dataset in the CurLL layout: {kinds} for "
-                          "stages 0-4 (ages 5-10), made by the curll pipeline.", 96)  # fmt: skip
+                          f"stages 0-4 (ages 5-10), {by}.", 96)  # fmt: skip
     header = "| stage | split | " + " | ".join(types) + " |"
     rows = [
         f"| {stage} | {split} | " + " | ".join(str(counts.get((stage, split, t), 0)) for t in types) + " |"

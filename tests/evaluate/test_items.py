@@ -59,6 +59,15 @@ def test_items_recover_passage_question_and_reference():
     assert items["goal"].eq("Understand stories").all() and items["age_group"].eq("5-6").all()
 
 
+def test_an_item_whose_indicator_the_taxonomy_lacks_gets_its_stages_age_and_no_goal():
+    """Records imported from a release with another taxonomy: the judges still see an age."""
+    recs = records()
+    recs.loc[recs["stage"] == 0, "indicator_id"] = "f" * 16  # an indicator the taxonomy does not list
+    items = build_items(recs, inst.indicators(["i0", "i1"]), ("ir", "cqa"), max_per_type=0, seed=1)
+    assert len(items) == 4 and items["goal"].eq("").all()
+    assert items["age_group"].eq("0-5").all()  # stage 0's ages, where the taxonomy gives 5-6
+
+
 def test_every_item_asks_exactly_its_training_user_turn():
     """A CSQA question that itself begins "Question: " lost the label (removed for every type,
     put back only for CQA), so the test prompt differed from the trained one."""

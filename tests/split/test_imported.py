@@ -3,19 +3,22 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
 from curll.artifacts import validate
+from curll.chat import question_of, turns_of
 from curll.config import load_params
 from curll.config.verify import SplitParams
 from curll.errors import CurllError
 from curll.imports import import_release
 from curll.schemas import RatingSchema, RecordSchema, RejectSchema, UnitSchema
-from curll.split.imported import imported_files
+from curll.split.imported import PASSAGE_REQUEST, imported_files
 from curll.yields import YieldError
 from harness.hub_files import rows, write_repo
 
@@ -40,25 +43,39 @@ def params(tmp: Path, releases: Path, **caps: int) -> SplitParams:
     return p.model_copy(update={"source": "import", "imported": imported, "out": out})
 
 
+Stats = dict[str, Any]
+
+
+def run(p: SplitParams, stages: tuple[int, ...] = (0,), types: tuple[str, ...] = (), **kw: int) -> Stats:
+    """The split stage's import, requiring train records of ``stages`` and test records of ``types``."""
+    return imported_files(p, stages=stages, types=types, **kw)
+
+
 def counts(records: pd.DataFrame) -> Counter[tuple[int, str, str]]:
     return Counter(zip(records["stage"], records["type"], records["split"], strict=True))
 
 
 def test_each_stage_type_and_split_keeps_at_most_its_cap(tmp_path: Path):
     p = params(tmp_path, release(tmp_path / "releases"), train=5, validation=2, test=3)
-    stats = imported_files(p)
-    records = validate(pd.read_parquet(p.out.records), RecordSchema, source="records")
+    stats = run(p, stages=(0, 1), types=("ir", "cqa", "csqa"))
+    every = validate(pd.read_parquet(p.out.records), RecordSchema, source="records")
+    records = every[every["type"] != "context"]
     want = {"train": 5, "validation": 2, "test": 3}
     # every (stage, type, split): cqa 12 train, csqa 6 rows x 2 pairs, ir 12; eval 6 val, 8 test
     types = ("cqa", "csqa", "ir")
     assert counts(records) == {(s, t, k): n for s in (0, 1) for t in types for k, n in want.items()}
-    assert stats["records"] == {f"{k}/{t}": 2 * n for k, n in want.items() for t in ("cqa", "csqa", "ir")}
+    passages = every[every["type"] == "context"]
+    asked = records[records["type"].isin(["cqa", "csqa"])]
+    assert sorted(passages["unit_id"]) == sorted(set(asked["unit_id"]))  # one passage record a unit
+    assert stats["records"] == {f"{k}/{t}": 2 * n for k, n in want.items() for t in ("cqa", "csqa", "ir")} | {
+        f"{k}/context": n for k, n in Counter(passages["split"]).items()
+    }
     have = {"train": 12, "validation": 6, "test": 8}  # csqa train: 6 rows of 2 pairs
     assert stats["in_release"] == {f"{s}/{t}/{k}": n for s in (0, 1) for t in ("cqa", "csqa", "ir")
                                    for k, n in have.items()}  # fmt: skip
-    assert list(records["stage"]) == sorted(records["stage"])  # split's own order
+    assert list(every["stage"]) == sorted(every["stage"])  # split's own order
     units = validate(pd.read_parquet(p.out.units), UnitSchema, source="units")
-    assert set(units["unit_id"]) == set(records["unit_id"])
+    assert set(units["unit_id"]) == set(every["unit_id"])
     assert set(units["type"]) == {"context", "ir"} and (units["rating"] == -1).all()
     for path, schema in ((p.out.ratings, RatingSchema), (p.out.rejects, RejectSchema)):
         assert validate(pd.read_parquet(path), schema, source=str(path)).empty
@@ -69,7 +86,7 @@ def test_the_sample_is_seeded(tmp_path: Path):
     ids = {}
     for name, seed in (("a", 1), ("b", 1), ("c", 2)):
         p = params(tmp_path / name, releases, train=4, validation=1, test=1)
-        imported_files(p.model_copy(update={"seed": seed}))
+        run(p.model_copy(update={"seed": seed}))
         ids[name] = set(pd.read_parquet(p.out.records)["record_id"])
     assert ids["a"] == ids["b"] and ids["a"] != ids["c"]
 
@@ -83,14 +100,23 @@ def test_each_drawn_record_is_the_full_imports_record_of_that_id(tmp_path: Path)
     evals = {"test": rows("instruct_eval", 0, 30)}
     write_repo(root, "stage0_instruct_eval", "instruct_eval", evals, files=2, row_group_rows=4)
     p = params(tmp_path, root, train=25, validation=1, test=9)
-    imported_files(p, batch_rows=4)
-    sample = pd.read_parquet(p.out.records).set_index("record_id")
+    run(p, types=("ir",), batch_rows=4)
+    every = pd.read_parquet(p.out.records)
+    sample = every[every["type"] != "context"].set_index("record_id")
     whole = import_release([(f, None) for f in sorted(root.iterdir())], tmp_path / "whole",
                            system=p.system_prompt)  # fmt: skip
     assert whole["records"] == 40 * 3 + 30
     full = pd.read_parquet(tmp_path / "whole" / "records.parquet").set_index("record_id")
     assert len(sample) == 25 + 9 and set(sample.index) <= set(full.index)
     pd.testing.assert_frame_equal(sample, full.loc[sample.index])
+    # each passage record holds the passage its unit's questions are asked on, in their split
+    for r in every[every["type"] == "context"].to_dict("records"):
+        _, user, passage = turns_of(str(r["messages"]))
+        questions = sample[sample["unit_id"] == r["unit_id"]]
+        assert user == PASSAGE_REQUEST and set(questions["split"]) == {r["split"]} and len(questions)
+        for m in questions["messages"]:
+            asked = turns_of(m)[1]
+            assert asked.startswith(passage + "\n\n") and question_of("csqa", asked, passage) != asked
 
 
 def test_an_empty_question_drawn_is_replaced_from_the_draws_spare(tmp_path: Path):
@@ -101,16 +127,18 @@ def test_an_empty_question_drawn_is_replaced_from_the_draws_spare(tmp_path: Path
     write_repo(root, "stage0_cqa", "cqa", {"train": train})
     write_repo(root, "stage0_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 0, 4)})
     p = params(tmp_path, root, train=20, validation=1, test=2)
-    stats = imported_files(p)
+    stats = run(p)
     records = pd.read_parquet(p.out.records)
-    assert (records["split"] == "train").sum() == 20  # 25 drawn
-    assert not records["messages"].str.contains('"content": " ', regex=False).any()
+    asked = records[records["type"] == "cqa"]
+    assert (asked["split"] == "train").sum() == 20  # 25 drawn
+    questions = [turns_of(m)[1].rsplit("Question:", 1)[1].strip() for m in asked["messages"]]
+    assert all(questions)  # no empty question kept
     assert 0 < stats["drawn_left_out"]["empty question"] <= 5 and len(stats["drawn_left_out"]) == 1
 
 
 def test_imported_records_stay_in_the_release_split(tmp_path: Path):
     p = params(tmp_path, release(tmp_path / "releases", stages=(2,)), train=100, validation=100, test=100)
-    imported_files(p)
+    run(p, stages=(2,))
     records = pd.read_parquet(p.out.records)
     texts = records["messages"].str.extract(r"Question (\w+?)\d")[0]
     assert set(records.loc[texts.str.startswith("c", na=False), "split"]) == {"train"}
@@ -118,13 +146,48 @@ def test_imported_records_stay_in_the_release_split(tmp_path: Path):
     assert set(records.loc[texts.str.startswith("v", na=False), "split"]) == {"validation"}
 
 
-def test_a_stage_with_no_eval_repository_is_refused_and_nothing_written(tmp_path: Path):
-    root = release(tmp_path / "releases", stages=(0,))
-    write_repo(root, "stage1_cqa", "cqa", {"train": rows("cqa", 1, 4)})
+@pytest.mark.parametrize(
+    ("stages", "types", "named"),
+    [
+        ((0, 1), (), "no stage 1 train records"),
+        ((0,), ("ir", "csqa"), "no stage 0 csqa test records (stage0_csqa_eval)"),
+    ],
+)
+def test_a_trained_stage_or_evaluated_type_the_import_lacks_is_refused_and_nothing_written(
+    tmp_path: Path, stages: tuple[int, ...], types: tuple[str, ...], named: str
+):
+    root = tmp_path / "releases"
+    write_repo(root, "stage0_instruct", "instruct", {"train": rows("instruct", 0, 4)})
+    write_repo(root, "stage0_instruct_eval", "instruct_eval", {"test": rows("instruct_eval", 0, 4)})
+    write_repo(root, "stage1_instruct_eval", "instruct_eval", {"test": rows("instruct_eval", 1, 4)})
     p = params(tmp_path, root, train=5, validation=1, test=1)
-    with pytest.raises(YieldError, match="stage 1 test"):
-        imported_files(p)
+    with pytest.raises(YieldError, match=re.escape(named)):
+        run(p, stages=stages, types=types)
     assert not (tmp_path / "split").exists() or not any((tmp_path / "split").glob("*.parquet"))
+
+
+def test_a_train_repositorys_val_and_test_files_are_set_aside(tmp_path: Path):
+    """Test and validation come from the _eval repositories alone: stage<N>_instruct's own val and
+    test files (which the card lists) are counted, never drawn."""
+    root = tmp_path / "releases"
+    write_repo(root, "stage0_instruct", "instruct", {"train": rows("instruct", 0, 6, tag="a"),
+                                                     "val": rows("instruct", 0, 5, tag="b"),
+                                                     "test": rows("instruct", 0, 7, tag="c")})  # fmt: skip
+    write_repo(root, "stage0_instruct_eval", "instruct_eval", {"test": rows("instruct_eval", 0, 4, tag="e")})
+    p = params(tmp_path, root, train=100, validation=100, test=100)
+    stats = run(p, types=("ir",))
+    records = pd.read_parquet(p.out.records)
+    assert counts(records) == {(0, "ir", "train"): 6, (0, "ir", "test"): 4}
+    assert not records["messages"].str.contains("thing [bc]", regex=True).any()
+    assert stats["set_aside"] == {"stage0_instruct/data/val-00000-of-00001.parquet": 5,
+                                  "stage0_instruct/data/test-00000-of-00001.parquet": 7}  # fmt: skip
+
+
+def test_a_folder_not_named_as_its_repository_is_refused_by_name(tmp_path: Path):
+    root = release(tmp_path / "releases", stages=(0,))
+    (root / "stage0_cqa").rename(root / "my_cqa")
+    with pytest.raises(CurllError, match=r"my_cqa.*rename it"):
+        run(params(tmp_path, root, train=5, validation=1, test=1))
 
 
 @pytest.mark.parametrize("make", ["missing", "empty"])
@@ -134,4 +197,4 @@ def test_no_release_folder_is_an_error_naming_the_key(tmp_path: Path, make: str)
         root.mkdir()
         (root / "README.md").write_text("downloads go here\n")
     with pytest.raises(CurllError, match=r"split\.imported\.dir"):
-        imported_files(params(tmp_path, root, train=5, validation=1, test=1))
+        run(params(tmp_path, root, train=5, validation=1, test=1))

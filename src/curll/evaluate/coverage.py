@@ -28,7 +28,9 @@ class Gap:
 
     def why(self) -> str:
         if self.generated is None or self.verified is None:
-            return "the imported sample holds no more: raise split.imported.test or add that eval repository"
+            if self.test == 0:
+                return "no eval repository of this stage and type was imported"
+            return "the imported sample holds no more: raise split.imported.test"
         if self.generated == 0:
             return "none were generated"
         if self.verified == 0:

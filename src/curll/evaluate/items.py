@@ -28,6 +28,7 @@ import pandas as pd
 from curll.artifacts import records as records_of
 from curll.chat import CUT, question_of, turns_of
 from curll.instances import TYPES, bases
+from curll.taxonomy.model import age_group
 
 ITEM_COLUMNS = [
     "item_id", "stage", "indicator_id", "skill", "subskill", "goal", "indicator", "age_group", "type",
@@ -37,16 +38,13 @@ ITEM_COLUMNS = [
 TOO_LONG = "prompt_too_long"
 
 
-#: goal and age group of a record whose indicator the taxonomy lacks (one imported from a release)
-_UNKNOWN = {"goal": "", "age_group": ""}
-
-
 def build_items(
     records: pd.DataFrame, indicators: pd.DataFrame, types: tuple[str, ...], *, max_per_type: int, seed: int
 ) -> pd.DataFrame:
     """Test items of ``types``; at most ``max_per_type`` per stage and type (0: all), a sample
     drawn with ``seed`` from the records sorted by id (so the same records give the same items).
-    A record whose indicator the taxonomy lacks (imported from a release) has no goal or age group."""
+    A record whose indicator the taxonomy lacks (imported from a release) has no goal, and the
+    age group of its stage (:func:`curll.taxonomy.model.age_group`)."""
     test = records[records["split"] == "test"].sort_values("record_id")
     passage_records = test[test["type"].isin(bases())]  # a passage record's assistant turn is its text
     passages = {r["unit_id"]: turns_of(r["messages"])[2] for r in records_of(passage_records)}
@@ -61,7 +59,8 @@ def build_items(
         question = question_of(r["type"], user, context)
         if on_passage:
             seen[key] = seen.get(key, 0) + 1
-        meta = info.loc[r["indicator_id"]] if r["indicator_id"] in info.index else _UNKNOWN
+        known = r["indicator_id"] in info.index  # not when imported from a release with another taxonomy
+        meta = info.loc[r["indicator_id"]] if known else {"goal": "", "age_group": age_group(int(r["stage"]))}
         rows.append([r["record_id"], r["stage"], r["indicator_id"], r["skill"], r["subskill"], meta["goal"],
                      r["indicator"], meta["age_group"], r["type"], system, context, question, reference,
                      seen.get(key, 1), ""])  # fmt: skip

@@ -112,7 +112,8 @@ def rows(
     path: Path, kind: Kind, *, batch_rows: int, only: Sequence[int] | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """(0-based row in the file, row as a dict of the columns the kind reads), a batch at a time;
-    with ``only`` (sorted row numbers) just those rows, reading only the row groups that hold them."""
+    with ``only`` (sorted row numbers) just those rows, reading only the row groups that hold them
+    (memory then bounded by a row group's columns, not by ``batch_rows``)."""
     parquet = pq.ParquetFile(path)
     columns = ["stage", *kind.columns]
     if only is None:

@@ -2,58 +2,56 @@
 
 Contract of :func:`imported_files`: opens every repository folder under ``split.imported.dir``
 (each named ``stage<N>_<kind>`` as the Hub's client downloads it; :mod:`curll.imports`) and keeps
-a seeded sample of at most ``split.imported.<split>`` records per (stage, type, split). The sample
-is drawn before any text is read: a record's id is content-free (folder, file, row, pair), so
-the draw needs only each file's row count (and, for ``csqa``, each row's number of pairs), and
-then only the row groups holding drawn rows are read. A group draws a tenth more than its cap
-(at least 5 more), in the draw's order, so a question or answer found empty is replaced; a group
-with more empty ones than that keeps fewer. The draw is ``numpy.random.default_rng`` seeded with
-(``split.seed``, stage, type, split) over the group's records in folder and file order: the same
-folders give the same sample. The release's own splits are kept (its eval repositories are test
-and validation, its train repositories train); nothing is rated or decontaminated.
+a seeded sample of at most ``split.imported.<split>`` records per (stage, type, split), drawn
+before the text is read (:mod:`curll.imports.sample`: test and validation from the ``_eval``
+repositories, train from the others' train files). Nothing is rated or decontaminated.
 
-Writes, all or none (a stage of the import with no train or no test records is an error before
-anything is renamed into place):
+Every stage of ``stages`` (``train.stages``) must get train records and test records of every
+type of ``types`` (``evaluate.types``): otherwise a YieldError naming the stage, type and the
+repository to add, before anything is written. Writes, all or none:
 
-- ``out.records``: the sample (RecordSchema), by (stage, split, type, record id) as split's own;
+- ``out.records``: the sample (RecordSchema), by (stage, split, type, record id) as split's own,
+  and one ``context`` record per unit of the kept CQA and CSQA questions, its passage as the
+  assistant turn (:func:`passage_records`; on top of the caps);
 - ``out.units``: one row per unit of a kept record (its first record's type, stage and
   indicator; rating -1, rank by hash within stage, indicator and type, never contaminated);
 - ``out.ratings`` and ``out.rejects``: no rows.
 
-Memory holds the drawn records (about the sum of the caps) and one ``int64`` per row of a
-``csqa`` file being counted, never a table's text.
+Memory holds the drawn records (about the sum of the caps), never a table's text.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
 from curll.artifacts import empty_table
 from curll.config.verify import SplitParams
 from curll.errors import CurllError
 from curll.instances import TYPES
-from curll.schemas import SPLITS, RatingSchema, RecordSchema, RejectSchema, UnitSchema
+from curll.schemas import RatingSchema, RecordSchema, RejectSchema, UnitSchema
 from curll.split.core import RecordCounts, record_counts
 from curll.streaming import write_table_streams
 from curll.yields import YieldError
 
 #: the seeded type a record of each imported type belongs to (a passage or an IR pair)
 _UNIT_TYPE = {name: (t.on or name) for name, t in TYPES.items()}
-#: (stage, type, split)
-Group = tuple[int, str, str]
+#: the user turn of an imported passage's record (the release does not keep what asked for it)
+PASSAGE_REQUEST = "Write a short text for a child to read."
+#: the release's repository kinds that hold each record type, for the error naming what to add
+_KINDS = {"ir": "instruct", "cqa": "cqa", "csqa": "csqa"}
 
 
 def repositories(folder: Path) -> list[Path]:
-    """The repository folders under ``folder`` (hidden ones and plain files left out), by name;
-    a CurllError naming ``folder`` when it is missing or holds none."""
+    """The repository folders under ``folder`` (hidden ones and plain files left out), by name,
+    each named ``stage<N>_<kind>``; a CurllError naming the folder or key otherwise."""
+    from curll.imports.curll_hub import FOLDER
+
     if not folder.is_dir():
         why = "not a folder: with split.source import, split.imported.dir holds the downloaded repositories"
         raise CurllError(why, file=folder, field="split.imported.dir")
@@ -61,60 +59,15 @@ def repositories(folder: Path) -> list[Path]:
     if not found:
         raise CurllError("no repository folder (stage<N>_cqa/, stage<N>_instruct_eval/, ...) to import",
                          file=folder, field="split.imported.dir")  # fmt: skip
+    for path in found:
+        if not FOLDER.match(path.name) and not path.name.endswith(("_train", "_c_all")):
+            raise CurllError("not named as its Hub repository (stage<N>_<kind>, kind cqa, csqa, instruct "
+                             "or one of them with _eval): rename it", file=path)  # fmt: skip
     return found
 
 
 def _key(seed: int, unit_id: str) -> bytes:
     return hashlib.sha256(f"{seed}\x1f{unit_id}".encode()).digest()[:8]
-
-
-@dataclass
-class _Draw:
-    """What to read: per file, row -> [(pair, group, rank in the draw)]."""
-
-    picks: dict[Path, dict[int, list[tuple[int, Group, int]]]] = field(default_factory=dict)
-    available: Counter[Group] = field(default_factory=Counter)
-
-
-def _starts(path: Path, kind: Any, batch_rows: int) -> tuple[int, np.ndarray | None]:
-    """(questions in a file, the position of each row's first question); the positions are None
-    where every row holds one question (all kinds but ``csqa``, whose rows hold a list)."""
-    file = pq.ParquetFile(path)
-    if kind.name != "csqa":
-        return file.metadata.num_rows, None
-    import pyarrow.compute as pc
-
-    parts = [pc.list_value_length(b.column(0)).fill_null(0).to_numpy(zero_copy_only=False)
-             for b in file.iter_batches(batch_size=batch_rows, columns=["csqa"])]  # fmt: skip
-    pairs = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
-    return int(pairs.sum()), np.cumsum(pairs) - pairs
-
-
-def draw(sources: list[Any], caps: dict[str, int], seed: int, batch_rows: int = 65536) -> _Draw:
-    """The seeded draw of the module docstring, over opened sources (:func:`open_source`)."""
-    files: dict[Group, list[tuple[Path, int, np.ndarray | None]]] = defaultdict(list)
-    for source in sources:
-        for path, split in source.files:
-            n, starts = _starts(path, source.kind, batch_rows)
-            files[(source.stage, source.kind.type, split)].append((path, n, starts))
-    out = _Draw()
-    types, splits = sorted(TYPES), list(SPLITS)
-    for group, parts in sorted(files.items()):
-        stage, kind, split = group
-        ends = np.cumsum([n for _, n, _ in parts])
-        total = int(ends[-1]) if len(ends) else 0
-        out.available[group] = total
-        cap = caps[split]
-        k = min(total, cap + max(5, cap // 10)) if cap else 0
-        rng = np.random.default_rng([seed, stage, types.index(kind), splits.index(split)])
-        for rank, position in enumerate(rng.choice(total, size=k, replace=False).tolist()):
-            f = int(np.searchsorted(ends, position, side="right"))
-            path, _, starts = parts[f]
-            local = position - (int(ends[f - 1]) if f else 0)
-            row = local if starts is None else int(np.searchsorted(starts, local, side="right")) - 1
-            pair = 0 if starts is None else local - int(starts[row])
-            out.picks.setdefault(path, {}).setdefault(row, []).append((pair, group, rank))
-    return out
 
 
 def units_of(records: pd.DataFrame, seed: int) -> pd.DataFrame:
@@ -129,40 +82,28 @@ def units_of(records: pd.DataFrame, seed: int) -> pd.DataFrame:
     return units[columns].sort_values("unit_id").reset_index(drop=True)
 
 
-def imported_files(p: SplitParams, *, batch_rows: int = 8192) -> dict[str, Any]:
+def imported_files(
+    p: SplitParams, *, stages: Sequence[int], types: Sequence[str], batch_rows: int = 8192
+) -> dict[str, Any]:
     """See the module docstring; returns the stats (records per split and type, per stage and
-    split, the sample's caps, each group's records in the release, drawn questions left out)."""
-    from tqdm.auto import tqdm
-
-    from curll.imports.importer import RECORDS, row_records
-    from curll.imports.reader import open_source, rows
+    split, the sample's caps, each group's questions in the release, the files set aside, the
+    drawn questions left out per reason)."""
+    from curll.imports.importer import RECORDS
+    from curll.imports.reader import open_source
+    from curll.imports.sample import draw, read_drawn
 
     imp = p.imported
     caps = {"train": imp.train, "validation": imp.validation, "test": imp.test}
     sources = [open_source(folder, None) for folder in repositories(Path(imp.dir))]
-    plan = draw(sources, caps, p.seed)
-    found: dict[Group, list[tuple[int, list[Any]]]] = defaultdict(list)
-    left_out: Counter[str] = Counter()
-    with tqdm(total=sum(len(r) for r in plan.picks.values()), desc="split: import", unit="row") as bar:
-        for source in sources:
-            for path, split in source.files:
-                picks = plan.picks.get(path, {})
-                for index, row in rows(path, source.kind, batch_rows=batch_rows, only=sorted(picks)):
-                    bar.update()
-                    kept, skipped = row_records(source, path, split, index, row, system=p.system_prompt)
-                    by_pair = dict(kept)
-                    for pair, group, rank in picks[index]:
-                        if pair in by_pair:
-                            found[group].append((rank, by_pair[pair]))
-                        else:
-                            left_out[next((r for q, r in skipped if q in (pair, -1)), "no such pair")] += 1
-    chosen = [rec for group in sorted(found) for _, rec in sorted(found[group])[: caps[group[2]]]]
-    kept_records = pd.DataFrame(chosen, columns=RECORDS.names) if chosen else empty_table(RecordSchema)
-    kept_records = kept_records.sort_values(["stage", "split", "type", "record_id"]).reset_index(drop=True)
-    counts = record_counts(kept_records)
-    _require(counts, stages=sorted({g[0] for g in plan.available}))
-    units = units_of(kept_records, p.seed)
-    tables = [empty_table(RatingSchema), units, kept_records, empty_table(RejectSchema)]
+    plan = draw(sources, caps, p.seed, list(TYPES))
+    found, left_out = read_drawn(sources, plan, system=p.system_prompt, batch_rows=batch_rows)
+    chosen = [hit for group in sorted(found) for hit in sorted(found[group])[: caps[group[2]]]]
+    rows = [record for _, record, _ in chosen] + passage_records(chosen, p.system_prompt)
+    kept = pd.DataFrame(rows, columns=RECORDS.names) if rows else empty_table(RecordSchema)
+    kept = kept.sort_values(["stage", "split", "type", "record_id"]).reset_index(drop=True)
+    counts = record_counts(kept)
+    require(counts, stages, types)
+    tables = [empty_table(RatingSchema), units_of(kept, p.seed), kept, empty_table(RejectSchema)]
     write_table_streams([
         (p.out.ratings, RatingSchema),
         (p.out.units, UnitSchema),
@@ -173,10 +114,27 @@ def imported_files(p: SplitParams, *, batch_rows: int = 8192) -> dict[str, Any]:
         "source": "import",
         "sample": {"per_stage_and_type": caps, "seed": p.seed},
         "in_release": {"/".join(map(str, g)): n for g, n in sorted(plan.available.items())},
+        "set_aside": plan.aside,
         "drawn_left_out": dict(sorted(left_out.items())),
         "records": _by(counts, lambda k: (k[1], k[2])),
         "records_per_stage": _by(counts, lambda k: (k[0], k[1])),
     }
+
+
+def passage_records(hits: list[Any], system: str) -> list[list[Any]]:
+    """One record of type ``context`` per unit of the questions asked on a passage (``hits``:
+    :data:`curll.imports.sample.Hit`): the passage as its assistant turn (as curll's own records
+    hold their passages), in the unit's split, with its first question's stage and indicator."""
+    from curll.chat import record_chat
+
+    out: dict[str, list[Any]] = {}
+    for _, record, passage in hits:
+        unit, kind = record[1], record[7]
+        if TYPES[kind].on and unit not in out:
+            rid = hashlib.sha256(f"passage\x1f{unit}".encode()).hexdigest()[:16]
+            out[unit] = [rid, unit, *record[2:7], TYPES[kind].on, record[8],
+                         record_chat(system, PASSAGE_REQUEST, passage)]  # fmt: skip
+    return list(out.values())
 
 
 def _by(counts: RecordCounts, key: Any) -> dict[str, int]:
@@ -186,13 +144,20 @@ def _by(counts: RecordCounts, key: Any) -> dict[str, int]:
     return {"/".join(str(x) for x in k): n for k, n in sorted(out.items())}
 
 
-def _require(counts: RecordCounts, stages: list[int]) -> None:
-    """Every imported stage needs train and test records (a release stage with eval folders only,
-    or train folders only, cannot be trained and scored)."""
-    per: Counter[tuple[int, str]] = Counter()
-    for (stage, split, _), n in counts.items():
-        per[(stage, split)] += n
-    empty = [f"stage {s} {k}" for s in stages for k in ("train", "test") if not per.get((s, k))]
-    if empty:
-        raise YieldError(f"split: the import has no records for {', '.join(empty)}: add that stage's "
-                         "train repositories (stage<N>_cqa, _csqa, _instruct) and _eval ones")  # fmt: skip
+def require(counts: RecordCounts, stages: Sequence[int], types: Sequence[str]) -> None:
+    """Each of ``stages`` needs train records and test records of each of ``types``; else a
+    YieldError naming them and the repositories to add (or the params key to change)."""
+    train: Counter[int] = Counter()
+    test: set[tuple[int, str]] = set()
+    for (stage, split, kind), n in counts.items():
+        if split == "train" and n:
+            train[stage] += n
+        if split == "test" and n:
+            test.add((stage, kind))
+    missing = [f"stage {s} train records (stage{s}_cqa, _csqa or _instruct)" for s in stages if not train[s]]
+    missing += [f"stage {s} {t} test records (stage{s}_{_KINDS.get(t, t)}_eval)"
+                for s in stages for t in types if (s, t) not in test]  # fmt: skip
+    if missing:
+        why = "split: the import has no " + "; no ".join(missing)
+        raise YieldError(f"{why}: download those repositories into split.imported.dir, or leave the stage "
+                         "out of train.stages or the type out of evaluate.types")  # fmt: skip
