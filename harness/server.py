@@ -54,6 +54,15 @@ class FakeChatServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}/v1"
 
+    def streams(self, n: int, timeout_s: float = 5.0) -> list[int]:
+        """``streamed`` once it holds ``n`` streams: a stream is counted after its last byte is
+        sent, so the client can be done with it a moment before the server is."""
+        deadline = time.monotonic() + timeout_s
+        while len(self.streamed) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with self._lock:
+            return list(self.streamed)
+
     def __enter__(self) -> Self:
         self._thread.start()
         return self

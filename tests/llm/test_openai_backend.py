@@ -159,7 +159,7 @@ def test_stop_loops_streams_and_hangs_up_on_a_loop(server):
     [result] = engine.run([req("hello")])
     assert result.status == "ok" and result.parsed == {"echo": "hello"}  # the loop was asked again
     assert result.attempts == 2 and all(r["stream"] for r in server.requests)
-    looped, answered = server.streamed
+    looped, answered = server.streams(2)
     assert looped < 200 < server.loop_events  # cut off early: 48 pieces make a loop, not 2,000
     assert answered == 2  # {"echo": "hello"} streams as two words
 
