@@ -26,13 +26,12 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from curll.imports.reader import Source
+from curll.schemas import SPLITS
 
 #: (stage, type, split)
 Group = tuple[int, str, str]
 #: a drawn question found: (rank in its group's draw, record in RECORDS order, its passage)
 Hit = tuple[int, list[Any], str]
-#: the splits a draw knows, in a fixed order (part of each group's seed)
-_SPLITS = ("train", "validation", "test")
 
 
 @dataclass
@@ -82,7 +81,7 @@ def draw(
         out.available[group] = total
         cap = caps[split]
         k = min(total, cap + max(5, cap // 10)) if cap else 0
-        rng = np.random.default_rng([seed, stage, types.index(kind), _SPLITS.index(split)])
+        rng = np.random.default_rng([seed, stage, types.index(kind), list(SPLITS).index(split)])
         for rank, position in enumerate(rng.choice(total, size=k, replace=False).tolist()):
             f = int(np.searchsorted(ends, position, side="right"))
             path, _, starts = parts[f]
