@@ -56,8 +56,9 @@ def run(params: Params) -> None:
     made, models = "", []
     if params.split.source == "import":
         made = textwrap.fill(
-            f"Imported from the CurLL authors' release ({imp.layout} repositories under {imp.dir}): at most "
-            f"{imp.train} train, {imp.validation} validation and {imp.test} test records per stage and type, "
+            f"Imported from the CurLL authors' release ({imp.layout} repositories under {imp.dir}): at "
+            f"most {imp.train} train, {imp.validation} validation and {imp.test} test questions per stage "
+            "and type, and a passage record for each passage they ask about (curll wrote its request), "
             f"a sample seeded by split.seed ({params.split.seed}); the release's own splits are kept.",
             96,
         )

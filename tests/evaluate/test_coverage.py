@@ -24,4 +24,4 @@ def test_a_gap_in_imported_records_points_at_the_sample_not_at_generation():
     found = gaps({(0, "ir"): 2}, [0], ["ir", "cqa"], 5, generated=None, verified=None)
     assert [(g.type, g.test, g.generated) for g in found] == [("ir", 2, None), ("cqa", 0, None)]
     assert "split.imported.test" in str(found[0]) and "generated" not in str(found[0])
-    assert "no eval repository" in str(found[1])
+    assert "train.context" in str(found[1])

@@ -198,3 +198,25 @@ def test_no_release_folder_is_an_error_naming_the_key(tmp_path: Path, make: str)
         (root / "README.md").write_text("downloads go here\n")
     with pytest.raises(CurllError, match=r"split\.imported\.dir"):
         run(params(tmp_path, root, train=5, validation=1, test=1))
+
+
+def test_rows_of_one_id_on_different_passages_are_different_units(tmp_path: Path):
+    """A unit is one passage: an eval ``id`` whose rows hold other passages gives each its own
+    unit and passage record, so every item is asked on its own passage."""
+    root = tmp_path / "releases"
+    write_repo(root, "stage0_cqa", "cqa", {"train": rows("cqa", 0, 4)})
+    evals = rows("cqa_eval", 0, 4)
+    for i, r in enumerate(evals):
+        r["id"], r["context"] = "one", f"Passage number {i}."
+    write_repo(root, "stage0_cqa_eval", "cqa_eval", {"test": evals})
+    p = params(tmp_path, root, train=4, validation=1, test=4)
+    run(p, types=("cqa",))
+    records = pd.read_parquet(p.out.records)
+    test = records[records["split"] == "test"]
+    passages = {
+        r["unit_id"]: turns_of(r["messages"])[2] for r in test[test["type"] == "context"].to_dict("records")
+    }
+    asked = test[test["type"] == "cqa"]
+    assert len(passages) == 4 and asked["unit_id"].nunique() == 4
+    for r in asked.to_dict("records"):
+        assert turns_of(r["messages"])[1].startswith(passages[r["unit_id"]] + "\n\n")

@@ -212,6 +212,17 @@ def test_a_run_whose_records_all_exceed_the_context_stops_naming_the_param(tok, 
     assert err.value.field == "train.context"
 
 
+def test_a_trained_stage_the_records_lack_is_named(tok, tmp_path):
+    """A stage added to train.stages that split never saw (an imported release without it)."""
+    from curll.errors import CurllError
+
+    out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
+    p = P.model_copy(update={"order": ("independent",), "stages": (0, 3), "context": 48, "out": out})
+    with pytest.raises(CurllError, match=r"run seed-42/independent/3: .* no train record of stage 3") as err:
+        run_order(on_disk(records(stages=(0,)), tmp_path), tok, p)
+    assert err.value.field == "train.stages"
+
+
 def test_checkpoints_are_keyed_by_params_data_and_tokenizer(tok, tmp_path):
     """A resumed run must never pick up checkpoints of other params, records or tokenizer."""
     from curll.train.runs import checkpoint_key

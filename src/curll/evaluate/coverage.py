@@ -29,7 +29,7 @@ class Gap:
     def why(self) -> str:
         if self.generated is None or self.verified is None:
             if self.test == 0:
-                return "no eval repository of this stage and type was imported"
+                return "none scored: too long for train.context, or test not in evaluate.loss.splits"
             return "the imported sample holds no more: raise split.imported.test"
         if self.generated == 0:
             return "none were generated"

@@ -8,8 +8,9 @@
 
 Ids are content-free and stable: ``record_id`` hashes (folder name, repository kind, file name,
 row, pair), so it is unique (two folders of one name are refused) and the same on a re-import;
-``unit_id`` hashes (repository kind, split, stage, the kind's unit column), so a passage's
-questions share a unit, which stays in the split the release gave it; ``indicator_id`` is the
+``unit_id`` hashes (repository kind, split, stage, the kind's unit column and the passage),
+so a passage's questions share a unit (and an ``id`` whose rows hold different passages gives
+one unit a passage), which stays in the split the release gave it; ``indicator_id`` is the
 taxonomy's own hash of (stage, skill, subskill, goal, indicator), each normalised as the taxonomy
 importers do, so it matches an import of the authors' taxonomy. A row whose question or answer is
 empty is skipped with its reason; nothing kept at all is an error. Memory is bounded by
@@ -102,7 +103,6 @@ def row_records(
                          file=path, row=index, field="stage")  # fmt: skip
     meta = {m: normalise(text(row.get(m))) for m in META}
     iid = indicator_id(stage, meta["skill"], meta["subskill"], meta["goal"], meta["indicator"])
-    unit = _hash(kind.name, split, stage, row[kind.unit])
     triples = kind.triples(row)
     kept: list[tuple[int, list[Any]]] = []
     skipped: list[tuple[int, str]] = [] if triples else [(-1, "no questions")]
@@ -112,6 +112,7 @@ def row_records(
             skipped.append((pair, reason))
             continue
         chat = record_chat(system, user_turn(kind.type, question, passage), answer)
+        unit = _hash(kind.name, split, stage, row[kind.unit], *([passage] if passage else []))
         kept.append((pair, [record_id(source, path, index, pair), unit, stage, iid, meta["skill"],
                             meta["subskill"], meta["indicator"], kind.type, split, chat]))  # fmt: skip
     return kept, skipped

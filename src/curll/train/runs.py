@@ -227,6 +227,12 @@ class Budget:
         else:
             parts, labels = [pack_run(records, run, p, tok)], ["-".join(map(str, run.data_stages))]
         for part, label in zip(parts, labels, strict=True):
+            if part.records == 0:
+                raise CurllError(
+                    f"run {run.name}: split.out.records holds no train record of stage {label}; with "
+                    "split.source import, download that stage's train repositories, or leave the stage out",
+                    field="train.stages",
+                )
             if part.rows == 0:
                 of = f" of stage {label}" if len(parts) > 1 else ""
                 raise CurllError(
