@@ -218,5 +218,5 @@ def test_rows_of_one_id_on_different_passages_are_different_units(tmp_path: Path
     }
     asked = test[test["type"] == "cqa"]
     assert len(passages) == 4 and asked["unit_id"].nunique() == 4
-    for r in asked.to_dict("records"):
-        assert turns_of(r["messages"])[1].startswith(passages[r["unit_id"]] + "\n\n")
+    for unit, messages in zip(asked["unit_id"], asked["messages"], strict=True):
+        assert turns_of(messages)[1].startswith(passages[unit] + "\n\n")
