@@ -7,7 +7,8 @@ its list column is the one text column read) to pick which questions a sample ho
 
 Groups are (stage, type, split). Test and validation come from the ``_eval`` repositories, train
 from the others' train files; a train repository's val and test files (``stage<N>_instruct``
-has them) are set aside, so an eval question is never counted twice under two ids. Each group
+has them) are set aside, so that an eval question is not counted twice under two ids if
+they repeat the eval repositories' rows (not checked). Each group
 draws ``cap`` plus a tenth more (at least 5 more) with ``numpy.random.default_rng`` seeded with
 (seed, stage, type, split) over its questions in folder and file order, so the same folders
 give the same sample; :func:`read_drawn` returns them with their rank in the draw, so a

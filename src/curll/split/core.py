@@ -111,8 +111,9 @@ def require_records(counts: RecordCounts, stages: list[int], p: SplitParams) -> 
         )
 
 
-def split_stats(placed: pd.DataFrame, ratings: pd.DataFrame, counts: RecordCounts) -> dict[str, Any]:
-    rated = ratings[ratings["rating"] > 0]
+def record_stats(counts: RecordCounts) -> dict[str, dict[str, int]]:
+    """The stats' record counts: ``records`` by ``split/type``, ``records_per_stage`` by
+    ``stage/split``."""
 
     def by(key: Callable[[tuple[int, str, str]], tuple[Any, ...]]) -> dict[str, int]:
         out: Counter[tuple[Any, ...]] = Counter()
@@ -120,10 +121,14 @@ def split_stats(placed: pd.DataFrame, ratings: pd.DataFrame, counts: RecordCount
             out[key(k)] += n
         return {"/".join(str(x) for x in k): n for k, n in sorted(out.items())}
 
+    return {"records": by(lambda k: (k[1], k[2])), "records_per_stage": by(lambda k: (k[0], k[1]))}
+
+
+def split_stats(placed: pd.DataFrame, ratings: pd.DataFrame, counts: RecordCounts) -> dict[str, Any]:
+    rated = ratings[ratings["rating"] > 0]
     return {
         "units": count_by(placed, ["split", "type"]),
-        "records": by(lambda k: (k[1], k[2])),
-        "records_per_stage": by(lambda k: (k[0], k[1])),
+        **record_stats(counts),
         "contaminated": int(placed["contaminated"].sum()),
         "topped_up": by_stage(placed[placed["topped_up"]]),
         "ratings": {

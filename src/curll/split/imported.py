@@ -17,7 +17,7 @@ repository to add, before anything is written. Writes, all or none:
   indicator; rating -1, rank by hash within stage, indicator and type, never contaminated);
 - ``out.ratings`` and ``out.rejects``: no rows.
 
-Memory holds the drawn records (about the sum of the caps), never a table's text.
+Memory holds the drawn records (about the sum of the caps), never a whole table.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from curll.config.verify import SplitParams
 from curll.errors import CurllError
 from curll.instances import TYPES
 from curll.schemas import RatingSchema, RecordSchema, RejectSchema, UnitSchema
-from curll.split.core import RecordCounts, record_counts
+from curll.split.core import RecordCounts, record_counts, record_stats
 from curll.streaming import write_table_streams
 from curll.yields import YieldError
 
@@ -116,8 +116,7 @@ def imported_files(
         "in_release": {"/".join(map(str, g)): n for g, n in sorted(plan.available.items())},
         "set_aside": plan.aside,
         "drawn_left_out": dict(sorted(left_out.items())),
-        "records": _by(counts, lambda k: (k[1], k[2])),
-        "records_per_stage": _by(counts, lambda k: (k[0], k[1])),
+        **record_stats(counts),
     }
 
 
@@ -126,22 +125,17 @@ def passage_records(hits: list[Any], system: str) -> list[list[Any]]:
     :data:`curll.imports.sample.Hit`): the passage as its assistant turn (as curll's own records
     hold their passages), in the unit's split, with its first question's stage and indicator."""
     from curll.chat import record_chat
+    from curll.imports.importer import RECORDS
 
     out: dict[str, list[Any]] = {}
     for _, record, passage in hits:
-        unit, kind = record[1], record[7]
-        if TYPES[kind].on and unit not in out:
-            rid = hashlib.sha256(f"passage\x1f{unit}".encode()).hexdigest()[:16]
-            out[unit] = [rid, unit, *record[2:7], TYPES[kind].on, record[8],
-                         record_chat(system, PASSAGE_REQUEST, passage)]  # fmt: skip
+        r = dict(zip(RECORDS.names, record, strict=True))
+        on, unit = TYPES[r["type"]].on, r["unit_id"]
+        if on and unit not in out:
+            r["record_id"] = hashlib.sha256(f"passage\x1f{unit}".encode()).hexdigest()[:16]
+            r["type"], r["messages"] = on, record_chat(system, PASSAGE_REQUEST, passage)
+            out[unit] = list(r.values())
     return list(out.values())
-
-
-def _by(counts: RecordCounts, key: Any) -> dict[str, int]:
-    out: Counter[tuple[Any, ...]] = Counter()
-    for k, n in counts.items():
-        out[key(k)] += n
-    return {"/".join(str(x) for x in k): n for k, n in sorted(out.items())}
 
 
 def require(counts: RecordCounts, stages: Sequence[int], types: Sequence[str]) -> None:
