@@ -220,3 +220,55 @@ def test_rows_of_one_id_on_different_passages_are_different_units(tmp_path: Path
     assert len(passages) == 4 and asked["unit_id"].nunique() == 4
     for unit, messages in zip(asked["unit_id"], asked["messages"], strict=True):
         assert turns_of(messages)[1].startswith(passages[unit] + "\n\n")
+
+
+def _long(text: str) -> str:
+    """A passage of 12 words no other passage has (decontamination compares 8-grams)."""
+    name = re.sub(r"\W", "", text)
+    return " ".join(f"{name}w{j}" for j in range(12)) + "."
+
+
+def test_a_train_question_on_a_test_units_text_is_dropped_and_replaced(tmp_path: Path):
+    """Train and eval repositories are separate files, not separate texts: a train question asked
+    on a kept test passage (or an IR pair equal to a test pair) is decontaminated as split's own
+    records are, and the draw's spare takes its place."""
+    root = tmp_path / "releases"
+    tests = rows("cqa_eval", 0, 6, tag="t")  # 3 passages, 2 questions each
+    for r in tests:
+        r["context"] = _long(r["context"])
+    train = rows("cqa", 0, 30, tag="c")
+    for i, r in enumerate(train):
+        r["context"] = tests[2 * (i % 3)]["context"] if i < 4 else _long(r["context"])
+    write_repo(root, "stage0_cqa", "cqa", {"train": train})
+    write_repo(root, "stage0_cqa_eval", "cqa_eval", {"test": tests})
+    ir_tests = rows("instruct_eval", 0, 2, tag="e")
+    ir_train = rows("instruct", 0, 3, tag="i")
+    ir_train[1].update(instruction=ir_tests[0]["question"], response=ir_tests[0]["response"])
+    write_repo(root, "stage0_instruct", "instruct", {"train": ir_train})
+    write_repo(root, "stage0_instruct_eval", "instruct_eval", {"test": ir_tests})
+    p = params(tmp_path, root, train=26, validation=1, test=6)  # cqa draws all 30 (26 + 5 spare)
+    stats = run(p, types=("cqa", "ir"))
+    records = pd.read_parquet(p.out.records)
+    passages = {
+        r["unit_id"]: turns_of(r["messages"])[2]
+        for r in records[records["type"] == "context"].to_dict("records")
+    }
+    test_texts = {passages[u] for u in records.loc[records["split"] == "test", "unit_id"] if u in passages}
+    train_cqa = records[(records["type"] == "cqa") & (records["split"] == "train")]
+    assert len(test_texts) == 3 and len(train_cqa) == 26  # 30 drawn, 4 on test passages dropped
+    assert not {passages[u] for u in train_cqa["unit_id"]} & test_texts
+    train_ir = records[(records["type"] == "ir") & (records["split"] == "train")]
+    assert (
+        len(train_ir) == 2
+        and not train_ir["messages"].str.contains(ir_tests[0]["question"], regex=False).any()
+    )
+    rejects = validate(pd.read_parquet(p.out.rejects), RejectSchema, source="rejects")
+    assert sorted(rejects["type"]) == ["context"] * 3 + [
+        "ir"
+    ]  # rows 0 and 3: one passage, one unit and set(rejects["reason"]) == {"contaminated"}
+    test_units = set(records.loc[records["split"] == "test", "unit_id"])
+    assert all(d.startswith("overlap 1.00 with test ") and d.rsplit(" ", 1)[1] in test_units
+               for d in rejects["detail"])  # fmt: skip
+    units = validate(pd.read_parquet(p.out.units), UnitSchema, source="units")
+    assert set(units.loc[units["contaminated"], "unit_id"]) == set(rejects["id"])
+    assert not set(rejects["id"]) & set(records["unit_id"]) and stats["contaminated"] == 4

@@ -151,8 +151,8 @@ class SplitParams(Section):
     """``split``: LLM quality ratings, test/val/train per indicator and type, decontamination.
 
     Units are IR pairs and passages; a passage carries its CQA and CSQA pairs into its split.
-    With ``source: import`` the records are a sample of an imported release instead, and the
-    rating, selection and decontamination params are not used.
+    With ``source: import`` the records are a sample of an imported release instead: the
+    rating and selection params are not used, decontamination is.
     """
 
     source: Literal["generated", "import"] = Field(

@@ -8,7 +8,7 @@ its list column is the one text column read) to pick which questions a sample ho
 Groups are (stage, type, split). Test and validation come from the ``_eval`` repositories, train
 from the others' train files; a train repository's val and test files (``stage<N>_instruct``
 has them) are set aside, so that an eval question is not counted twice under two ids if
-they repeat the eval repositories' rows (not checked). Each group
+they repeat the eval repositories' rows. Each group
 draws ``cap`` plus a tenth more (at least 5 more) with ``numpy.random.default_rng`` seeded with
 (seed, stage, type, split) over its questions in folder and file order, so the same folders
 give the same sample; :func:`read_drawn` returns them with their rank in the draw, so a
@@ -26,13 +26,15 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from curll.imports.curll_hub import Triple
 from curll.imports.reader import Source
 from curll.schemas import SPLITS
 
 #: (stage, type, split)
 Group = tuple[int, str, str]
-#: a drawn question found: (rank in its group's draw, record in RECORDS order, its passage)
-Hit = tuple[int, list[Any], str]
+#: a drawn question found: (rank in its group's draw, record in RECORDS order, its (passage,
+#: question, answer))
+Hit = tuple[int, list[Any], Triple]
 
 
 @dataclass
@@ -115,7 +117,7 @@ def read_drawn(
                     by_pair, triples = dict(kept), source.kind.triples(row)
                     for pair, group, rank in picks[index]:
                         if pair in by_pair:
-                            found[group].append((rank, by_pair[pair], triples[pair][0]))
+                            found[group].append((rank, by_pair[pair], triples[pair]))
                         else:
                             left_out[next((r for q, r in skipped if q in (pair, -1)), "no such pair")] += 1
     return found, left_out

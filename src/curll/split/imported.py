@@ -4,7 +4,10 @@ Contract of :func:`imported_files`: opens every repository folder under ``split.
 (each named ``stage<N>_<kind>`` as the Hub's client downloads it; :mod:`curll.imports`) and keeps
 a seeded sample of at most ``split.imported.<split>`` records per (stage, type, split), drawn
 before the text is read (:mod:`curll.imports.sample`: test and validation from the ``_eval``
-repositories, train from the others' train files). Nothing is rated or decontaminated.
+repositories, train from the others' train files). Nothing is rated. A drawn train question
+whose unit text (its passage; an IR pair's instruction and response) shares at least
+``split.decontamination.threshold`` of its word n-grams with a kept test unit's is dropped, as
+split drops its own (:mod:`curll.split.decontam`), and the next drawn takes its place.
 
 Every stage of ``stages`` (``train.stages``) must get train records and test records of every
 type of ``types`` (``evaluate.types``): otherwise a YieldError naming the stage, type and the
@@ -13,9 +16,10 @@ repository to add, before anything is written. Writes, all or none:
 - ``out.records``: the sample (RecordSchema), by (stage, split, type, record id) as split's own,
   and one ``context`` record per unit of the kept CQA and CSQA questions, its passage as the
   assistant turn (:func:`passage_records`; on top of the caps);
-- ``out.units``: one row per unit of a kept record (its first record's type, stage and
-  indicator; rating -1, rank by hash within stage, indicator and type, never contaminated);
-- ``out.ratings`` and ``out.rejects``: no rows.
+- ``out.units``: one row per unit of a kept or contaminated record (its first record's type,
+  stage and indicator; rating -1, rank by hash within stage, indicator and type);
+- ``out.rejects``: a ``contaminated`` row per dropped train unit, naming the test unit it
+  overlaps; ``out.ratings``: no rows.
 
 Memory holds the drawn records (about the sum of the caps), never a whole table.
 """
@@ -26,7 +30,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -36,8 +40,12 @@ from curll.errors import CurllError
 from curll.instances import TYPES
 from curll.schemas import RatingSchema, RecordSchema, RejectSchema, UnitSchema
 from curll.split.core import RecordCounts, record_counts, record_stats
+from curll.split.decontam import Contamination, contaminated
 from curll.streaming import write_table_streams
 from curll.yields import YieldError
+
+if TYPE_CHECKING:
+    from curll.imports.sample import Group, Hit
 
 #: the seeded type a record of each imported type belongs to (a passage or an IR pair)
 _UNIT_TYPE = {name: (t.on or name) for name, t in TYPES.items()}
@@ -87,8 +95,7 @@ def imported_files(
 ) -> dict[str, Any]:
     """See the module docstring; returns the stats (records per split and type, per stage and
     split, the sample's caps, each group's questions in the release, the files set aside, the
-    drawn questions left out per reason)."""
-    from curll.imports.importer import RECORDS
+    drawn questions left out per reason, the train units dropped as contaminated)."""
     from curll.imports.reader import open_source
     from curll.imports.sample import draw, read_drawn
 
@@ -97,13 +104,16 @@ def imported_files(
     sources = [open_source(folder, None) for folder in repositories(Path(imp.dir))]
     plan = draw(sources, caps, p.seed, list(TYPES))
     found, left_out = read_drawn(sources, plan, system=p.system_prompt, batch_rows=batch_rows)
-    chosen = [hit for group in sorted(found) for hit in sorted(found[group])[: caps[group[2]]]]
+    chosen, gone = decontaminate(found, caps, p)
     rows = [record for _, record, _ in chosen] + passage_records(chosen, p.system_prompt)
-    kept = pd.DataFrame(rows, columns=RECORDS.names) if rows else empty_table(RecordSchema)
-    kept = kept.sort_values(["stage", "split", "type", "record_id"]).reset_index(drop=True)
+    kept = _frame(rows)
     counts = record_counts(kept)
     require(counts, stages, types)
-    tables = [empty_table(RatingSchema), units_of(kept, p.seed), kept, empty_table(RejectSchema)]
+    dropped = _frame([hit[1] for _, hit in gone.values()])
+    units = units_of(pd.concat([kept, dropped], ignore_index=True), p.seed)
+    units["contaminated"] = units["unit_id"].isin(set(gone))
+    rejects = _rejects(gone)
+    tables = [empty_table(RatingSchema), units, kept, rejects]
     write_table_streams([
         (p.out.ratings, RatingSchema),
         (p.out.units, UnitSchema),
@@ -116,11 +126,75 @@ def imported_files(
         "in_release": {"/".join(map(str, g)): n for g, n in sorted(plan.available.items())},
         "set_aside": plan.aside,
         "drawn_left_out": dict(sorted(left_out.items())),
+        "contaminated": len(gone),
         **record_stats(counts),
     }
 
 
-def passage_records(hits: list[Any], system: str) -> list[list[Any]]:
+def _frame(rows: list[list[Any]]) -> pd.DataFrame:
+    from curll.imports.importer import RECORDS
+
+    if not rows:
+        return empty_table(RecordSchema)
+    df = pd.DataFrame(rows, columns=RECORDS.names)
+    return df.sort_values(["stage", "split", "type", "record_id"]).reset_index(drop=True)
+
+
+def unit_text(hit: Hit) -> str:
+    """The text of a hit's unit that decontamination compares: its seeded type's ``unit`` layout
+    (a passage; an IR pair's instruction and response)."""
+    from curll.imports.importer import RECORDS
+    from curll.split.units import unit_content
+
+    passage, question, answer = hit[2]
+    kind = hit[1][RECORDS.names.index("type")]
+    fields = {"text": passage} if TYPES[kind].on else {"instruction": question, "response": answer}
+    return unit_content(_UNIT_TYPE[kind], fields, {})
+
+
+def decontaminate(
+    found: dict[Group, list[Hit]], caps: dict[str, int], p: SplitParams
+) -> tuple[list[Hit], dict[str, tuple[Contamination, Hit]]]:
+    """The hits kept, by group and rank (test and validation: the first ``cap`` drawn; train: the
+    first ``cap`` whose unit is not contaminated by a kept test unit), and each contaminated train
+    unit met before its group's cap was reached -> (its worst overlap, its first hit)."""
+    from curll.imports.importer import RECORDS
+
+    unit = RECORDS.names.index("unit_id")
+    held = {g: sorted(hits)[: caps[g[2]]] for g, hits in found.items() if g[2] != "train"}
+    test = {h[1][unit]: unit_text(h) for g, hits in held.items() if g[2] == "test" for h in hits}
+    train = {g: sorted(hits) for g, hits in found.items() if g[2] == "train"}
+    texts = {h[1][unit]: unit_text(h) for hits in train.values() for h in hits}
+    bad = {c.train_id: c for c in contaminated(texts, test, n=p.decontamination.ngram,
+                                               threshold=p.decontamination.threshold)}  # fmt: skip
+    gone: dict[str, tuple[Contamination, Hit]] = {}
+    for g, hits in train.items():
+        held[g] = []
+        for h in hits:
+            if len(held[g]) == caps["train"]:
+                break
+            if h[1][unit] in bad:
+                gone.setdefault(h[1][unit], (bad[h[1][unit]], h))
+            else:
+                held[g].append(h)
+    return [h for g in sorted(held) for h in held[g]], gone
+
+
+def _rejects(gone: dict[str, tuple[Contamination, Hit]]) -> pd.DataFrame:
+    """RejectSchema rows of the contaminated train units (the unit's type, id, stage, indicator)."""
+    from curll.imports.importer import RECORDS
+
+    if not gone:
+        return empty_table(RejectSchema)
+    names = RECORDS.names
+    rows = [{"type": _UNIT_TYPE[r[names.index("type")]], "id": u, "stage": r[names.index("stage")],
+             "indicator_id": r[names.index("indicator_id")], "reason": "contaminated",
+             "detail": f"overlap {c.overlap:.2f} with test {c.test_id}"}
+            for u, (c, (_, r, _)) in sorted(gone.items())]  # fmt: skip
+    return pd.DataFrame(rows, columns=list(RejectSchema.to_schema().columns))
+
+
+def passage_records(hits: list[Hit], system: str) -> list[list[Any]]:
     """One record of type ``context`` per unit of the questions asked on a passage (``hits``:
     :data:`curll.imports.sample.Hit`): the passage as its assistant turn (as curll's own records
     hold their passages), in the unit's split, with its first question's stage and indicator."""
@@ -128,7 +202,7 @@ def passage_records(hits: list[Any], system: str) -> list[list[Any]]:
     from curll.imports.importer import RECORDS
 
     out: dict[str, list[Any]] = {}
-    for _, record, passage in hits:
+    for _, record, (passage, _, _) in hits:
         r = dict(zip(RECORDS.names, record, strict=True))
         on, unit = TYPES[r["type"]].on, r["unit_id"]
         if on and unit not in out:
