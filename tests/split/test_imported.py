@@ -243,7 +243,9 @@ def test_a_train_question_on_a_test_units_text_is_dropped_and_replaced(tmp_path:
     write_repo(root, "stage0_cqa_eval", "cqa_eval", {"test": tests})
     ir_tests = rows("instruct_eval", 0, 2, tag="e")
     ir_train = rows("instruct", 0, 3, tag="i")
-    ir_train[1].update(instruction=ir_tests[0]["question"], response=ir_tests[0]["response"])
+    for r in ir_tests:  # one eval id: one unit of two pairs, the second copied into train
+        r.update(question=_long(r["question"]), response=_long(r["response"]))
+    ir_train[1].update(instruction=ir_tests[1]["question"], response=ir_tests[1]["response"])
     write_repo(root, "stage0_instruct", "instruct", {"train": ir_train})
     write_repo(root, "stage0_instruct_eval", "instruct_eval", {"test": ir_tests})
     p = params(tmp_path, root, train=26, validation=1, test=6)  # cqa draws all 30 (26 + 5 spare)
@@ -260,15 +262,14 @@ def test_a_train_question_on_a_test_units_text_is_dropped_and_replaced(tmp_path:
     train_ir = records[(records["type"] == "ir") & (records["split"] == "train")]
     assert (
         len(train_ir) == 2
-        and not train_ir["messages"].str.contains(ir_tests[0]["question"], regex=False).any()
+        and not train_ir["messages"].str.contains(ir_tests[1]["question"], regex=False).any()
     )
     rejects = validate(pd.read_parquet(p.out.rejects), RejectSchema, source="rejects")
-    assert sorted(rejects["type"]) == ["context"] * 3 + [
-        "ir"
-    ]  # rows 0 and 3: one passage, one unit and set(rejects["reason"]) == {"contaminated"}
+    assert sorted(rejects["type"]) == ["context"] * 3 + ["ir"]  # rows 0 and 3: one passage, one unit
+    assert set(rejects["reason"]) == {"contaminated"}
     test_units = set(records.loc[records["split"] == "test", "unit_id"])
-    assert all(d.startswith("overlap 1.00 with test ") and d.rsplit(" ", 1)[1] in test_units
-               for d in rejects["detail"])  # fmt: skip
+    details = [re.fullmatch(r"overlap (\S+) with test (\w+)", d) for d in rejects["detail"]]
+    assert all(m and float(m[1]) >= p.decontamination.threshold and m[2] in test_units for m in details)
     units = validate(pd.read_parquet(p.out.units), UnitSchema, source="units")
     assert set(units.loc[units["contaminated"], "unit_id"]) == set(rejects["id"])
     assert not set(rejects["id"]) & set(records["unit_id"]) and stats["contaminated"] == 4

@@ -4,10 +4,11 @@ Contract of :func:`imported_files`: opens every repository folder under ``split.
 (each named ``stage<N>_<kind>`` as the Hub's client downloads it; :mod:`curll.imports`) and keeps
 a seeded sample of at most ``split.imported.<split>`` records per (stage, type, split), drawn
 before the text is read (:mod:`curll.imports.sample`: test and validation from the ``_eval``
-repositories, train from the others' train files). Nothing is rated. A drawn train question
-whose unit text (its passage; an IR pair's instruction and response) shares at least
+repositories, train from the others' train files). Nothing is rated. A drawn train unit whose
+text (:func:`unit_texts`: its passage and questions; an IR unit's pairs) shares at least
 ``split.decontamination.threshold`` of its word n-grams with a kept test unit's is dropped, as
-split drops its own (:mod:`curll.split.decontam`), and the next drawn takes its place.
+split drops its own (:mod:`curll.split.decontam`; validation is not checked), and the questions
+drawn next fill its group's cap while the draw's spare lasts.
 
 Every stage of ``stages`` (``train.stages``) must get train records and test records of every
 type of ``types`` (``evaluate.types``): otherwise a YieldError naming the stage, type and the
@@ -16,10 +17,10 @@ repository to add, before anything is written. Writes, all or none:
 - ``out.records``: the sample (RecordSchema), by (stage, split, type, record id) as split's own,
   and one ``context`` record per unit of the kept CQA and CSQA questions, its passage as the
   assistant turn (:func:`passage_records`; on top of the caps);
-- ``out.units``: one row per unit of a kept or contaminated record (its first record's type,
+- ``out.units``: one row per unit of a kept record or a dropped one (its first record's type,
   stage and indicator; rating -1, rank by hash within stage, indicator and type);
-- ``out.rejects``: a ``contaminated`` row per dropped train unit, naming the test unit it
-  overlaps; ``out.ratings``: no rows.
+- ``out.rejects``: a ``contaminated`` row per dropped train unit (one met in the draw's order
+  before its group's cap was filled), naming the test unit it overlaps; ``out.ratings``: no rows.
 
 Memory holds the drawn records (about the sum of the caps), never a whole table.
 """
@@ -140,16 +141,28 @@ def _frame(rows: list[list[Any]]) -> pd.DataFrame:
     return df.sort_values(["stage", "split", "type", "record_id"]).reset_index(drop=True)
 
 
-def unit_text(hit: Hit) -> str:
-    """The text of a hit's unit that decontamination compares: its seeded type's ``unit`` layout
-    (a passage; an IR pair's instruction and response)."""
+def unit_texts(hits: Sequence[Hit]) -> dict[str, str]:
+    """Each unit of ``hits`` -> the text decontamination compares, laid out as split lays out its
+    own units (:func:`curll.split.units.unit_content`): a passage with a numbered block of the
+    questions and answers of ``hits`` asked on it; an IR unit's pairs (an eval ``id`` may hold
+    several), each as the ``ir`` unit layout, one after another."""
     from curll.imports.importer import RECORDS
     from curll.split.units import unit_content
 
-    passage, question, answer = hit[2]
-    kind = hit[1][RECORDS.names.index("type")]
-    fields = {"text": passage} if TYPES[kind].on else {"instruction": question, "response": answer}
-    return unit_content(_UNIT_TYPE[kind], fields, {})
+    names = RECORDS.names
+    by_unit: dict[str, list[Hit]] = {}
+    for hit in sorted(hits):
+        by_unit.setdefault(hit[1][names.index("unit_id")], []).append(hit)
+    out = {}
+    for unit, group in by_unit.items():
+        kind = group[0][1][names.index("type")]
+        if TYPES[kind].on:
+            pairs = [(q, a) for _, _, (_, q, a) in group]
+            out[unit] = unit_content(_UNIT_TYPE[kind], {"text": group[0][2][0]}, {kind: pairs})
+        else:
+            fields = [{"instruction": q, "response": a} for _, _, (_, q, a) in group]
+            out[unit] = "\n\n".join(unit_content(kind, f, {}) for f in fields)
+    return out
 
 
 def decontaminate(
@@ -157,14 +170,15 @@ def decontaminate(
 ) -> tuple[list[Hit], dict[str, tuple[Contamination, Hit]]]:
     """The hits kept, by group and rank (test and validation: the first ``cap`` drawn; train: the
     first ``cap`` whose unit is not contaminated by a kept test unit), and each contaminated train
-    unit met before its group's cap was reached -> (its worst overlap, its first hit)."""
+    unit met before its group's cap was reached -> (its worst overlap, its first hit). A unit's
+    text is that of :func:`unit_texts` over the kept test hits and over every drawn train hit."""
     from curll.imports.importer import RECORDS
 
     unit = RECORDS.names.index("unit_id")
     held = {g: sorted(hits)[: caps[g[2]]] for g, hits in found.items() if g[2] != "train"}
-    test = {h[1][unit]: unit_text(h) for g, hits in held.items() if g[2] == "test" for h in hits}
+    test = unit_texts([h for g, hits in held.items() if g[2] == "test" for h in hits])
     train = {g: sorted(hits) for g, hits in found.items() if g[2] == "train"}
-    texts = {h[1][unit]: unit_text(h) for hits in train.values() for h in hits}
+    texts = unit_texts([h for hits in train.values() for h in hits])
     bad = {c.train_id: c for c in contaminated(texts, test, n=p.decontamination.ngram,
                                                threshold=p.decontamination.threshold)}  # fmt: skip
     gone: dict[str, tuple[Contamination, Hit]] = {}
