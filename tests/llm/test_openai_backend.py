@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from curll.config import load_params
 from curll.llm.engine import Engine
+from curll.llm.factory import make_backend
 from curll.llm.openai_backend import OpenAIBackend
 from curll.llm.types import ChatRequest
 from harness.server import FakeChatServer
@@ -209,10 +211,15 @@ def test_a_server_nobody_answers_fails_fast_with_a_clear_error(monkeypatch):
 
     monkeypatch.setattr(ob, "_retry_after", counted)
     monkeypatch.setattr(ob, "BACKOFF_S", 0.001)
-    dead = OpenAIBackend("tiny", base_url=f"http://127.0.0.1:{port}/v1", max_retries=2)
+    params = load_params()
+    served = params.llm.profiles["server"].model_copy(
+        update={"model": "tiny", "base_url": f"http://127.0.0.1:{port}/v1", "max_retries": 2}
+    )
+    llm = params.llm.model_copy(update={"profiles": {**params.llm.profiles, "srv": served}})
+    dead = make_backend(llm, models=params.llm_models, profile="srv")
     with pytest.raises(CurllError, match=f"cannot reach the server at http://127.0.0.1:{port}/v1") as err:
         dead.complete([req(f"q{i}") for i in range(20)])
-    assert err.value.field == "llm.base_url"
+    assert err.value.field == "llm.profiles.srv.base_url"  # the key to fix, as params.yaml spells it
     assert tries == [0, 1, 2]  # one request's retries, not 20 requests' (60)
 
 

@@ -256,7 +256,7 @@ def fold_shards(main: str | Path) -> tuple[int, int]:
 def shard_guard(main: str | Path, index: int, n: int) -> Iterator[Path]:
     """Hold what shard ``index`` of ``n`` needs while it runs; yields its cache file.
 
-    ``main`` is held shared (a fold waits for every shard job to end; shards run side by
+    ``main`` is held shared (a fold is refused while any shard job holds it; shards run side by
     side) and the shard's own file exclusive: a second job on the same shard (two runs at
     once, or a run beside `curll generate shard I`) is refused with a CurllError saying so,
     before it asks anything."""

@@ -52,6 +52,7 @@ def make_backend(llm: LLMParams, *, models: LLMModelsParams, profile: str | None
             timeout_s=float(p.timeout_s),
             max_retries=p.max_retries,
             json_mode=p.json_mode,
+            url_key=f"llm.profiles.{name}.base_url",
         )
     if isinstance(p, LlamaCppProfile):
         from curll.llm.llamacpp_backend import LlamaCppBackend

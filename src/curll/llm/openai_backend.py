@@ -45,9 +45,10 @@
   another matter: until the server has answered once (and again after a request lost its
   connection for good), a batch sends its first request alone, and when that one cannot
   connect after all its retries :meth:`OpenAIBackend.complete` raises a :class:`CurllError`
-  naming the server and ``llm.base_url``. Requests still queued when one lost its
-  connection for good are not sent (``error`` says so; errors are never cached, so a rerun
-  asks them). A dead server costs one request's retries (about 30 s), not every request's.
+  naming the server and its params key (``llm.profiles.<name>.base_url``). Requests still
+  queued when one lost its connection for good are not sent (``error`` says so; errors are
+  never cached, so a rerun asks them). A dead server costs one request's retries (about 30 s),
+  not every request's.
 """
 
 from __future__ import annotations
@@ -101,12 +102,14 @@ class OpenAIBackend:
         json_mode: JsonMode = "json_schema",
         extra_body: Mapping[str, Any] | None = None,
         stop_loops: bool = False,
+        url_key: str = "base_url",
     ) -> None:
+        self.url_key = url_key  # the params key an unreachable server's error names
         if concurrency < 1:
             raise CurllError("must be >= 1", field="concurrency")
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not urls:
-            raise CurllError("needs at least one server", field="base_url")
+            raise CurllError("needs at least one server", field=url_key)
         # local servers accept any key; the variable unset means "send none"
         key = (os.environ.get(api_key_env) if api_key_env else None) or "EMPTY"
         self.served = model  # the name the server knows
@@ -173,7 +176,7 @@ class OpenAIBackend:
                     raise CurllError(
                         f"cannot reach the server at {self._where()} "
                         f"({self.max_retries} retries): {self._lost}; is it running?",
-                        field="llm.base_url",
+                        field=self.url_key,
                     )
             tasks = [asyncio.create_task(one(i, r)) for i, r in enumerate(requests) if i >= len(first)]
             return first + list(await asyncio.gather(*tasks))

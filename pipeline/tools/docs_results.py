@@ -1,0 +1,124 @@
+"""The results quoted in the README and ``docs/evaluation.md``, generated from the committed run.
+
+Each quoted block sits between ``<!-- results:NAME -->`` and ``<!-- /results -->`` and is
+rendered from ``data/evaluate/metrics.json`` (tracked by git, written by the evaluate stage):
+the README's one-paragraph headline, and in the evaluation page the report's own opening
+sentences (:func:`curll.evaluate.findings.summary`), the judge's control results and every test
+made. So no number about a result is written by hand, and none can go stale:
+
+    python -m pipeline.tools.docs_results            # rewrite the blocks
+    python -m pipeline.tools.docs_results --check    # exit 1 if a committed block is stale
+
+``tests/test_docs_results.py`` fails while a committed block differs from :func:`render`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from curll.evaluate.findings import summary
+from curll.orders import ranked
+
+METRICS = Path("data/evaluate/metrics.json")
+#: file -> the names of the blocks it holds
+FILES = {Path("README.md"): ("headline",), Path("docs/evaluation.md"): ("report", "tests")}
+_BLOCK = re.compile(r"(<!-- results:(\w+) -->\n)(.*?)(<!-- /results -->)", re.S)
+
+
+def _span(v: Mapping[str, Any], key: str = "gain", digits: int = 2) -> str:
+    lo, hi = v.get("lo"), v.get("hi")
+    inside = "" if lo is None or hi is None else f" [{lo:.{digits}f}, {hi:.{digits}f}]"
+    return f"{v[key]:.{digits}f}{inside}"
+
+
+def headline(m: Mapping[str, Any]) -> str:
+    """The README's paragraph: the baseline verdict per order, how many tests hold, the judge."""
+    base, claims = m["baseline"], m["claims"]
+    per = {o: base["orders"][o] for o in ranked(base["orders"])}
+    gains = ", ".join(f"{o} {_span(v)}" for o, v in per.items())
+    if base["all_beat"]:
+        verdict = "every order's models beat the unigram baseline on their own stage"
+    else:
+        losing = ", ".join(o for o, v in per.items() if not v["beats"])
+        verdict = f"not every order's models beat the unigram baseline on their own stage ({losing} do not)"
+    judges = m["judge_controls"]
+    who = ", ".join(judges["scored_by"])
+    judged = (f"the judge ({who}) passes its controls" if judges["panel_informative"]
+              else f"the judge ({who}) fails its controls, so no claim rests on judge scores")  # fmt: skip
+    return (f"On the default params {verdict} (gain in nats per answer token, 95% interval: {gains}), "
+            f"and {claims['held']} of {claims['tests']} tests hold; {judged}.")  # fmt: skip
+
+
+def report(m: Mapping[str, Any]) -> str:
+    """The report's opening sentences as a quote, then each judge's control result."""
+    said = "\n>\n".join(f"> {line}" for line in summary(m))
+    judges = m["judge_controls"]["judges"]
+    controls = [f"- `{name}`: {'passes' if j['informative'] else 'fails'} its controls ({j['why']}); mean "
+                "ratings " + ", ".join(f"{k} {v:.2f}" for k, v in j["means"].items())
+                for name, j in judges.items()]  # fmt: skip
+    return f"{said}\n\nThe judge's controls:\n\n" + "\n".join(controls)
+
+
+def tests(m: Mapping[str, Any]) -> str:
+    """Every test made (and every one not made), with its value, interval and adjusted p."""
+    rows = ["| family | what | value [95%] | p | Holm p | holds |", "|---|---|---|---|---|---|"]
+    for c in m["claims"]["list"]:
+        held = "not tested" if c["p_holm"] is None else ("yes" if c["holds"] else "no")
+        holm = "" if c["p_holm"] is None else f"{c['p_holm']:.3g}"
+        rows.append(f"| {c['family']} | `{c['key']}`: {c['what']} | {_span(c, 'value', 3)} | {c['p']:.3g} | "
+                    f"{holm} | {held} |")  # fmt: skip
+    return "\n".join(rows)
+
+
+RENDER = {"headline": headline, "report": report, "tests": tests}
+
+
+def render(text: str, metrics: Mapping[str, Any]) -> str:
+    """``text`` with each results block rendered anew from ``metrics``."""
+    return _BLOCK.sub(lambda b: f"{b[1]}\n{RENDER[b[2]](metrics)}\n\n{b[4]}", text)
+
+
+def stale(root: Path = Path()) -> list[Path]:
+    """The files whose blocks differ from :func:`render`, or that lack a block they should hold;
+    rewrites nothing."""
+    metrics = json.loads((root / METRICS).read_text(encoding="utf-8"))
+    out = []
+    for path, names in FILES.items():
+        text = (root / path).read_text(encoding="utf-8")
+        found = [b[2] for b in _BLOCK.finditer(text)]
+        if sorted(found) != sorted(names) or render(text, metrics) != text:
+            out.append(path)
+    return out
+
+
+def main(argv: list[str], root: Path = Path()) -> int:
+    if argv not in ([], ["--check"]):
+        print("usage: python -m pipeline.tools.docs_results [--check]", file=sys.stderr)
+        return 2
+    bad = stale(root)
+    if argv == ["--check"]:
+        for path in bad:
+            print(
+                f"{path}: results blocks are stale: run python -m pipeline.tools.docs_results",
+                file=sys.stderr,
+            )
+        return 1 if bad else 0
+    metrics = json.loads((root / METRICS).read_text(encoding="utf-8"))
+    for path in bad:
+        text = (root / path).read_text(encoding="utf-8")
+        (root / path).write_text(render(text, metrics), encoding="utf-8")
+        print(f"wrote {path}")
+    for path in stale(root):  # still stale: a block's markers are missing
+        print(f"{path}: needs the blocks {', '.join(FILES[path])} (<!-- results:NAME -->\n<!-- /results -->)",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

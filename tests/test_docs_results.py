@@ -1,0 +1,55 @@
+"""The results quoted in the README and the evaluation page are rendered from the committed
+``metrics.json`` and must not go stale."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from pipeline.tools import docs_results
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _copy(tmp: Path) -> Path:
+    for path in [docs_results.METRICS, *docs_results.FILES]:
+        (tmp / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / path, tmp / path)
+    return tmp
+
+
+def test_the_committed_blocks_are_current() -> None:
+    assert docs_results.stale(ROOT) == [], "run python -m pipeline.tools.docs_results and commit"
+
+
+def test_the_readme_quotes_each_orders_gain_and_the_tests_held() -> None:
+    m = json.loads((ROOT / docs_results.METRICS).read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for order, v in m["baseline"]["orders"].items():
+        assert f"{order} {v['gain']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]" in readme
+    assert f"{m['claims']['held']} of {m['claims']['tests']} tests hold" in readme
+
+
+def test_a_changed_result_makes_the_blocks_stale_and_a_rewrite_follows_it(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    m = json.loads((root / docs_results.METRICS).read_text(encoding="utf-8"))
+    order = next(iter(m["baseline"]["orders"]))
+    m["baseline"]["orders"][order].update(gain=-0.5, lo=-0.9, hi=-0.1, beats=False)
+    m["baseline"]["all_beat"] = False
+    (root / docs_results.METRICS).write_text(json.dumps(m), encoding="utf-8")
+    assert docs_results.main(["--check"], root) == 1
+    assert docs_results.main([], root) == 0 and docs_results.main(["--check"], root) == 0
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert f"not every order's models beat the unigram baseline on their own stage ({order} do not)" in readme
+    assert f"{order} -0.50 [-0.90, -0.10]" in readme
+    page = (root / "docs/evaluation.md").read_text(encoding="utf-8")
+    assert f"Not shown to beat the unigram baseline on their own stage: {order}" in page  # the report's words
+
+
+def test_a_file_without_its_block_is_reported(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    readme = root / "README.md"
+    readme.write_text(readme.read_text(encoding="utf-8").replace("<!-- results:headline -->\n", ""))
+    assert docs_results.stale(root) == [Path("README.md")]
+    assert docs_results.main([], root) == 1
