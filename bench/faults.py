@@ -6,7 +6,7 @@ Per rate: requests, HTTP calls, engine retries, rejects by reason, wall time, th
 exit status, and what a rerun asks the server (it must be nothing). Then ``--kills`` kill -9
 trials of ``dvc repro`` at seeded points: answers stored at the kill, answers asked again
 after the restart, calls beyond an uninterrupted run's (answers lost in flight), and whether
-the output is byte-identical to an uninterrupted run's. Then three hazards
+the output is byte-identical to an uninterrupted run's. Then four hazards
 (harness/hazards.py): a server that trickles answers past ``timeout_s``, a fold and a
 second run beside a working shard job, a full disk under the request cache, and a kill -9 in
 the middle of a large batch. Nothing is
