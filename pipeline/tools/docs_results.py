@@ -55,8 +55,11 @@ def headline(m: Mapping[str, Any]) -> str:
 
 
 def report(m: Mapping[str, Any]) -> str:
-    """The report's opening sentences as a quote, then each judge's control result."""
-    said = "\n>\n".join(f"> {line}" for line in summary(m))
+    """What made the run (its record's trained models and LLM), the report's opening sentences as a
+    quote, then each judge's control result."""
+    run = m["run"]
+    said = f"Trained: {run['model']}; data from {run['llm']}. The report opens with:\n\n"
+    said += "\n>\n".join(f"> {line}" for line in summary(m))
     judges = m["judge_controls"]["judges"]
     controls = [f"- `{name}`: {'passes' if j['informative'] else 'fails'} its controls ({j['why']}); mean "
                 "ratings " + ", ".join(f"{k} {v:.2f}" for k, v in j["means"].items())
