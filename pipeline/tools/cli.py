@@ -214,6 +214,39 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     console.print(head.judge_line())
 
 
+@app.command(
+    "experiments", help="DVC experiments side by side: the params that differ, each order's headline."
+)
+def show_experiments(params: ParamsOpt = DEFAULT_PARAMS) -> None:
+    """``dvc exp show --json`` in the params file's folder, laid out by
+    :mod:`pipeline.tools.experiments` (a row per experiment and order)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from pipeline.tools.experiments import COLUMNS, dvc_exp_show, experiments, table_rows
+
+    folder = Path(load_params(params).evaluate.out.headline).as_posix()
+    found = experiments(dvc_exp_show(params.resolve().parent), folder)
+    if not found:
+        raise CurllError("no results yet: run `dvc repro` (or `make run`) or `dvc exp run`", file=params)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in COLUMNS:
+        table.add_column(name, no_wrap=name != COLUMNS[1], overflow="fold")
+    for i, row in enumerate(table_rows(found)):
+        if row[0] and i:
+            table.add_section()
+        table.add_row(*(Text(cell) for cell in row))  # Text: "[joint, continual]" is not rich markup
+    console = Console()
+    if not console.is_terminal:  # a pipe or a file: no screen to wrap for
+        console = Console(width=120)
+    console.print(table)
+    console.print(
+        "nats per answer token; gain: the unigram baseline's NLL minus the model's on its own stage"
+    )
+
+
 @app.command("params", help="Validate a params file and print it as curll reads it.")
 def show_params(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     loaded = load_checked(params)

@@ -1,17 +1,19 @@
 """DVC's views fit a 120-column screen: dvc.yaml declares one small metrics folder (a row an
 order in ``dvc metrics show``), every other metrics file is a plain output, and the README's
 ``dvc exp show`` command (exp show puts every param of params.yaml and every stage dep in a
-column, with no setting to hide them: flags are needed) prints a readable table."""
+column, with no setting to hide them: flags are needed) prints a readable table; ``curll
+experiments`` lays out the same experiments a row per experiment and order."""
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 
 from curll.evaluate.headline import Headline, Judge, Order, metric_files
@@ -51,54 +53,89 @@ def _dvc(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def test_metrics_show_and_the_readme_exp_show_fit_120_columns(tmp_path):
-    """A tiny repo whose one stage writes the headline files with the widest values they take."""
+@pytest.fixture(scope="module")
+def exp_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny repo whose one stage writes the headline files of the orders in ``train.order``,
+    with the widest values they take; committed, then one experiment (``narrow``) run with two
+    orders."""
+    repo = tmp_path_factory.mktemp("views")
     wide = (-10.123, -10.123, -10.123)
     orders = [Order(o, wide, wide, wide, -10.1, wide, False) for o in ("independent", "joint", "continual")]
     h = Headline(orders, False, [Judge("j", False, 0.5)])
-    (tmp_path / "write.py").write_text(
-        "import json, os, sys\nos.makedirs('data/evaluate/headline', exist_ok=True)\n"
+    (repo / "write.py").write_text(
+        "import json, os, yaml\nos.makedirs('data/evaluate/headline', exist_ok=True)\n"
+        "order = yaml.safe_load(open('params.yaml'))['train']['order']\n"
         f"for n, v in {metric_files(h)!r}.items():\n"
-        "    json.dump(v, open(f'data/evaluate/headline/{n}', 'w'))\n"
+        "    if n == 'judge.json' or n[:-5] in order:\n"
+        "        json.dump(v, open(f'data/evaluate/headline/{n}', 'w'))\n"
     )
-    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
-    (tmp_path / "dvc.yaml").write_text(
-        "stages:\n  evaluate:\n    cmd: python write.py\n    deps: [write.py]\n"
+    (repo / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    (repo / "dvc.yaml").write_text(
+        f"stages:\n  evaluate:\n    cmd: {sys.executable} write.py\n    deps: [write.py]\n"
         "    params: [train.order, train.budget]\n    metrics:\n      - ${evaluate.out.headline}:\n"
         "          cache: false\n"
     )
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
-    _dvc(tmp_path, "init", "-q")
-    _dvc(tmp_path, "repro", "-q")
-    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
-    subprocess.run([*git, "commit", "-qm", "run"], cwd=tmp_path, check=True)
-    _dvc(tmp_path, "exp", "run", "-q", "-S", "train.order=[joint,continual]")
-    shown = _dvc(tmp_path, "metrics", "show").splitlines()
-    assert len(shown) == 5 and max(map(len, shown)) < 120, shown
-    table = _dvc(tmp_path, *EXP_SHOW).splitlines()
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    _dvc(repo, "init", "-q")
+    _dvc(repo, "repro", "-q")
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "run"], cwd=repo, check=True)
+    _dvc(repo, "exp", "run", "-q", "-n", "narrow", "-S", "train.order=[joint,continual]")
+    return repo
+
+
+def test_metrics_show_and_the_readme_exp_show_fit_120_columns(exp_repo: Path):
+    shown = _dvc(exp_repo, "metrics", "show").splitlines()
+    assert len(shown) == 4 and max(map(len, shown)) < 120, shown  # the workspace: two orders, the judge
+    table = _dvc(exp_repo, *EXP_SHOW).splitlines()
     assert max(map(len, table)) < 120 and "\u2026" not in "".join(table), table
-    assert "continual.json:gain" in "".join(table) and "['joint', 'continual']" in "".join(table)
-    assert json.loads((tmp_path / "data/evaluate/headline/judge.json").read_text()) == {"informative": False}
 
 
-def test_plots_show_draws_one_training_chart_per_order_the_run_trained(tmp_path):
-    """dvc.yaml's own top-level plots, after a run of one order (``-S train.order=continual``):
-    one training chart, and no error for the orders that were not run."""
-    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
-    top = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
-    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"plots": top}))
-    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
-    _dvc(tmp_path, "init", "-q")
-    (tmp_path / ".dvc" / "plots").mkdir(exist_ok=True)
-    (tmp_path / ".dvc" / "plots" / "runs.json").write_text(
-        (ROOT / ".dvc" / "plots" / "runs.json").read_text()
-    )
-    curves = tmp_path / "data" / "evaluate" / "curves"
-    curves.mkdir(parents=True)
-    (curves / "continual.csv").write_text(
-        "run,step,loss\nseed-42/continual/0,1,7.5\nseed-42/continual/0,2,7.1\n"
-    )
-    shown = json.loads(_dvc(tmp_path, "plots", "show", "--json"))["data"]
-    assert [k for k in shown if "curves" in k] == ["data/evaluate/curves/continual.csv"]
-    assert not shown["data/evaluate/curves/continual.csv"][0].get("errors")
+def test_curll_experiments_shows_each_experiments_orders_and_the_params_that_differ(exp_repo: Path):
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1"}
+    done = subprocess.run([sys.executable, "-m", "pipeline.tools.cli", "experiments"], cwd=exp_repo, env=env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    lines = done.stdout.splitlines()
+    assert max(map(len, lines)) <= 120, lines
+    head = lines[1]
+    cut = [head.index(c) for c in ("params that differ", "order", "NLL", "gain", "judge")]
+    seen: dict[str, dict[str, list[str]]] = {}
+    for ln in lines[3:-1]:  # below the header rule, above the units line
+        exp, params, order, nll, gain = (ln[a:b].strip() for a, b in zip([0, *cut[:-1]], cut, strict=True))
+        if exp:
+            row = seen.setdefault(exp, {"params": [], "orders": []})
+        row["params"] += [params] if params else []
+        if order:
+            row["orders"].append(order)
+            assert nll == gain == "-10.12 [-10.12, -10.12]", ln  # the file's NLL and gain, interval
+    assert {k: (" ".join(v["params"]), v["orders"]) for k, v in seen.items()} == {
+        "workspace": ("train.order=[joint, continual]", ["joint", "continual"]),
+        "master": ("train.order=[independent, joint, continual]", ["independent", "joint", "continual"]),
+        "narrow": ("train.order=[joint, continual]", ["joint", "continual"]),
+    }, done.stdout
+    assert done.stdout.count("failed") == 3  # the judge's verdict once an experiment
+
+
+def test_a_failed_or_queued_experiment_is_left_out_and_equal_params_are_not_listed():
+    from pipeline.tools.experiments import experiments, table_rows
+
+    def state(rev: str, name: str | None, lr: float | None, gain: float) -> dict[str, Any]:
+        if lr is None:
+            return {"rev": rev, "name": name, "data": None, "error": {"msg": "failed"}}
+        params = {"params.yaml": {"data": {"train": {"lr": lr, "seeds": [42, 43]}}}}
+        metrics = {"h/continual.json": {"data": {"nll": 5.0, "gain": gain, "gain_lo": 0.1, "gain_hi": 0.3}},
+                   "other/continual.json": {"data": {"nll": 9.0}}}  # fmt: skip
+        return {"rev": rev, "name": name, "data": {"params": params, "metrics": metrics}}
+
+    shown = [{**state("workspace", None, 0.003, 0.2), "experiments": None},
+             {**state("abcdef123", "main", 0.003, 0.2),
+              "experiments": [{"revs": [state("1234567aa", "hot", 0.01, 0.25)]},
+                              {"revs": [state("7654321bb", "broken", None, 0)]}]}]  # fmt: skip
+    rows = experiments(shown, "h")
+    assert [r.label for r in rows] == ["workspace", "main", "  hot"]
+    assert table_rows(rows) == [
+        ["workspace", "train.lr=0.003", "continual", "5.00", "0.20 [0.10, 0.30]", "\u2013"],
+        ["main", "train.lr=0.003", "continual", "5.00", "0.20 [0.10, 0.30]", "\u2013"],
+        ["  hot", "train.lr=0.01", "continual", "5.00", "0.25 [0.10, 0.30]", "\u2013"],
+    ]

@@ -29,6 +29,8 @@ UNITS = ("nats per answer token. NLL: the last model's mean over stages (lower i
          "BWT: of that loss (BWT > 0: later stages lowered it); unigram: the baseline's NLL on each "
          "model's own stage; gain: unigram minus the model there (> 0: beats it)")  # fmt: skip
 DASH = "\u2013"  # an absent value
+#: the judge's file among :func:`metric_files`; every other file is an order's
+JUDGE_FILE = "judge.json"
 TIME_FORMAT = "%Y-%m-%d %H:%M UTC"
 Span = tuple[float | None, float | None, float | None]  # value, lo, hi
 
@@ -143,7 +145,8 @@ def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
     return Headline(out, bool(controls.get("panel_informative")), judges)
 
 
-def _fmt(span: Span) -> str:
+def fmt(span: Span) -> str:
+    """``v [lo, hi]`` to two decimals (``v`` alone without bounds; an en dash without ``v``)."""
     v, lo, hi = span
     if v is None:
         return DASH
@@ -152,7 +155,7 @@ def _fmt(span: Span) -> str:
 
 def rows(h: Headline) -> list[list[str]]:
     """One row of strings per order, in :data:`COLUMNS`' order (an absent value: an en dash)."""
-    return [[o.order, _fmt(o.nll), _fmt(o.fgt), _fmt(o.bwt), _fmt((o.unigram, None, None)), _fmt(o.gain),
+    return [[o.order, fmt(o.nll), fmt(o.fgt), fmt(o.bwt), fmt((o.unigram, None, None)), fmt(o.gain),
              DASH if o.beats is None else ("yes" if o.beats else "no")] for o in h.orders]  # fmt: skip
 
 
@@ -167,8 +170,14 @@ def metric_files(h: Headline) -> dict[str, dict[str, float | bool | None]]:
             for name, span in (("nll", o.nll), ("gain", o.gain))
             for suffix, v in zip(("", "_lo", "_hi"), span, strict=True)
         }
-    out["judge.json"] = {"informative": h.informative}
+    out[JUDGE_FILE] = {"informative": h.informative}
     return out
+
+
+def read_metric_file(values: dict[str, Any]) -> tuple[Span, Span]:
+    """(NLL, gain) of an order's file of :func:`metric_files`, each (value, lo, hi); a key absent
+    (a file another version wrote) reads as None."""
+    return _span(values, "nll"), _span(values, "gain")
 
 
 def _git(root: Path, *args: str) -> str | None:

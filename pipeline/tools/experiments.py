@@ -1,0 +1,120 @@
+"""``curll experiments``: DVC experiments side by side, one screen wide.
+
+``dvc exp show`` gives every leaf of ``params.yaml`` and every stage dependency a column (about
+500 here), so without flags it cannot fit a screen. This reads the same data
+(``dvc exp show --json``: the workspace, the commit and its experiments) and keeps what tells
+experiments apart: the params whose values differ between the rows shown, and each order's
+headline from the DVC metrics folder (``evaluate.out.headline``: NLL and gain over the unigram
+baseline with their 95% intervals, and the judge panel's control verdict). One row per
+experiment and order.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from curll.errors import CurllError
+from curll.evaluate.headline import DASH, JUDGE_FILE, fmt, read_metric_file
+from curll.orders import ranked
+
+#: the table's columns
+COLUMNS = ("experiment", "params that differ", "order", "NLL [95%]", "gain [95%]", "judge")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One row of ``dvc exp show``: its label, its flattened params, its headline files."""
+
+    label: str
+    params: dict[str, Any]
+    headline: dict[str, dict[str, Any]]  # file name -> content
+
+
+def _flat(d: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for k, v in d.items():
+        if isinstance(v, Mapping) and v:
+            yield from _flat(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", v
+
+
+def _one(state: Mapping[str, Any], label: str, folder: str) -> Experiment | None:
+    data = state.get("data") or {}
+    if not data:
+        return None  # queued, running or failed: nothing to show
+    params = dict(_flat(((data.get("params") or {}).get("params.yaml") or {}).get("data") or {}))
+    files = {
+        Path(path).name: (result or {}).get("data") or {}
+        for path, result in (data.get("metrics") or {}).items()
+        if Path(path).parent.as_posix() == folder
+    }
+    return Experiment(label, params, files)
+
+
+def experiments(shown: list[Mapping[str, Any]], folder: str) -> list[Experiment]:
+    """The rows of ``dvc exp show --json`` (``shown``) that have data: the workspace, each
+    commit and its experiments (labelled by their names); ``folder``: the headline folder."""
+    out = []
+    for base in shown:
+        rev = str(base.get("rev", ""))
+        label = "workspace" if rev == "workspace" else str(base.get("name") or rev[:7])
+        if (row := _one(base, label, folder)) is not None:
+            out.append(row)
+        for group in base.get("experiments") or []:
+            for state in group.get("revs") or []:
+                name = str(state.get("name") or str(state.get("rev", ""))[:7])
+                if (row := _one(state, f"  {name}", folder)) is not None:
+                    out.append(row)
+    return out
+
+
+def differing(rows: list[Experiment]) -> list[str]:
+    """The params keys whose values are not the same in every row, in params.yaml's order."""
+    keys: dict[str, None] = {}
+    for r in rows:
+        keys.update(dict.fromkeys(r.params))
+    return [k for k in keys if len({json.dumps(r.params.get(k), sort_keys=True) for r in rows}) > 1]
+
+
+def _value(v: Any) -> str:
+    """A params value as ``dvc exp run -S`` takes it: ``[joint, continual]``, ``0.1``, ``none``."""
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    return "none" if v is None else json.dumps(v) if isinstance(v, dict) else str(v)
+
+
+def table_rows(rows: list[Experiment]) -> list[list[str]]:
+    """One list of strings per (experiment, order), in :data:`COLUMNS`' order; the experiment,
+    its params and its judge verdict on its first row."""
+    keys = differing(rows)
+    out = []
+    for r in rows:
+        said = "\n".join(f"{k}={_value(r.params.get(k))}" for k in keys) or "(same)"
+        judge = r.headline.get(JUDGE_FILE, {}).get("informative")
+        verdict = DASH if judge is None else ("passed" if judge else "failed")
+        orders = [f"{o}.json" for o in ranked([Path(n).stem for n in r.headline if n != JUDGE_FILE])]
+        if not orders:
+            out.append([r.label, said, DASH, DASH, DASH, verdict])
+        for i, name in enumerate(orders):
+            nll, gain = read_metric_file(r.headline[name])
+            first = i == 0
+            out.append([r.label if first else "", said if first else "", Path(name).stem, fmt(nll), fmt(gain),
+                        verdict if first else ""])  # fmt: skip
+    return out
+
+
+def dvc_exp_show(cwd: Path = Path()) -> list[Mapping[str, Any]]:
+    """``dvc exp show --json`` in ``cwd``, parsed; a CurllError with DVC's message if it fails."""
+    done = subprocess.run([sys.executable, "-m", "dvc", "exp", "show", "--json"], cwd=cwd,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise CurllError(f"dvc exp show failed: {why}", file=cwd.resolve())
+    shown: list[Mapping[str, Any]] = json.loads(done.stdout)
+    return shown
