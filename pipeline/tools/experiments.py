@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,7 @@ def _one(state: Mapping[str, Any], label: str, folder: str) -> Experiment | None
     return Experiment(label, params, files)
 
 
-def experiments(shown: list[Mapping[str, Any]], folder: str) -> list[Experiment]:
+def experiments(shown: Sequence[Mapping[str, Any]], folder: str) -> list[Experiment]:
     """The rows of ``dvc exp show --json`` (``shown``) that have data: the workspace, each
     commit and its experiments (labelled by their names); ``folder``: the headline folder."""
     out = []
@@ -98,7 +98,9 @@ def table_rows(rows: list[Experiment]) -> list[list[str]]:
         said = "\n".join(f"{k}={_value(r.params.get(k))}" for k in keys) or "(same)"
         judge = r.headline.get(JUDGE_FILE, {}).get("informative")
         verdict = DASH if judge is None else ("passed" if judge else "failed")
-        orders = [f"{o}.json" for o in ranked([Path(n).stem for n in r.headline if n != JUDGE_FILE])]
+        names = [Path(n).stem for n in r.headline if n != JUDGE_FILE]
+        known = ranked(names)  # the registry's order, then any other order's file by name
+        orders = [f"{o}.json" for o in known + sorted(set(names) - set(known))]
         if not orders:
             out.append([r.label, said, DASH, DASH, DASH, verdict])
         for i, name in enumerate(orders):
