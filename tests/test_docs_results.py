@@ -53,3 +53,15 @@ def test_a_file_without_its_block_is_reported(tmp_path: Path) -> None:
     readme.write_text(readme.read_text(encoding="utf-8").replace("<!-- results:headline -->\n", ""))
     assert docs_results.stale(root) == [Path("README.md")]
     assert docs_results.main([], root) == 1
+
+
+def test_a_run_without_intervals_or_a_parsed_control_rating_still_renders() -> None:
+    """``evaluate.bootstrap.samples: 0`` writes no baseline and no claims; a control with no parsed
+    rating has a None mean: the blocks say so instead of failing."""
+    m = json.loads((ROOT / docs_results.METRICS).read_text(encoding="utf-8"))
+    bare = {k: v for k, v in m.items() if k not in ("baseline", "claims")}
+    judge = next(iter(bare["judge_controls"]["judges"].values()))
+    judge["means"]["empty"] = None
+    assert docs_results.headline(bare).startswith("No intervals were computed")
+    assert docs_results.tests(bare).startswith("No test was made")
+    assert "empty \u2013" in docs_results.report(bare)

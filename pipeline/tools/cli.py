@@ -229,7 +229,7 @@ def show_experiments(params: ParamsOpt = DEFAULT_PARAMS) -> None:
 
     folder = Path(load_params(params).evaluate.out.headline).as_posix()
     found = experiments(dvc_exp_show(params.resolve().parent), folder)
-    if not found:
+    if not any(r.headline for r in found):
         raise CurllError("no results yet: run `dvc repro` (or `make run`) or `dvc exp run`", file=params)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for name in COLUMNS:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from curll.evaluate.findings import summary
+from curll.evaluate.headline import DASH
 from curll.orders import ranked
 
 METRICS = Path("data/evaluate/metrics.json")
@@ -36,9 +37,16 @@ def _span(v: Mapping[str, Any], key: str = "gain", digits: int = 2) -> str:
     return f"{v[key]:.{digits}f}{inside}"
 
 
+def _mean(v: float | None) -> str:
+    return DASH if v is None else f"{v:.2f}"  # None: no rating of that control parsed
+
+
 def headline(m: Mapping[str, Any]) -> str:
-    """The README's paragraph: the baseline verdict per order, how many tests hold, the judge."""
-    base, claims = m["baseline"], m["claims"]
+    """The README's paragraph: the baseline verdict per order, how many tests hold, the judge;
+    without intervals (``evaluate.bootstrap.samples: 0``), the report's sentence saying so."""
+    base, claims = m.get("baseline") or {}, m.get("claims") or {}
+    if not base.get("orders"):
+        return summary(m)[0]
     per = {o: base["orders"][o] for o in ranked(base["orders"])}
     gains = ", ".join(f"{o} {_span(v)}" for o, v in per.items())
     if base["all_beat"]:
@@ -46,9 +54,10 @@ def headline(m: Mapping[str, Any]) -> str:
     else:
         losing = ", ".join(o for o, v in per.items() if not v["beats"])
         verdict = f"not every order's models beat the unigram baseline on their own stage ({losing} do not)"
-    judges = m["judge_controls"]
-    who = ", ".join(judges["scored_by"])
-    judged = (f"the judge ({who}) passes its controls" if judges["panel_informative"]
+    judges = m.get("judge_controls") or {}
+    who = ", ".join(judges.get("scored_by") or [])
+    judged = ("no judge scored the run" if not who else f"the judge ({who}) passes its controls"
+              if judges.get("panel_informative")
               else f"the judge ({who}) fails its controls, so no claim rests on judge scores")  # fmt: skip
     return (f"On the default params {verdict} (gain in nats per answer token, 95% interval: {gains}), "
             f"and {claims['held']} of {claims['tests']} tests hold; {judged}.")  # fmt: skip
@@ -60,17 +69,20 @@ def report(m: Mapping[str, Any]) -> str:
     run = m["run"]
     said = f"Trained: {run['model']}; data from {run['llm']}. The report opens with:\n\n"
     said += "\n>\n".join(f"> {line}" for line in summary(m))
-    judges = m["judge_controls"]["judges"]
+    judges = (m.get("judge_controls") or {}).get("judges") or {}
     controls = [f"- `{name}`: {'passes' if j['informative'] else 'fails'} its controls ({j['why']}); mean "
-                "ratings " + ", ".join(f"{k} {v:.2f}" for k, v in j["means"].items())
+                "ratings " + ", ".join(f"{k} {_mean(v)}" for k, v in j["means"].items())
                 for name, j in judges.items()]  # fmt: skip
-    return f"{said}\n\nThe judge's controls:\n\n" + "\n".join(controls)
+    return f"{said}\n\nThe judge's controls:\n\n" + ("\n".join(controls) or "No judge scored this run.")
 
 
 def tests(m: Mapping[str, Any]) -> str:
     """Every test made (and every one not made), with its value, interval and adjusted p."""
+    listed = (m.get("claims") or {}).get("list") or []
+    if not listed:
+        return "No test was made (no intervals: `evaluate.bootstrap.samples: 0`)."
     rows = ["| family | what | value [95%] | p | Holm p | holds |", "|---|---|---|---|---|---|"]
-    for c in m["claims"]["list"]:
+    for c in listed:
         held = "not tested" if c["p_holm"] is None else ("yes" if c["holds"] else "no")
         holm = "" if c["p_holm"] is None else f"{c['p_holm']:.3g}"
         rows.append(f"| {c['family']} | `{c['key']}`: {c['what']} | {_span(c, 'value', 3)} | {c['p']:.3g} | "

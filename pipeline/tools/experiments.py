@@ -44,22 +44,26 @@ def _flat(d: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
             yield f"{prefix}{k}", v
 
 
-def _one(state: Mapping[str, Any], label: str, folder: str) -> Experiment | None:
+def _one(state: Mapping[str, Any], label: str, folder: str, *, finished: bool = True) -> Experiment | None:
+    """A row of ``state``; None without data. An experiment not ``finished`` (queued, running or
+    failed: DVC shows it with the params it was given and the metrics of the commit it started
+    from) keeps its params and no headline."""
     data = state.get("data") or {}
     if not data:
-        return None  # queued, running or failed: nothing to show
+        return None
     params = dict(_flat(((data.get("params") or {}).get("params.yaml") or {}).get("data") or {}))
     files = {
         Path(path).name: (result or {}).get("data") or {}
         for path, result in (data.get("metrics") or {}).items()
-        if Path(path).parent.as_posix() == folder
+        if finished and Path(path).parent.as_posix() == folder
     }
     return Experiment(label, params, files)
 
 
 def experiments(shown: Sequence[Mapping[str, Any]], folder: str) -> list[Experiment]:
     """The rows of ``dvc exp show --json`` (``shown``) that have data: the workspace, each
-    commit and its experiments (labelled by their names); ``folder``: the headline folder."""
+    commit and its experiments (labelled by their names, and by their state unless they
+    succeeded: ``name (failed)``); ``folder``: the headline folder."""
     out = []
     for base in shown:
         rev = str(base.get("rev", ""))
@@ -67,9 +71,12 @@ def experiments(shown: Sequence[Mapping[str, Any]], folder: str) -> list[Experim
         if (row := _one(base, label, folder)) is not None:
             out.append(row)
         for group in base.get("experiments") or []:
+            ran = (group.get("executor") or {}).get("state")
             for state in group.get("revs") or []:
                 name = str(state.get("name") or str(state.get("rev", ""))[:7])
-                if (row := _one(state, f"  {name}", folder)) is not None:
+                status = "failed" if state.get("error") else ran if ran not in (None, "success") else None
+                label = f"  {name}" + (f" ({status})" if status else "")
+                if (row := _one(state, label, folder, finished=status is None)) is not None:
                     out.append(row)
     return out
 
@@ -98,9 +105,9 @@ def table_rows(rows: list[Experiment]) -> list[list[str]]:
         said = "\n".join(f"{k}={_value(r.params.get(k))}" for k in keys) or "(same)"
         judge = r.headline.get(JUDGE_FILE, {}).get("informative")
         verdict = DASH if judge is None else ("passed" if judge else "failed")
-        names = [Path(n).stem for n in r.headline if n != JUDGE_FILE]
-        known = ranked(names)  # the registry's order, then any other order's file by name
-        orders = [f"{o}.json" for o in known + sorted(set(names) - set(known))]
+        files = {Path(n).stem: n for n in r.headline if n != JUDGE_FILE}
+        known = ranked(files)  # the registry's order, then any other order's file by name
+        orders = [files[o] for o in known + sorted(set(files) - set(known))]
         if not orders:
             out.append([r.label, said, DASH, DASH, DASH, verdict])
         for i, name in enumerate(orders):

@@ -6,6 +6,7 @@ experiments`` lays out the same experiments a row per experiment and order."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -75,7 +76,7 @@ def exp_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "    params: [train.order, train.budget]\n    metrics:\n      - ${evaluate.out.headline}:\n"
         "          cache: false\n"
     )
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=master"]
     subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
     _dvc(repo, "init", "-q")
     _dvc(repo, "repro", "-q")
@@ -90,6 +91,30 @@ def test_metrics_show_and_the_readme_exp_show_fit_120_columns(exp_repo: Path):
     assert len(shown) == 4 and max(map(len, shown)) < 120, shown  # the workspace: two orders, the judge
     table = _dvc(exp_repo, *EXP_SHOW).splitlines()
     assert max(map(len, table)) < 120 and "\u2026" not in "".join(table), table
+    assert "continual.json:gain" in "".join(table) and "['joint', 'continual']" in "".join(table)
+    assert json.loads((exp_repo / "data/evaluate/headline/judge.json").read_text()) == {"informative": False}
+
+
+def test_plots_show_draws_one_training_chart_per_order_the_run_trained(tmp_path):
+    """dvc.yaml's own top-level plots, after a run of one order (``-S train.order=continual``):
+    one training chart, and no error for the orders that were not run."""
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    top = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"plots": top}))
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _dvc(tmp_path, "init", "-q")
+    (tmp_path / ".dvc" / "plots").mkdir(exist_ok=True)
+    (tmp_path / ".dvc" / "plots" / "runs.json").write_text(
+        (ROOT / ".dvc" / "plots" / "runs.json").read_text()
+    )
+    curves = tmp_path / "data" / "evaluate" / "curves"
+    curves.mkdir(parents=True)
+    (curves / "continual.csv").write_text(
+        "run,step,loss\nseed-42/continual/0,1,7.5\nseed-42/continual/0,2,7.1\n"
+    )
+    shown = json.loads(_dvc(tmp_path, "plots", "show", "--json"))["data"]
+    assert [k for k in shown if "curves" in k] == ["data/evaluate/curves/continual.csv"]
+    assert not shown["data/evaluate/curves/continual.csv"][0].get("errors")
 
 
 def test_curll_experiments_shows_each_experiments_orders_and_the_params_that_differ(exp_repo: Path):
@@ -117,27 +142,34 @@ def test_curll_experiments_shows_each_experiments_orders_and_the_params_that_dif
     assert done.stdout.count("failed") == 3  # the judge's verdict once an experiment
 
 
-def test_a_failed_or_queued_experiment_is_left_out_and_equal_params_are_not_listed():
+def test_a_failed_or_queued_experiment_shows_its_params_and_no_results():
+    """DVC shows a failed or queued experiment with the params it was given and the metrics of
+    the commit it started from: those are not its results."""
     from pipeline.tools.experiments import experiments, table_rows
 
-    def state(rev: str, name: str | None, lr: float | None, gain: float) -> dict[str, Any]:
-        if lr is None:
-            return {"rev": rev, "name": name, "data": None, "error": {"msg": "failed"}}
+    def state(rev: str, name: str | None, lr: float, gain: float, error: bool = False) -> dict[str, Any]:
         params = {"params.yaml": {"data": {"train": {"lr": lr, "seeds": [42, 43]}}}}
         metrics = {"h/zz-unregistered.json": {"data": {"nll": 6.0}},
                    "h/continual.json": {"data": {"nll": 5.0, "gain": gain, "gain_lo": 0.1, "gain_hi": 0.3}},
                    "other/continual.json": {"data": {"nll": 9.0}}}  # fmt: skip
-        return {"rev": rev, "name": name, "data": {"params": params, "metrics": metrics}}
+        return {"rev": rev, "name": name, "data": {"params": params, "metrics": metrics},
+                "error": {"msg": "stage failed"} if error else None}  # fmt: skip
 
+    groups = [
+        {"revs": [state("1234567aa", "hot", 0.01, 0.25)], "executor": {"state": "success"}},
+        {"revs": [state("7654321bb", "bad", 5.0, 0.2, error=True)], "executor": {"state": "failed"}},
+        {"revs": [state("abababab1", "later", 0.02, 0.2)], "executor": {"state": "queued"}},
+    ]
     shown = [{**state("workspace", None, 0.003, 0.2), "experiments": None},
-             {**state("abcdef123", "main", 0.003, 0.2),
-              "experiments": [{"revs": [state("1234567aa", "hot", 0.01, 0.25)]},
-                              {"revs": [state("7654321bb", "broken", None, 0)]}]}]  # fmt: skip
+             {**state("abcdef123", "main", 0.003, 0.2), "experiments": groups}]  # fmt: skip
     rows = experiments(shown, "h")
-    assert [r.label for r in rows] == ["workspace", "main", "  hot"]
+    assert [r.label for r in rows] == ["workspace", "main", "  hot", "  bad (failed)", "  later (queued)"]
     other = ["", "", "zz-unregistered", "6.00", "\u2013", ""]  # an order curll does not know: last
+    none = ["\u2013"] * 4
     assert table_rows(rows) == [
         ["workspace", "train.lr=0.003", "continual", "5.00", "0.20 [0.10, 0.30]", "\u2013"], other,
         ["main", "train.lr=0.003", "continual", "5.00", "0.20 [0.10, 0.30]", "\u2013"], other,
         ["  hot", "train.lr=0.01", "continual", "5.00", "0.25 [0.10, 0.30]", "\u2013"], other,
+        ["  bad (failed)", "train.lr=5.0", *none],
+        ["  later (queued)", "train.lr=0.02", *none],
     ]  # fmt: skip

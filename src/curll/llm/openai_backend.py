@@ -45,7 +45,8 @@
   another matter: until the server has answered once (and again after a request lost its
   connection for good), a batch sends its first request alone, and when that one cannot
   connect after all its retries :meth:`OpenAIBackend.complete` raises a :class:`CurllError`
-  naming the server and its params key (``llm.profiles.<name>.base_url``). Requests still
+  naming the server and the params key its caller gives (``url_key``:
+  ``llm.profiles.<name>.base_url`` for an ``openai`` profile). Requests still
   queued when one lost its connection for good are not sent (``error`` says so; errors are
   never cached, so a rerun asks them). A dead server costs one request's retries (about 30 s),
   not every request's.
