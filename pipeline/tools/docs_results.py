@@ -22,19 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from curll.evaluate.findings import summary
-from curll.evaluate.headline import DASH
+from curll.evaluate.headline import DASH, fmt
 from curll.orders import ranked
 
 METRICS = Path("data/evaluate/metrics.json")
 #: file -> the names of the blocks it holds
 FILES = {Path("README.md"): ("headline",), Path("docs/evaluation.md"): ("report", "tests")}
 _BLOCK = re.compile(r"(<!-- results:(\w+) -->\n)(.*?)(<!-- /results -->)", re.S)
-
-
-def _span(v: Mapping[str, Any], key: str = "gain", digits: int = 2) -> str:
-    lo, hi = v.get("lo"), v.get("hi")
-    inside = "" if lo is None or hi is None else f" [{lo:.{digits}f}, {hi:.{digits}f}]"
-    return f"{v[key]:.{digits}f}{inside}"
 
 
 def _mean(v: float | None) -> str:
@@ -48,7 +42,7 @@ def headline(m: Mapping[str, Any]) -> str:
     if not base.get("orders"):
         return summary(m)[0]
     per = {o: base["orders"][o] for o in ranked(base["orders"])}
-    gains = ", ".join(f"{o} {_span(v)}" for o, v in per.items())
+    gains = ", ".join(f"{o} {fmt((v['gain'], v.get('lo'), v.get('hi')))}" for o, v in per.items())
     if base["all_beat"]:
         verdict = "every order's models beat the unigram baseline on their own stage"
     else:
@@ -85,8 +79,9 @@ def tests(m: Mapping[str, Any]) -> str:
     for c in listed:
         held = "not tested" if c["p_holm"] is None else ("yes" if c["holds"] else "no")
         holm = "" if c["p_holm"] is None else f"{c['p_holm']:.3g}"
-        rows.append(f"| {c['family']} | `{c['key']}`: {c['what']} | {_span(c, 'value', 3)} | {c['p']:.3g} | "
-                    f"{holm} | {held} |")  # fmt: skip
+        value = fmt((c["value"], c["lo"], c["hi"]), 3)
+        cells = [c["family"], f"`{c['key']}`: {c['what']}", value, f"{c['p']:.3g}", holm, held]
+        rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 

@@ -145,12 +145,13 @@ def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
     return Headline(out, bool(controls.get("panel_informative")), judges)
 
 
-def fmt(span: Span) -> str:
-    """``v [lo, hi]`` to two decimals (``v`` alone without bounds; an en dash without ``v``)."""
+def fmt(span: Span, digits: int = 2) -> str:
+    """``v [lo, hi]`` to ``digits`` decimals (``v`` alone without bounds; an en dash without ``v``)."""
     v, lo, hi = span
     if v is None:
         return DASH
-    return f"{v:.2f}" + (f" [{lo:.2f}, {hi:.2f}]" if lo is not None and hi is not None else "")
+    inside = f" [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None and hi is not None else ""
+    return f"{v:.{digits}f}{inside}"
 
 
 def rows(h: Headline) -> list[list[str]]:

@@ -197,15 +197,18 @@ def decontaminate(
 def _rejects(gone: dict[str, tuple[Contamination, Hit]]) -> pd.DataFrame:
     """RejectSchema rows of the contaminated train units (the unit's type, id, stage, indicator)."""
     from curll.imports.importer import RECORDS
+    from curll.verify.filters import reject_frame
 
-    if not gone:
-        return empty_table(RejectSchema)
     names = RECORDS.names
-    rows = [{"type": _UNIT_TYPE[r[names.index("type")]], "id": u, "stage": r[names.index("stage")],
-             "indicator_id": r[names.index("indicator_id")], "reason": "contaminated",
-             "detail": f"overlap {c.overlap:.2f} with test {c.test_id}"}
-            for u, (c, (_, r, _)) in sorted(gone.items())]  # fmt: skip
-    return pd.DataFrame(rows, columns=list(RejectSchema.to_schema().columns))
+    first = [(u, c, r) for u, (c, (_, r, _)) in sorted(gone.items())]
+    return reject_frame({
+        "type": [_UNIT_TYPE[r[names.index("type")]] for _, _, r in first],
+        "id": [u for u, _, _ in first],
+        "stage": [r[names.index("stage")] for _, _, r in first],
+        "indicator_id": [r[names.index("indicator_id")] for _, _, r in first],
+        "reason": ["contaminated"] * len(first),
+        "detail": [f"overlap {c.overlap:.2f} with test {c.test_id}" for _, c, _ in first],
+    })  # fmt: skip
 
 
 def passage_records(hits: list[Hit], system: str) -> list[list[Any]]:
