@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pandas as pd
 import pytest
 
-from curll.artifacts import atomic_path, read_table, write_json, write_table, write_tables
+from curll.artifacts import atomic_dir, atomic_path, read_table, write_json, write_table, write_tables
 from curll.errors import CurllError
 from curll.schemas import WordSchema
 
@@ -189,3 +190,28 @@ def test_a_streamed_table_is_all_or_nothing(tmp_path):
     assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["w.parquet"]
     assert write_table_stream(iter([words(), words(word=["sun", "moon"])]), path, WordSchema) == 4
     assert read_table(path, WordSchema)["word"].tolist() == ["dog", "cat", "sun", "moon"]
+
+
+def test_a_killed_writers_temporaries_are_cleared_and_a_live_ones_kept(tmp_path):
+    """SIGKILL leaves ``.<name>.<pid>-<random>.tmp`` behind; the next write of that name removes it
+    when the pid is gone (above the kernel's pid_max here), never a running writer's."""
+    dead = tmp_path / ".words.parquet.99999999-abc.tmp"
+    dead.write_text("half")
+    dead_dir = tmp_path / ".model.99999999-abc.tmp"
+    (dead_dir / "inner").mkdir(parents=True)
+    live = tmp_path / f".words.parquet.{os.getppid()}-xyz.tmp"
+    live.write_text("busy")
+    other = tmp_path / ".words.parquet.b.99999999-abc.tmp"  # another output's name
+    other.write_text("not ours")
+    write_table(words(), tmp_path / "words.parquet", WordSchema)
+    with atomic_dir(tmp_path / "model") as tmp:
+        (tmp / "f").write_text("x")
+    assert not dead.exists() and not dead_dir.exists()
+    assert live.read_text() == "busy" and other.read_text() == "not ours"
+
+
+def test_a_folder_that_cannot_be_made_is_named(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    under_a_file = tmp_path / "afile" / "out"
+    with pytest.raises(CurllError, match=r"afile/out: cannot write here: .*afile"), atomic_dir(under_a_file):
+        pass

@@ -166,6 +166,10 @@ def register_release(app: typer.Typer) -> None:
         if layout not in LAYOUTS:
             raise CurllError(f"must be one of {', '.join(LAYOUTS)}, got {layout!r}", field="--layout")
         if system is None:
+            named = params != DEFAULT_PARAMS
+            if named and not params.is_file():
+                raise CurllError("no such params file (the system turn is read from it)", file=params,
+                                 field="--params")  # fmt: skip
             system = load_params(params).split.system_prompt if params.is_file() else ""
         stats = import_release([parse_source(s) for s in sources], out, system=system)
         skipped = sum(stats["skipped"].values())

@@ -62,6 +62,53 @@ def _writing(target: Path) -> Iterator[None]:
 
 
 @contextmanager
+def _creating(target: Path) -> Iterator[None]:
+    """Create ``target``'s folder and clear the temporaries that killed writers left beside it;
+    a parent that is a file, or a folder that cannot hold files, is a CurllError naming ``target``."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _clear_stale(target)
+        yield
+    except OSError as exc:
+        if exc.errno in _CANNOT_WRITE:
+            raise
+        why = exc.strerror or type(exc).__name__
+        raise CurllError(f"cannot write here: {why} ({exc.filename or target.parent})", file=target) from None
+
+
+def _tmp_prefix(target: Path) -> str:
+    """Temporaries are named ``.<name>.<pid>-<random>.tmp``: the pid tells a dead writer's."""
+    return f".{target.name}.{os.getpid()}-"
+
+
+def _clear_stale(target: Path) -> None:
+    """Remove the temporaries of ``target`` whose writer (a process of this machine) is gone:
+    a writer killed with SIGKILL cannot remove its own."""
+    head = f".{target.name}."
+    for entry in target.parent.iterdir():
+        name = entry.name
+        pid = name[len(head) : -len(".tmp")].partition("-")[0]
+        if not (name.startswith(head) and name.endswith(".tmp") and pid.isdecimal()):
+            continue
+        if int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+@contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it to ``path`` on success.
 
@@ -74,8 +121,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     if target.is_dir():
         raise CurllError("is a folder; expected a file path", file=target)
     with _writing(target):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with _creating(target):
+            fd, tmp_name = tempfile.mkstemp(prefix=_tmp_prefix(target), suffix=".tmp", dir=target.parent)
         os.close(fd)
         tmp = Path(tmp_name)
         try:
@@ -98,8 +145,8 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     if target.is_file():
         raise CurllError("is a file; expected a folder path", file=target)
     with _writing(target):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        with _creating(target):
+            tmp = Path(tempfile.mkdtemp(prefix=_tmp_prefix(target), suffix=".tmp", dir=target.parent))
         try:
             yield tmp
             mask = _umask()  # libraries write some files 0600 (safetensors): all as open() would

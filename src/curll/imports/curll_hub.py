@@ -34,7 +34,8 @@ META = ("indicator", "skill", "subskill", "goal")
 SPLIT_NAMES = {"train": "train", "val": "validation", "validation": "validation", "test": "test"}
 FOLDER = re.compile(r"^stage(?P<stage>\d+)_(?P<kind>cqa|csqa|instruct)(?P<eval>_eval)?$")
 REFUSED = re.compile(r"^stage\d+_(?P<kind>train|c_all)$")
-DATA_FILE = re.compile(r"^(?P<split>[a-z]+)-\d{5}-of-\d{5}\.parquet$")
+#: a data file as the Hub writes it; older ``datasets`` releases add a 16-hex fingerprint
+DATA_FILE = re.compile(r"^(?P<split>[a-z]+)-(?P<index>\d{5})-of-(?P<total>\d{5})(?:-[0-9a-f]{16})?\.parquet$")
 
 Triple = tuple[str, str, str]  # (passage, question, answer); passage "" for IR
 
@@ -53,7 +54,8 @@ def _one(passage: str | None, question: str, answer: str) -> Callable[[Mapping[s
 
 def _csqa_pairs(row: Mapping[str, Any]) -> list[Triple]:
     passage = text(row["output"])
-    return [(passage, text(pair.get("question")), text(pair.get("answer"))) for pair in (row["csqa"] or [])]
+    pairs = row["csqa"] or []
+    return [(passage, text((pair or {}).get("question")), text((pair or {}).get("answer"))) for pair in pairs]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Import downloaded release repositories into curll's records (RecordSchema), streamed.
 
-:func:`import_release` writes, atomically as one folder::
+:func:`import_release` writes, atomically as one folder (resumable: a file at a time)::
 
     <out>/records.parquet   RecordSchema rows, in source order (a row group a source batch)
     <out>/skipped.parquet   every row or pair left out: file, row, pair (-1: the whole row), reason
@@ -12,14 +12,16 @@ row, pair), so it is unique (two folders of one name are refused) and the same o
 so a passage's questions share a unit (and an ``id`` whose rows hold different passages gives
 one unit a passage), which stays in the split the release gave it; ``indicator_id`` is the
 taxonomy's own hash of (stage, skill, subskill, goal, indicator), each normalised as the taxonomy
-importers do, so it matches an import of the authors' taxonomy. A row whose question or answer is
-empty is skipped with its reason; nothing kept at all is an error. Memory is bounded by
-``batch_rows`` rows (records and skips alike).
+importers do, so it matches an import of the authors' taxonomy. A question whose passage (CQA,
+CSQA), question or answer is empty is skipped with its reason; nothing kept at all is an error.
+Memory is bounded by ``batch_rows`` rows (records and skips alike).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +40,8 @@ from curll.imports.reader import Source, coerce_stage, open_source, rows
 from curll.schemas import RecordSchema
 from curll.taxonomy.model import indicator_id, normalise
 
+#: the files an import writes into its folder
+OUTPUTS = ("records.parquet", "skipped.parquet", "stats.json")
 RECORDS = pa.schema(
     [("record_id", pa.string()), ("unit_id", pa.string()), ("stage", pa.int64()),
      ("indicator_id", pa.string()), ("skill", pa.string()), ("subskill", pa.string()),
@@ -55,20 +59,21 @@ def _hash(*parts: object) -> str:
 class _Writer:
     """Buffers records and skips; flushes each as a validated row group."""
 
-    def __init__(self, out: Path) -> None:
-        self.records = pq.ParquetWriter(out / "records.parquet", RECORDS)
-        self.skipped = pq.ParquetWriter(out / "skipped.parquet", SKIPPED)
+    def __init__(self, records: Path, skipped: Path, name: str) -> None:
+        self.records = pq.ParquetWriter(records, RECORDS)
+        self.skipped = pq.ParquetWriter(skipped, SKIPPED)
+        self.name = name
         self.buffer: list[list[Any]] = []
         self.skips: list[list[Any]] = []
         self.written = 0
-        self.counts: Counter[tuple[int, str, str]] = Counter()
+        self.counts: Counter[str] = Counter()
         self.reasons: Counter[str] = Counter()
 
     def flush(self) -> None:
         if self.buffer:
             df = pd.DataFrame(self.buffer, columns=RECORDS.names)
             df.index = pd.RangeIndex(self.written, self.written + len(df))  # errors name the output row
-            validate(df, RecordSchema, source="records.parquet")
+            validate(df, RecordSchema, source=f"records of {self.name}")
             self.records.write_table(pa.Table.from_pandas(df, schema=RECORDS, preserve_index=False))
             self.written += len(df)
             self.buffer = []
@@ -107,7 +112,9 @@ def row_records(
     kept: list[tuple[int, list[Any]]] = []
     skipped: list[tuple[int, str]] = [] if triples else [(-1, "no questions")]
     for pair, (passage, question, answer) in enumerate(triples):
-        reason = "empty question" if not question.strip() else "empty answer" if not answer.strip() else ""
+        empty = [n for n, t in (("passage", passage), ("question", question), ("answer", answer))
+                 if not t.strip() and (n != "passage" or kind.type != "ir")]  # fmt: skip
+        reason = f"empty {empty[0]}" if empty else ""
         if reason:
             skipped.append((pair, reason))
             continue
@@ -123,10 +130,24 @@ def record_id(source: Source, path: Path, row: int, pair: int) -> str:
     return _hash(source.folder.name, source.kind.name, path.name, row, pair)
 
 
-def _read(source: Source, writer: _Writer, bar: tqdm[Any], *, system: str, batch_rows: int) -> int:
+def _part(
+    source: Source, path: Path, split: str, work: Path, bar: tqdm[Any], *, system: str, batch_rows: int
+) -> dict[str, Any]:
+    """One data file imported into ``work`` as ``<key>.records.parquet`` and ``<key>.skipped.parquet``,
+    then ``<key>.json`` (its counts), written last: a file whose json is there is done, and a
+    rerun reuses it. ``key`` hashes what the file's records depend on: the folder's name and kind,
+    the file's name, size and modification time, and the system turn."""
+    stat = path.stat()
+    key = _hash(source.folder.name, source.kind.name, path.name, stat.st_size, stat.st_mtime_ns, system)
+    done = work / f"{key}.json"
+    if done.is_file():
+        part: dict[str, Any] = json.loads(done.read_text(encoding="utf-8"))
+        bar.update(part["rows"])
+        return {**part, "folder": str(source.folder)}  # as this run names it
+    name = f"{source.folder.name}/data/{path.name}"
+    writer = _Writer(work / f"{key}.records.parquet", work / f"{key}.skipped.parquet", name)
     read = 0
-    for path, split in source.files:
-        name = f"{source.folder.name}/data/{path.name}"
+    try:
         for index, row in rows(path, source.kind, batch_rows=batch_rows):
             read += 1
             bar.update()
@@ -135,10 +156,43 @@ def _read(source: Source, writer: _Writer, bar: tqdm[Any], *, system: str, batch
                 writer.skip(name, index, pair, reason)
             for _, record in kept:
                 writer.buffer.append(record)
-                writer.counts[(record[2], record[7], split)] += 1
+                writer.counts[f"{record[2]}/{record[7]}/{split}"] += 1
             if len(writer.buffer) >= batch_rows or len(writer.skips) >= batch_rows:
                 writer.flush()
-    return read
+    except BaseException:
+        writer.close(flush=False)  # the first error is the one to report
+        raise
+    writer.close()
+    part = {"key": key, "folder": str(source.folder), "rows": read, "records": writer.written,
+            "counts": dict(writer.counts), "skipped": dict(writer.reasons)}  # fmt: skip
+    write_json(done, part)
+    return part
+
+
+def _check_out(out: Path, sources: Sequence[Source]) -> None:
+    """``out`` is replaced whole, so it must not hold a repository being read, nor anything but
+    an earlier import's files."""
+    for source in sources:
+        folder = source.folder.resolve()
+        inside = [p for p, _ in source.files if p.resolve().is_relative_to(out)]
+        if folder.is_relative_to(out) or inside:
+            raise CurllError(f"would replace {folder}, a repository being imported: name a folder of "
+                             "its own for the import", file=out, field="--out")  # fmt: skip
+    if out.is_dir():
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in OUTPUTS)
+        if foreign:
+            listed = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+            raise CurllError(f"holds files an import did not write ({listed}) and would be replaced "
+                             "whole: name a new or empty folder", file=out, field="--out")  # fmt: skip
+
+
+def _concat(parts: Sequence[Path], out: Path, schema: pa.Schema) -> None:
+    """The parts' row groups, in order, as one parquet file."""
+    with pq.ParquetWriter(out, schema) as writer:
+        for path in parts:
+            file = pq.ParquetFile(path)
+            for group in range(file.num_row_groups):
+                writer.write_table(file.read_row_group(group))
 
 
 def import_release(
@@ -150,7 +204,12 @@ def import_release(
 ) -> dict[str, Any]:
     """Import ``sources`` ((folder, kind or None), :func:`curll.imports.reader.parse_source`) into
     ``out`` (layout above); returns the stats. Every source is checked before any row is read;
-    bad input is a CurllError naming the file, row and column, and leaves ``out`` as it was."""
+    bad input is a CurllError naming the file, row and column, and leaves ``out`` as it was.
+
+    Resumable: each data file is imported into ``.<out>.import/`` beside ``out`` (:func:`_part`),
+    so a rerun after a crash or a kill reads only the files not yet done; the parts are joined
+    into ``out`` and the folder removed at the end. ``out`` must be new, empty or an earlier
+    import's, and hold no repository being read (:func:`_check_out`)."""
     opened = [open_source(folder, kind) for folder, kind in sources]
     seen: dict[str, Path] = {}
     for source in opened:  # record ids hash the folder's name: two of one name would collide
@@ -159,28 +218,36 @@ def import_release(
             raise CurllError(f"a second folder named {source.folder.name!r} (the first: {first}): "
                              "pass each repository once", file=source.folder)  # fmt: skip
         seen[source.folder.name] = source.folder
-    with atomic_dir(out) as tmp:
-        writer = _Writer(tmp)
-        read: dict[str, int] = {}
+    target = Path(out).resolve()
+    _check_out(target, opened)
+    work = target.with_name(f".{target.name}.import")
+    with atomic_dir(target) as tmp:  # created first: it checks that the folder can be written
+        work.mkdir(exist_ok=True)
         total = sum(pq.ParquetFile(path).metadata.num_rows for s in opened for path, _ in s.files)
-        try:
-            with tqdm(total=total, desc="release import", unit="row") as bar:
-                for source in opened:
-                    read[str(source.folder)] = _read(
-                        source, writer, bar, system=system, batch_rows=batch_rows
-                    )
-        except BaseException:
-            writer.close(flush=False)  # the first error is the one to report
-            raise
-        writer.close()
-        if writer.written == 0:
-            why = ", ".join(f"{r} {n}" for r, n in writer.reasons.most_common()) or "no rows"
+        with tqdm(total=total, desc="release import", unit="row") as bar:
+            parts = [_part(source, path, split, work, bar, system=system, batch_rows=batch_rows)
+                     for source in opened for path, split in source.files]  # fmt: skip
+        written = sum(p["records"] for p in parts)
+        reasons: Counter[str] = Counter()
+        counts: Counter[str] = Counter()
+        read: Counter[str] = Counter()
+        for p in parts:
+            reasons.update(p["skipped"])
+            counts.update(p["counts"])
+            read[p["folder"]] += p["rows"]
+        if written == 0:
+            shutil.rmtree(work, ignore_errors=True)
+            why = ", ".join(f"{r} {n}" for r, n in reasons.most_common()) or "no rows"
             raise CurllError(f"the import kept no records ({why})", file=out)
+        _concat([work / f"{p['key']}.records.parquet" for p in parts], tmp / "records.parquet", RECORDS)
+        _concat([work / f"{p['key']}.skipped.parquet" for p in parts], tmp / "skipped.parquet", SKIPPED)
+        key = {f"{s}/{t}/{p}": (int(s), t, p) for s, t, p in (k.split("/") for k in counts)}
         stats = {
-            "records": writer.written,
-            "by_stage_type_split": {f"{s}/{t}/{p}": n for (s, t, p), n in sorted(writer.counts.items())},
-            "rows_read": read,
-            "skipped": dict(sorted(writer.reasons.items())),
+            "records": written,
+            "by_stage_type_split": {k: counts[k] for k in sorted(counts, key=key.__getitem__)},
+            "rows_read": dict(read),
+            "skipped": dict(sorted(reasons.items())),
         }
         write_json(tmp / "stats.json", stats)
+    shutil.rmtree(work, ignore_errors=True)
     return stats

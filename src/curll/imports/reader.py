@@ -1,8 +1,10 @@
 """One downloaded repository folder of a release, read a batch at a time.
 
 :func:`open_source` finds the folder's kind, stage and data files and checks every file's columns
-and types before a row is read; :func:`rows` then yields each file's rows a parquet batch at a
-time, so memory is bounded by a batch (``batch_rows``), not by the table.
+and types, and that each split's files are all the shards their names count, before a row is
+read; :func:`rows` then yields each file's rows a parquet batch at a time, so memory is bounded
+by a batch (``batch_rows``), not by the table; a file that cannot be decoded is a CurllError
+naming it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def parse_source(arg: str) -> tuple[Path, str | None]:
 
 def _check_types(path: Path, schema: pa.Schema, kind: Kind) -> None:
     for column in ("stage", *kind.columns):
+        if schema.names.count(column) > 1:
+            raise CurllError("the column appears twice", file=path, field=column)
         if column not in schema.names:
             raise CurllError(f"missing column (a {kind.name} repository has {', '.join(kind.columns)} "
                              "and stage)", file=path, field=column)  # fmt: skip
@@ -59,6 +63,25 @@ def _check_types(path: Path, schema: pa.Schema, kind: Kind) -> None:
             raise CurllError(
                 f"has type {typ}, expected {want.get(column, 'a string')}", file=path, field=column
             )
+
+
+def _check_shards(folder: Path, split: str, parts: list[tuple[int, int, Path]]) -> None:
+    """A split's files are shards 0..N-1 of one N, each once: a partial download or files of two
+    revisions of the repository (a re-download into the same folder keeps the old names) would
+    otherwise import as a whole split, missing rows or holding some twice."""
+    totals = sorted({total for _, total, _ in parts})
+    if len(totals) > 1:
+        mixed = " and of ".join(map(str, totals))
+        raise CurllError(f"{split} files of {mixed} shards mixed (two downloads in one folder?): keep "
+                         "one revision's files", file=folder / "data")  # fmt: skip
+    indices = sorted(index for index, _, _ in parts)
+    problems = [f"shard {i:05d} twice" for i in sorted(set(indices)) if indices.count(i) > 1]
+    problems += [f"missing shard {i:05d}" for i in range(totals[0]) if i not in indices]
+    problems += [f"shard {i:05d} past the count" for i in indices if i >= totals[0]]
+    if problems:
+        what = problems[0]
+        raise CurllError(f"{split} is not the {totals[0]} shards its file names count: {what} (an "
+                         "interrupted or mixed download?)", file=folder / "data")  # fmt: skip
 
 
 def open_source(folder: Path, kind_name: str | None) -> Source:
@@ -80,11 +103,13 @@ def open_source(folder: Path, kind_name: str | None) -> Source:
         raise CurllError(f"named as a {named[1]} repository but passed as {kind_name}", file=folder)
     kind = KINDS[kind_name if kind_name is not None else named[1]]  # type: ignore[index]
     files = []
+    shards: dict[str, list[tuple[int, int, Path]]] = {}
     for path in sorted((folder / "data").glob("*.parquet")):
         m = DATA_FILE.match(path.name)
         if m is None or m["split"] not in SPLIT_NAMES:
             raise CurllError("not a data file of a Hub dataset (<split>-NNNNN-of-NNNNN.parquet with split "
                              f"{'|'.join(SPLIT_NAMES)})", file=path)  # fmt: skip
+        shards.setdefault(m["split"], []).append((int(m["index"]), int(m["total"]), path))
         try:
             schema = pq.read_schema(path)
         except Exception as exc:  # pyarrow raises several unrelated types for a corrupt file
@@ -93,6 +118,8 @@ def open_source(folder: Path, kind_name: str | None) -> Source:
         files.append((path, SPLIT_NAMES[m["split"]]))
     if not files:
         raise CurllError("holds no data/<split>-NNNNN-of-NNNNN.parquet file", file=folder)
+    for split, parts in shards.items():
+        _check_shards(folder, split, parts)
     return Source(folder, kind, named[0] if named else None, tuple(files))
 
 
@@ -114,6 +141,16 @@ def rows(
     """(0-based row in the file, row as a dict of the columns the kind reads), a batch at a time;
     with ``only`` (sorted row numbers) just those rows, reading only the row groups that hold them
     (memory then bounded by a row group's columns, not by ``batch_rows``)."""
+    try:
+        yield from _rows(path, kind, batch_rows=batch_rows, only=only)
+    except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
+        why = " ".join(str(exc).split())[:300]  # one line: pyarrow's messages can span several
+        raise CurllError(f"cannot be read: {type(exc).__name__}: {why}", file=path) from None
+
+
+def _rows(
+    path: Path, kind: Kind, *, batch_rows: int, only: Sequence[int] | None
+) -> Iterator[tuple[int, dict[str, Any]]]:
     parquet = pq.ParquetFile(path)
     columns = ["stage", *kind.columns]
     if only is None:
