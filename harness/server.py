@@ -8,8 +8,11 @@ the client's timeout), ``"malformed"`` (HTTP 200 with a broken JSON body), ``"no
 (a valid envelope whose content is not JSON), ``"schema-invalid"`` (JSON content that
 matches no task schema), ``"400"`` (an invalid request), ``"503"``, ``"500-invalid"``
 (llama.cpp's way of refusing an unsupported ``response_format``), ``"401"`` (a key is
-required), ``"401-echo"`` (the key echoed back, as OpenAI does) and ``"trickle"`` (headers at
-once, then the body a byte every ``trickle_s``: never idle, never on time). With the script
+required), ``"401-echo"`` and ``"500-echo"`` (the key echoed back in the error, as OpenAI does),
+``"403"``, ``"404"`` (no such path), ``"404-model"`` (no such model), ``"trickle"`` (headers at
+once, then the body a byte every ``trickle_s``: never idle, never on time), and 200 bodies of odd
+shape: ``"usage-null"`` (null token counts), ``"content-parts"`` (content as a list of text
+parts), ``"content-number"`` (content a number) and ``"choices-object"`` (choices not a list). With the script
 empty, ``pick(body)`` (when set) chooses each request's action. ``latency_s`` delays every
 answer; while ``gate`` is cleared every request waits, in flight, until it is set.
 
@@ -134,11 +137,19 @@ class FakeChatServer:
                     )
                 if action == "401":
                     return self._send(401, b'{"error": {"message": "a key is required"}}')
-                if action == "401-echo":  # as OpenAI does: the rejected key, and the header, in the message
+                if action in ("401-echo", "500-echo"):  # as OpenAI does: the key and header in the message
                     sent = self.headers.get("Authorization", "")
                     key = sent.removeprefix("Bearer ")
                     message = f"Incorrect API key provided: {key}. Header was: Authorization: {sent}"
-                    return self._send(401, json.dumps({"error": {"message": message}}).encode())
+                    payload = json.dumps({"error": {"message": message}}).encode()
+                    return self._send(int(action[:3]), payload, fast_retry)
+                if action == "403":
+                    return self._send(403, b'{"error": {"message": "this key may not use this project"}}')
+                if action == "404":
+                    return self._send(404, b"Not Found")
+                if action == "404-model":
+                    return self._send(404, b'{"error": {"message": "The model does not exist.", "code": '
+                                           b'"model_not_found"}}')  # fmt: skip
                 if action == "timeout":
                     time.sleep(server.timeout_sleep_s)
                 if action == "malformed":
@@ -162,6 +173,14 @@ class FakeChatServer:
                     ],
                     "usage": {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12},
                 }
+                odd: dict[str, Any] = {
+                    "usage-null": {"usage": {"prompt_tokens": None, "completion_tokens": None}},
+                    "content-parts": {"choices": [{"finish_reason": "stop", "message": {"role": "assistant",
+                                      "content": [{"type": "text", "text": content}]}}]},
+                    "content-number": {"choices": [{"finish_reason": "stop", "message": {"content": 123}}]},
+                    "choices-object": {"choices": {"0": reply["choices"][0]}},
+                }  # fmt: skip
+                reply.update(odd.get(action, {}))
                 if action == "trickle":
                     return self._trickle(json.dumps(reply).encode())
                 return self._send(200, json.dumps(reply).encode())

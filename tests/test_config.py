@@ -42,6 +42,16 @@ def test_repo_params_load_frozen(good):
         (lambda d: d["taxonomy"].update(stages=[1, 1]), "taxonomy.stages", "must not repeat"),
         (lambda d: d["taxonomy"]["out"].pop("stats"), "taxonomy.out.stats", "missing"),
         (lambda d: d["vocab"].update(seed=True), "vocab.seed", "valid integer"),
+        (  # urllib would refuse the port only at the first request, with a traceback
+            lambda d: d["llm"]["profiles"]["server"].update(base_url="http://127.0.0.1:99999/v1"),
+            "llm.profiles.server.base_url",
+            "is not an http:// or https:// URL with a host and a valid port",
+        ),
+        (
+            lambda d: d["llm"]["profiles"]["server"].update(base_url=" http://127.0.0.1:8000/v1"),
+            "llm.profiles.server.base_url",
+            "has white space around it",
+        ),
         (lambda d: d["llm"].update(use="gpt"), "llm.use", r"^'gpt' is not one of llm.profiles: \['embedded'"),
         (
             lambda d: d["evaluate"].update(judges=["smollm2-torch", "ghost"]),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from curll.config import load_params
@@ -88,7 +90,7 @@ def test_runs_without_a_key_when_the_variable_is_unset(server, monkeypatch):
     assert done.error is None and server.headers[0]["authorization"] == "Bearer EMPTY"
 
 
-@pytest.mark.parametrize("action", ["400", "500-invalid", "401"])
+@pytest.mark.parametrize("action", ["400", "500-invalid"])
 def test_an_invalid_request_is_final_not_retried(server, action):
     server.script.extend([action] * 5)
     [done] = backend(server, max_retries=5).complete([req("hello")])
@@ -175,12 +177,84 @@ def test_a_loop_is_kept_as_a_degenerate_reject_with_its_text(server):
     assert result.status == "ok"  # a stream that ends well is one answer, usage from its last event
 
 
-def test_a_key_the_server_echoes_is_redacted_from_the_error(server, monkeypatch):
+@pytest.mark.parametrize("status", ["401-echo", "500-echo"])
+def test_a_key_the_server_echoes_is_redacted_from_the_error(server, monkeypatch, status):
+    from curll.errors import CurllError
+
     monkeypatch.setenv("CURLL_TEST_KEY", "sk-live-0123456789abcdef")
-    server.script.append("401-echo")
-    [done] = backend(server, api_key_env="CURLL_TEST_KEY").complete([req("a")])
-    assert done.error is not None and "Incorrect API key provided: ***" in done.error
-    assert "0123456789abcdef" not in done.error and "Bearer ***" in done.error
+    server.script.extend([status] * 3)
+    b = backend(server, api_key_env="CURLL_TEST_KEY", max_retries=0)
+    if status == "500-echo":  # a transient error: kept as the request's error
+        error = b.complete([req("a")])[0].error or ""
+    else:  # a refused key: the run stops
+        with pytest.raises(CurllError) as err:
+            b.complete([req("a")])
+        error = str(err.value)
+    assert "Incorrect API key provided: ***" in error and "Bearer ***" in error
+    assert "0123456789abcdef" not in error
+
+
+@pytest.mark.parametrize(
+    ("action", "field", "says"),
+    [
+        ("401", "llm.profiles.server.api_key_env", r"refused the key \(HTTP 401: .*a key is required\): "
+                                                   r"check \$CURLL_TEST_KEY$"),
+        ("403", "llm.profiles.server.api_key_env", r"refused the key \(HTTP 403"),
+        ("404", "llm.profiles.server.base_url", r"no chat completions there \(HTTP 404.*often /v1$"),
+        ("404-model", "llm.profiles.server.model", r"does not serve the model 'tiny' \(HTTP 404"),
+    ],
+)  # fmt: skip
+def test_a_refused_key_a_wrong_path_or_model_stops_the_run_naming_the_key(server, monkeypatch, action,
+                                                                          field, says):  # fmt: skip
+    """The same for every request, so not a reject per request asked again and again: one request,
+    then a CurllError naming the params key to fix."""
+    from curll.errors import CurllError
+
+    monkeypatch.setenv("CURLL_TEST_KEY", "sk-test-key")
+    server.pick = lambda body: action
+    b = backend(server, api_key_env="CURLL_TEST_KEY", max_retries=5, url_key="llm.profiles.server.base_url")
+    with pytest.raises(CurllError, match=says) as err:
+        Engine(b, attempts=3, progress=False).run([req(f"q{i}") for i in range(4)])
+    assert err.value.field == field and len(server.requests) == 1
+    server.pick = None
+    assert b.complete([req("warm")])[0].error is None
+    server.pick = lambda body: action  # refused mid-run, after answers: the run stops all the same
+    with pytest.raises(CurllError, match=says):
+        b.complete([req(f"r{i}") for i in range(4)])
+
+
+@pytest.mark.parametrize("value", ["sk-abc\r", " sk-abc", "sk-ключ"])
+def test_a_key_that_cannot_go_in_a_header_is_refused_at_once(monkeypatch, value):
+    from curll.errors import CurllError
+
+    monkeypatch.setenv("CURLL_TEST_KEY", value)
+    with pytest.raises(CurllError, match=r"the key in \$CURLL_TEST_KEY has") as err:
+        OpenAIBackend("tiny", base_url="http://127.0.0.1:1/v1", api_key_env="CURLL_TEST_KEY",
+                      url_key="llm.profiles.server.base_url")  # fmt: skip
+    assert err.value.field == "llm.profiles.server.api_key_env" and value.strip() not in str(err.value)
+
+
+def test_odd_but_readable_bodies_are_read_and_the_others_are_reasons_not_crashes(server):
+    server.script.extend(["usage-null", "content-parts"])
+    [plain, parts] = backend(server, concurrency=1).complete([req("a"), req("b")])
+    assert (plain.error, plain.text, plain.prompt_tokens, plain.completion_tokens) == (
+        None, '{"echo": "a"}', 0, 0)  # fmt: skip
+    assert parts.error is None and parts.text == '{"echo": "b"}'
+    server.script.extend(["content-number", "choices-object"])
+    engine = Engine(backend(server, concurrency=1, max_retries=0), attempts=1, progress=False)
+    [number, choices] = engine.run([req("c"), req("d")])
+    assert number.status == "reject" and "message.content is a int, not text" in (number.reason or "")
+    assert choices.status == "reject" and "not a chat completion with choices" in (choices.reason or "")
+
+
+def test_one_slow_prompt_does_not_stop_the_requests_behind_it(server):
+    """A timeout while other requests are answered is that request's, not a lost server."""
+    server.pick = lambda body: "timeout" if "slow" in json.dumps(body["messages"]) else "ok"
+    server.latency_s = 0.05  # the other slot answers about 10 while the slow one times out
+    b = backend(server, concurrency=2, max_retries=0)
+    answers = b.complete([req("warm"), req("slow"), *[req(f"q{i}") for i in range(24)]])
+    assert "Timeout" in (answers[1].error or "")
+    assert [a.error for i, a in enumerate(answers) if i != 1] == [None] * 25
 
 
 def test_the_server_is_part_of_the_model_and_so_of_every_cache_key(server):
@@ -233,8 +307,9 @@ def test_a_server_lost_mid_batch_stops_the_batch_and_the_next_one_raises(server)
     assert "Timeout" in (answers[0].error or "")
     assert all((a.error or "").startswith("not sent: the server did not answer") for a in answers[1:])
     assert len(server.requests) == 2  # the five after the lost one were never sent
-    with pytest.raises(CurllError, match="cannot reach the server"):
+    with pytest.raises(CurllError, match=r"no answer from the server .* within timeout_s = 0.5 s") as err:
         b.complete([req("again")])  # first request alone, and it times out too
+    assert err.value.field == "timeout_s"
     assert len(server.requests) == 3
     server.script.clear()
     assert [a.error for a in b.complete([req("back"), req("up")])] == [None, None]  # answered again

@@ -172,6 +172,23 @@ def url_credential(url: str) -> str | None:
     return None
 
 
+def http_url(url: str) -> str:
+    """An after-validator: ``url`` is an ``http(s)://host[:port]/...`` URL, with no white space
+    around it and a port in range (``urllib`` would refuse it only at the first request)."""
+    from urllib.parse import urlsplit
+
+    if url != url.strip():
+        raise ParamsError(("", "has white space around it"))
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
+        raise ParamsError(("", "is not an http:// or https:// URL with a host and a valid port"))
+    return url
+
+
 def no_credentials(hint: str) -> Callable[[str | None], str | None]:
     """An after-validator refusing a URL that holds a credential; ``hint`` says where it goes."""
 

@@ -14,7 +14,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from curll.config.base import Count, Number, ParamsError, PathStr, Positive, Section, Seed, no_credentials
+from curll.config.base import (
+    Count,
+    Number,
+    ParamsError,
+    PathStr,
+    Positive,
+    Section,
+    Seed,
+    http_url,
+    no_credentials,
+)
 from curll.sampling import Sampling
 
 
@@ -122,6 +132,7 @@ class OpenAIProfile(_Profile):
         StrictStr,
         Field(min_length=1),
         AfterValidator(no_credentials("put the key in the environment variable named by api_key_env")),
+        AfterValidator(http_url),
     ]
     api_key_env: Annotated[StrictStr, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
     concurrency: Positive

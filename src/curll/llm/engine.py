@@ -59,7 +59,8 @@ def parse(text: str, schema: dict[str, Any] | None) -> tuple[Any, str | None]:
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(obj))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        return None, f"schema violation at {where}: {error.message}"
+        said = error.message if len(error.message) <= 300 else error.message[:300] + "..."  # quotes the value
+        return None, f"schema violation at {where}: {said}"
     return obj, None
 
 

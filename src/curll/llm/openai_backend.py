@@ -13,6 +13,11 @@
   answers an unknown ``response_format`` with HTTP 500), fails at once. A timeout before
   the response headers came counts as a lost connection (below); one after them is the
   server's (it answered, too slowly).
+- A refused key (401, 403) or a path or model the server lacks (404) is the params' fault,
+  the same for every request: :meth:`OpenAIBackend.complete` raises a :class:`CurllError`
+  naming ``api_key_env``, ``base_url`` or ``model`` at once. A key with white space around it or
+  a character a header cannot carry is refused at construction. A 200 body that is not a chat
+  completion (:func:`completion_fields`) is a ValueError, retried like a malformed body.
 - ``complete(requests, on_answer)`` calls ``on_answer(index, completion)`` as each request
   finishes (its retries done), from the calling thread (the requests are tasks of one
   event loop there), so the engine stores each answer as it comes.
@@ -46,7 +51,9 @@
   connection for good), a batch sends its first request alone, and when that one cannot
   connect after all its retries :meth:`OpenAIBackend.complete` raises a :class:`CurllError`
   naming the server and the params key its caller gives (``url_key``:
-  ``llm.profiles.<name>.base_url`` for an ``openai`` profile). Requests still
+  ``llm.profiles.<name>.base_url`` for an ``openai`` profile; its ``timeout_s`` where the server
+  took connections but sent no answer in time). A request has lost the server for good only
+  when no request got an answer while it was retried (one slow prompt is its own timeout). Requests still
   queued when one lost its connection for good are not sent (``error`` says so; errors are
   never cached, so a rerun asks them). A dead server costs one request's retries (about 30 s),
   not every request's.
@@ -111,8 +118,17 @@ class OpenAIBackend:
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not urls:
             raise CurllError("needs at least one server", field=url_key)
+        self._prefix = url_key.rpartition(".")[0]  # llm.profiles.<name>, or "" for a bare backend
+        self.api_key_env = api_key_env
         # local servers accept any key; the variable unset means "send none"
         key = (os.environ.get(api_key_env) if api_key_env else None) or "EMPTY"
+        if key != key.strip() or not key.isascii() or not key.isprintable():
+            why = (
+                "white space or a line end around it (a CRLF .env file?)"
+                if key.isascii()
+                else ("a character an HTTP header cannot carry")
+            )
+            raise CurllError(f"the key in ${api_key_env} has {why}", field=self._key("api_key_env"))
         self.served = model  # the name the server knows
         self.model = f"{model}@{server_of(urls[0])}"
         self.base_urls = urls
@@ -126,6 +142,7 @@ class OpenAIBackend:
         self._api_key = key
         self._lost: str | None = None  # why a request could not connect, until one gets through
         self._answered = False  # the server has answered at least once (any HTTP status)
+        self._last_answer = float("-inf")  # when a request last got a completion (perf_counter)
 
     def __repr__(self) -> str:  # never show the key
         return (
@@ -135,6 +152,10 @@ class OpenAIBackend:
 
     def _where(self) -> str:
         return ", ".join(server_of(u) for u in self.base_urls)
+
+    def _key(self, name: str) -> str:
+        """The params key of this profile's ``name`` (the bare name for a backend built by hand)."""
+        return f"{self._prefix}.{name}" if self._prefix else name
 
     def complete(
         self, requests: Sequence[ChatRequest], on_answer: OnAnswer | None = None
@@ -173,6 +194,13 @@ class OpenAIBackend:
             if requests and (self._lost is not None or not self._answered):
                 self._lost = None
                 first = [await one(0, requests[0])]  # alone: is anyone there?
+                if self._lost is not None and self._lost.startswith(AttemptTimeoutError.__name__):
+                    raise CurllError(
+                        f"no answer from the server at {self._where()} within timeout_s = "
+                        f"{self.timeout_s:g} s ({self.max_retries} retries): is it running, and is "
+                        "timeout_s long enough for one answer?",
+                        field=self._key("timeout_s"),
+                    )
                 if self._lost is not None:
                     raise CurllError(
                         f"cannot reach the server at {self._where()} "
@@ -186,6 +214,27 @@ class OpenAIBackend:
                 task.cancel()
             for client in clients:
                 await client.close()
+
+    def _refuse_config(self, exc: Exception) -> None:
+        """A refused key (401, 403) or a path or model the server does not have (404) is the
+        params' fault, the same for every request: a CurllError naming the key to fix, not a
+        reject per request."""
+        import openai
+
+        if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (401, 403, 404):
+            return
+        said = redact(" ".join(str(exc).split())[:200], self._api_key)
+        where, status = self._where(), exc.status_code
+        if status == 404 and "model" not in said.lower():
+            raise CurllError(f"the server at {where} has no chat completions there (HTTP 404: {said}): "
+                             "base_url ends where the server's /chat/completions starts, often /v1",
+                             field=self.url_key)  # fmt: skip
+        if status == 404:
+            raise CurllError(f"the server at {where} does not serve the model {self.served!r} (HTTP 404: "
+                             f"{said})", field=self._key("model"))  # fmt: skip
+        env = f"${self.api_key_env}" + ("" if os.environ.get(self.api_key_env or "") else ", unset")
+        raise CurllError(f"the server at {where} refused the key (HTTP {status}: {said}): check {env}",
+                         field=self._key("api_key_env"))  # fmt: skip
 
     def _schema_kwargs(self, req: ChatRequest) -> dict[str, Any]:
         """The request fields that carry the schema in this ``json_mode``."""
@@ -233,6 +282,7 @@ class OpenAIBackend:
                 try:
                     done = await self._attempt(client, kwargs)
                     self._answered, self._lost = True, None
+                    self._last_answer = time.perf_counter()
                     return Completion(**done, latency_s=time.perf_counter() - start)
                 except Exception as exc:
                     if isinstance(exc, AttemptTimeoutError):
@@ -241,10 +291,11 @@ class OpenAIBackend:
                         connected = not isinstance(exc, openai.APIConnectionError)
                     if connected:
                         self._answered, self._lost = True, None
+                    self._refuse_config(exc)
                     wait = _retry_after(exc, retry)
                     if wait is None or retry == self.max_retries:
                         error = redact(_describe(exc), self._api_key)
-                        if not connected:
+                        if not connected and self._last_answer <= start:  # nobody got through since
                             self._lost = error
                         return Completion(text="", latency_s=time.perf_counter() - start, error=error)
                     await asyncio.sleep(wait)
@@ -271,13 +322,7 @@ class OpenAIBackend:
         async with client.chat.completions.with_streaming_response.create(**kwargs) as response:
             heard.append(True)  # the headers are in; the body is read by parse()
             resp = await response.parse()
-        choice, usage = resp.choices[0], resp.usage
-        return {
-            "text": choice.message.content or "",
-            "prompt_tokens": usage.prompt_tokens if usage else 0,
-            "completion_tokens": usage.completion_tokens if usage else 0,
-            "finish_reason": choice.finish_reason or "",
-        }
+        return completion_fields(resp)
 
     @staticmethod
     async def _stream(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
@@ -302,16 +347,62 @@ class OpenAIBackend:
                         break
         finally:
             await stream.close()  # on a loop: the server stops generating when the stream closes
+        if not pieces and not finish:
+            raise ValueError("the streamed answer held no chunk of a completion")
         return {
             "text": "".join(pieces),
-            "prompt_tokens": usage.prompt_tokens if usage and finish != "loop" else 0,
-            "completion_tokens": usage.completion_tokens if usage and finish != "loop" else len(pieces),
+            "prompt_tokens": _count(_field(usage, "prompt_tokens")) if finish != "loop" else 0,
+            "completion_tokens": _count(_field(usage, "completion_tokens"))
+            if usage and finish != "loop"
+            else len(pieces),
             "finish_reason": finish,
         }
 
 
+def _field(obj: Any, name: str) -> Any:
+    """``obj.name`` or ``obj[name]``; None when it has neither (the client does not validate a
+    body's fields: a server's odd JSON arrives as dicts, lists or strings)."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _count(value: Any) -> int:
+    """A token count as sent, 0 where the server sent none or something else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def completion_fields(resp: Any) -> dict[str, Any]:
+    """Text, token counts and finish reason of a chat completion as the client parsed it; a
+    ValueError saying what is wrong where the body is not one (retried as a malformed answer).
+    ``content`` as a list of parts (some servers send ``[{"type": "text", "text": ...}]``) is
+    their text joined."""
+    choices = _field(resp, "choices")
+    if not isinstance(choices, list) or not choices:
+        raise ValueError(f"the answer is not a chat completion with choices (got {type(resp).__name__})")
+    content = _field(_field(choices[0], "message"), "content")
+    if isinstance(content, list):
+        parts = [_field(part, "text") for part in content]
+        if not all(isinstance(p, str) for p in parts):
+            raise ValueError("message.content is a list whose parts are not all text")
+        content = "".join(parts)
+    elif content is not None and not isinstance(content, str):
+        raise ValueError(f"message.content is a {type(content).__name__}, not text")
+    usage = _field(resp, "usage")
+    finish = _field(choices[0], "finish_reason")
+    return {
+        "text": content or "",
+        "prompt_tokens": _count(_field(usage, "prompt_tokens")),
+        "completion_tokens": _count(_field(usage, "completion_tokens")),
+        "finish_reason": finish if isinstance(finish, str) else "",
+    }
+
+
 def _describe(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    said = " ".join(str(exc).split())
+    if not said and isinstance(exc, _transport_errors()):
+        said = "the connection broke while the answer was read"
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
 
 
 def _transport_errors() -> tuple[type[Exception], ...]:
