@@ -195,19 +195,21 @@ def test_a_streamed_table_is_all_or_nothing(tmp_path):
 def test_a_killed_writers_temporaries_are_cleared_and_a_live_ones_kept(tmp_path):
     """SIGKILL leaves ``.<name>.<pid>-<random>.tmp`` behind; the next write of that name removes it
     when the pid is gone (above the kernel's pid_max here), never a running writer's."""
-    dead = tmp_path / ".words.parquet.99999999-abc.tmp"
+    dead = tmp_path / ".words.parquet.99999999-abc_1234.tmp"
     dead.write_text("half")
-    dead_dir = tmp_path / ".model.99999999-abc.tmp"
+    dead_dir = tmp_path / ".model.99999999-abcd1234.tmp"
     (dead_dir / "inner").mkdir(parents=True)
-    live = tmp_path / f".words.parquet.{os.getppid()}-xyz.tmp"
+    live = tmp_path / f".words.parquet.{os.getppid()}-xyz12345.tmp"
     live.write_text("busy")
-    other = tmp_path / ".words.parquet.b.99999999-abc.tmp"  # another output's name
+    other = tmp_path / ".words.parquet.b.99999999-abcd1234.tmp"  # another output's name
     other.write_text("not ours")
+    dated = tmp_path / ".model.2024-05-01.json.99999999-abcd1234.tmp"  # not pid 2024's: another output's
+    dated.write_text("not ours either")
     write_table(words(), tmp_path / "words.parquet", WordSchema)
     with atomic_dir(tmp_path / "model") as tmp:
         (tmp / "f").write_text("x")
     assert not dead.exists() and not dead_dir.exists()
-    assert live.read_text() == "busy" and other.read_text() == "not ours"
+    assert live.read_text() == "busy" and other.read_text() == "not ours" and dated.exists()
 
 
 def test_a_folder_that_cannot_be_made_is_named(tmp_path):

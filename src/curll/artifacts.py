@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -84,13 +85,10 @@ def _tmp_prefix(target: Path) -> str:
 def _clear_stale(target: Path) -> None:
     """Remove the temporaries of ``target`` whose writer (a process of this machine) is gone:
     a writer killed with SIGKILL cannot remove its own."""
-    head = f".{target.name}."
+    ours = re.compile(rf"\.{re.escape(target.name)}\.(\d+)-[a-z0-9_]{{8}}\.tmp")  # tempfile's 8 characters
     for entry in target.parent.iterdir():
-        name = entry.name
-        pid = name[len(head) : -len(".tmp")].partition("-")[0]
-        if not (name.startswith(head) and name.endswith(".tmp") and pid.isdecimal()):
-            continue
-        if int(pid) == os.getpid() or _alive(int(pid)):
+        m = ours.fullmatch(entry.name)
+        if m is None or int(m[1]) == os.getpid() or _alive(int(m[1])):
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)

@@ -19,11 +19,14 @@ Memory is bounded by ``batch_rows`` rows (records and skips alike).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import shutil
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +43,9 @@ from curll.imports.reader import Source, coerce_stage, open_source, rows
 from curll.schemas import RecordSchema
 from curll.taxonomy.model import indicator_id, normalise
 
+#: part of every part's key: a change to what a row becomes changes it, so a resume never joins
+#: parts of two versions of the rules
+PARTS_FORMAT = 2
 #: the files an import writes into its folder
 OUTPUTS = ("records.parquet", "skipped.parquet", "stats.json")
 RECORDS = pa.schema(
@@ -138,10 +144,11 @@ def _part(
     rerun reuses it. ``key`` hashes what the file's records depend on: the folder's name and kind,
     the file's name, size and modification time, and the system turn."""
     stat = path.stat()
-    key = _hash(source.folder.name, source.kind.name, path.name, stat.st_size, stat.st_mtime_ns, system)
+    key = _hash(PARTS_FORMAT, source.folder.name, source.kind.name, path.name, stat.st_size, stat.st_mtime_ns,
+                system)  # fmt: skip
     done = work / f"{key}.json"
-    if done.is_file():
-        part: dict[str, Any] = json.loads(done.read_text(encoding="utf-8"))
+    part = _finished(work, key)
+    if part is not None:
         bar.update(part["rows"])
         return {**part, "folder": str(source.folder)}  # as this run names it
     name = f"{source.folder.name}/data/{path.name}"
@@ -167,6 +174,36 @@ def _part(
             "counts": dict(writer.counts), "skipped": dict(writer.reasons)}  # fmt: skip
     write_json(done, part)
     return part
+
+
+def _finished(work: Path, key: str) -> dict[str, Any] | None:
+    """A finished part's counts; None when there is none, or its files do not hold what its json
+    says (torn by a power loss: the file is imported again)."""
+    try:
+        part: dict[str, Any] = json.loads((work / f"{key}.json").read_text(encoding="utf-8"))
+        for name, n in (("records", part["records"]), ("skipped", sum(part["skipped"].values()))):
+            if pq.ParquetFile(work / f"{key}.{name}.parquet").metadata.num_rows != n:
+                return None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, pa.ArrowException):
+        return None
+    return part
+
+
+@contextmanager
+def _only_import(work: Path, out: Path) -> Iterator[None]:
+    """The work folder, created and locked (``flock``, dropped by the kernel when the process
+    ends): a second import into the same ``out`` is refused rather than mixing its parts."""
+    work.mkdir(exist_ok=True)
+    fd = os.open(work, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CurllError(f"another import into it is running (its parts: {work})", file=out,
+                             field="--out") from None  # fmt: skip
+        yield
+    finally:
+        os.close(fd)
 
 
 def _check_out(out: Path, sources: Sequence[Source]) -> None:
@@ -221,8 +258,7 @@ def import_release(
     target = Path(out).resolve()
     _check_out(target, opened)
     work = target.with_name(f".{target.name}.import")
-    with atomic_dir(target) as tmp:  # created first: it checks that the folder can be written
-        work.mkdir(exist_ok=True)
+    with atomic_dir(target) as tmp, _only_import(work, target):  # atomic_dir first: out can be written
         total = sum(pq.ParquetFile(path).metadata.num_rows for s in opened for path, _ in s.files)
         with tqdm(total=total, desc="release import", unit="row") as bar:
             parts = [_part(source, path, split, work, bar, system=system, batch_rows=batch_rows)
@@ -249,5 +285,5 @@ def import_release(
             "skipped": dict(sorted(reasons.items())),
         }
         write_json(tmp / "stats.json", stats)
-    shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)  # under the lock; out is swapped in as the block ends
     return stats

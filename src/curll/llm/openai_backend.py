@@ -13,7 +13,7 @@
   answers an unknown ``response_format`` with HTTP 500), fails at once. A timeout before
   the response headers came counts as a lost connection (below); one after them is the
   server's (it answered, too slowly).
-- A refused key (401, 403) or a path or model the server lacks (404) is the params' fault,
+- A refused key (401) or a path or model the server lacks (404) is the params' fault,
   the same for every request: :meth:`OpenAIBackend.complete` raises a :class:`CurllError`
   naming ``api_key_env``, ``base_url`` or ``model`` at once. A key with white space around it or
   a character a header cannot carry is refused at construction. A 200 body that is not a chat
@@ -216,14 +216,14 @@ class OpenAIBackend:
                 await client.close()
 
     def _refuse_config(self, exc: Exception) -> None:
-        """A refused key (401, 403) or a path or model the server does not have (404) is the
+        """A refused key (401) or a path or model the server does not have (404) is the
         params' fault, the same for every request: a CurllError naming the key to fix, not a
         reject per request."""
         import openai
 
-        if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (401, 403, 404):
-            return
-        said = redact(" ".join(str(exc).split())[:200], self._api_key)
+        if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (401, 404):
+            return  # 403 too may be one prompt's (a moderation refusal): that request's error
+        said = redact(" ".join(str(exc).split()), self._api_key)[:200]  # cut after: a cut key is no match
         where, status = self._where(), exc.status_code
         if status == 404 and "model" not in said.lower():
             raise CurllError(f"the server at {where} has no chat completions there (HTTP 404: {said}): "
@@ -232,8 +232,11 @@ class OpenAIBackend:
         if status == 404:
             raise CurllError(f"the server at {where} does not serve the model {self.served!r} (HTTP 404: "
                              f"{said})", field=self._key("model"))  # fmt: skip
-        env = f"${self.api_key_env}" + ("" if os.environ.get(self.api_key_env or "") else ", unset")
-        raise CurllError(f"the server at {where} refused the key (HTTP {status}: {said}): check {env}",
+        if self.api_key_env is None:
+            fix = "it wants a key: name the environment variable that holds it in api_key_env"
+        else:
+            fix = f"check ${self.api_key_env}" + ("" if os.environ.get(self.api_key_env) else ", unset")
+        raise CurllError(f"the server at {where} refused the key (HTTP {status}: {said}): {fix}",
                          field=self._key("api_key_env"))  # fmt: skip
 
     def _schema_kwargs(self, req: ChatRequest) -> dict[str, Any]:
