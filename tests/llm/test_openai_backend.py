@@ -315,6 +315,7 @@ def test_a_server_lost_mid_batch_stops_the_batch_and_the_next_one_raises(server)
     answers = b.complete([req(f"q{i}") for i in range(6)])
     assert "Timeout" in (answers[0].error or "")
     assert all((a.error or "").startswith("not sent: the server did not answer") for a in answers[1:])
+    assert [a.sent for a in answers] == [True] + [False] * 5
     assert len(server.requests) == 2  # the five after the lost one were never sent
     with pytest.raises(CurllError, match=r"no answer from the server .* within timeout_s = 0.5 s") as err:
         b.complete([req("again")])  # first request alone, and it times out too
@@ -322,3 +323,12 @@ def test_a_server_lost_mid_batch_stops_the_batch_and_the_next_one_raises(server)
     assert len(server.requests) == 3
     server.script.clear()
     assert [a.error for a in b.complete([req("back"), req("up")])] == [None, None]  # answered again
+
+
+def test_requests_a_lost_server_never_got_are_not_counted_as_sent(server):
+    engine = Engine(backend(server, concurrency=1, max_retries=0), attempts=1, progress=False)
+    engine.run([req("warm")])
+    server.script.extend(["timeout"] * 3)
+    results = engine.run([req(f"q{i}") for i in range(6)])
+    assert [r.status for r in results] == ["reject"] * 6
+    assert engine.usage[-1].sent == 1 == len(server.requests) - 1 and engine.backend_calls == 2

@@ -208,7 +208,7 @@ class Engine:
         self, asked: Sequence[ChatRequest], bar: Any = None
     ) -> tuple[list[Completion], list[bool], int]:
         """Completions for ``asked`` from the cache, or from the backend (then cached); whether
-        each was a cache hit; how many requests went to the backend."""
+        each was a cache hit; how many requests the backend sent (not those it never sent)."""
         model = self.backend.model
         keys = [r.key(model) for r in asked]
         hits = self.cache.get_many(keys) if self.cache is not None else {}
@@ -226,7 +226,7 @@ class Engine:
                 raise RuntimeError(
                     f"backend {self.backend.name} returned {len(answers)} answers for {len(batch)}"
                 )
-            self.backend_calls += len(batch)
+            self.backend_calls += sum(a.sent for a in answers)
             rest = [
                 (k, a) for j, ((k, _), a) in enumerate(zip(batch, answers, strict=True)) if j not in stored
             ]
@@ -235,7 +235,8 @@ class Engine:
             out.update((k, a) for (k, _), a in zip(batch, answers, strict=True))
             if bar is not None:
                 bar.update(sum(per_key[k] for k, _ in rest))
-        return [out[k] for k in keys], [k in hits for k in keys], len(unique)
+        sent = sum(out[k].sent for k, _ in unique)  # a request a lost server never got is not counted
+        return [out[k] for k in keys], [k in hits for k in keys], sent
 
     def _store_as_they_come(
         self, keys: list[str], per_key: Counter[str], bar: Any

@@ -280,7 +280,8 @@ class OpenAIBackend:
         try:
             start = time.perf_counter()
             if self._lost is not None:  # another request lost the server for good
-                return Completion(text="", error=f"not sent: the server did not answer ({self._lost})")
+                why = f"not sent: the server did not answer ({self._lost})"
+                return Completion(text="", error=why, sent=False)
             for retry in range(self.max_retries + 1):
                 try:
                     done = await self._attempt(client, kwargs)

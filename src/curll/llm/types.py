@@ -68,7 +68,8 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class Completion:
-    """What a backend returns for one request. ``error`` set means no usable answer."""
+    """What a backend returns for one request. ``error`` set means no usable answer; ``sent``
+    False: the backend never sent it (its server was lost before its turn)."""
 
     text: str
     prompt_tokens: int = 0
@@ -76,6 +77,7 @@ class Completion:
     latency_s: float = 0.0
     finish_reason: str = ""
     error: str | None = None
+    sent: bool = True
 
 
 @dataclass(frozen=True)
