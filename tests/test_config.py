@@ -313,8 +313,13 @@ def test_unreadable_params_files(tmp_path):
         load_params(tmp_path / "nope.yaml")
     bad = tmp_path / "p.yaml"
     bad.write_text("taxonomy: [unclosed\n")
-    with pytest.raises(CurllError, match="invalid YAML"):
+    with pytest.raises(CurllError, match="invalid YAML") as err:
         load_params(bad)
+    assert "\n" not in str(err.value)  # one line: PyYAML's own message spans several
+    bad.write_text("taxonomy:\n  a: 1\n\tb: 2\n")
+    with pytest.raises(CurllError, match=r"row 3: invalid YAML: found character '\\t'") as err:
+        load_params(bad)
+    assert "\n" not in str(err.value)
 
 
 def checked(data: dict[str, Any]) -> Params:

@@ -8,6 +8,7 @@ The first two write the same artifacts as the stages, into ``--out DIR``, withou
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -26,12 +27,12 @@ def parse_stages(text: str | None) -> list[int] | None:
     if text is None:
         return None
     out: list[int] = []
-    try:
-        for part in text.split(","):
-            lo, _, hi = part.strip().partition("-")
-            out.extend(range(int(lo), int(hi) + 1) if hi else [int(lo)])
-    except ValueError:
-        raise CurllError(f"expected stages like '0-4' or '0,1,3', got {text!r}", field="--stages") from None
+    for part in text.split(","):
+        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        if m is None or (m[2] is not None and int(m[2]) < int(m[1])):
+            raise CurllError(f"expected stages like '0-4' or '0,1,3' (a range going up), got {text!r}",
+                             field="--stages")  # fmt: skip
+        out.extend(range(int(m[1]), int(m[2] or m[1]) + 1))
     return out
 
 
@@ -123,6 +124,8 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
 
         if bands not in ("exclusive", "cumulative"):
             raise CurllError(f"must be exclusive or cumulative, got {bands!r}", field="--bands")
+        if not 0 <= seed < 2**32:  # what numpy's generators take
+            raise CurllError(f"must be 0..{2**32 - 1}, got {seed}", field="--seed")
         if dedup not in ("lemma_row", "first_row"):
             raise CurllError(f"must be lemma_row or first_row, got {dedup!r}", field="--dedup")
         wanted = parse_stages(stages) or list(range(5))

@@ -169,9 +169,14 @@ def atomic_write_text(path: str | Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def json_text(obj: Any) -> str:
+    """``obj`` as indented, key-sorted JSON (stable diffs for DVC metrics)."""
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def write_json(path: str | Path, obj: Any) -> None:
-    """Write ``obj`` as indented, key-sorted JSON atomically (stable diffs for DVC metrics)."""
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    """Write ``obj`` as :func:`json_text` atomically."""
+    atomic_write_text(path, json_text(obj))
 
 
 def validate(df: pd.DataFrame, schema: type[pa.DataFrameModel], *, source: str | Path) -> pd.DataFrame:
@@ -204,10 +209,13 @@ def write_table(
 def write_table_and_stats(
     df: pd.DataFrame, path: str | Path, schema: type[pa.DataFrameModel], stats_path: str | Path, stats: Any
 ) -> dict[str, object]:
-    """:func:`write_table` ``df`` to ``path``, then ``stats`` (a mapping) as JSON to
-    ``stats_path``; return the stats as a dict (the importers' and stages' summary)."""
-    write_table(df, path, schema)
-    write_json(stats_path, stats)
+    """:func:`write_table` ``df`` to ``path`` and ``stats`` (a mapping) as JSON to ``stats_path``,
+    both or neither (both are written to temporaries before either is renamed); return the stats
+    as a dict (the importers' and stages' summary)."""
+    valid = checked(df, schema, path)
+    with atomic_path(path) as table, atomic_path(stats_path) as text:
+        valid.to_parquet(table, index=False, row_group_size=ROW_GROUP_ROWS)
+        text.write_text(json_text(stats), encoding="utf-8")
     return dict(stats)
 
 

@@ -2,10 +2,11 @@
 
 :func:`read_csv` decodes UTF-8 (a BOM is accepted) and returns the header and the data rows
 with their spreadsheet row numbers (header = row 1); short rows are padded with empty cells
-so importers can index columns safely. It refuses, naming the file and row: an empty file, a
-file with a header and no data rows, text that is not UTF-8 (the row of the first bad byte),
-and a quote that is never closed (which would swallow every later row into one cell; named
-by the row it opens on).
+so importers can index columns safely (and empty cells past the header dropped). It refuses,
+naming the file and row: an empty file, a file with a header and no data rows, a row with
+non-empty cells past the header's (an unquoted comma, which would shift every later cell),
+text that is not UTF-8 (the row of the first bad byte), and a quote that is never closed
+(which would swallow every later row into one cell; named by the row it opens on).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class CsvTable:
 def read_csv(path: str | Path) -> CsvTable:
     """Read ``path`` strictly; see the module docstring for the contract."""
     p = Path(path)
+    if p.is_dir():
+        raise CurllError("is a folder; expected a CSV file", file=p)
     if not p.is_file():
         raise CurllError("file not found", file=p)
     raw = p.read_bytes()
@@ -70,5 +73,11 @@ def read_csv(path: str | Path) -> CsvTable:
     if not body:
         raise CurllError("no data rows: the file holds only its header", file=p, row=1)
     width = len(header)
-    rows = [(i + 2, cells + [""] * (width - len(cells))) for i, cells in enumerate(body)]
+    for i, cells in enumerate(body):
+        extra = [c for c in cells[width:] if c.strip()]
+        if extra:  # an unquoted comma splits a cell: every later cell of the row would shift
+            raise CurllError(f"{len(cells)} cells under a header of {width}, the extra ones not empty "
+                             f"({extra[0][:40]!r}): quote a cell that holds a comma", file=p,
+                             row=i + 2)  # fmt: skip
+    rows = [(i + 2, cells[:width] + [""] * (width - len(cells))) for i, cells in enumerate(body)]
     return CsvTable(path=p, header=header, rows=rows)

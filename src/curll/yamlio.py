@@ -58,4 +58,9 @@ def load_yaml(path: str | Path) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise CurllError(f"invalid YAML: {exc}", file=p, row=mark.line + 1 if mark else None) from None
+        said = getattr(exc, "problem", None) or str(exc).splitlines()[0]  # its first line: no excerpt
+        context = getattr(exc, "context", None)
+        where = f" ({context})" if context else ""
+        raise CurllError(
+            f"invalid YAML: {said}{where}", file=p, row=mark.line + 1 if mark else None
+        ) from None

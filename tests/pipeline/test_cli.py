@@ -153,3 +153,24 @@ def test_vocab_import_follows_the_authors_dedup_when_asked(tmp_path, write):
         check=False,
     )
     assert bad.returncode == 2 and "--dedup" in bad.stderr
+
+
+def test_import_options_that_cannot_mean_what_they_say_are_refused_on_one_line(tmp_path, write):
+    src = write("t.csv", CSV)
+    header = "Word,Dom_PoS_SUBTLEX,Lemma_highest_PoS,AoA_Kup_lem,Perc_known_lem\n"
+    aoa = write("aoa.csv", header + "cat,Noun,cat,3,1\n")
+    table = ["--layout", "table", "--columns", "skill=Skills,goal=Goals,indicator=stage-1,grade=Sub-skills"]
+    for args, says in [
+        (["taxonomy", "import", "--stages", "4-0", str(src)], "field '--stages': expected stages like"),
+        (["taxonomy", "import", "--stages", "0-", str(src)], "field '--stages': expected stages like"),
+        (["vocab", "import", "--stages", "4-0", str(aoa)], "field '--stages': expected stages like"),
+        (["vocab", "import", "--seed", "-1", str(aoa)], "field '--seed': must be 0..4294967295, got -1"),
+        (["taxonomy", "import", *table, "--grades", "K=0,k=1", str(src)], "'K' and 'k' differ only in case"),
+    ]:
+        proc = curll(*args, "--out", str(tmp_path / "o"), cwd=tmp_path, check=False)
+        assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+    (tmp_path / "o" / "stats.json").mkdir(parents=True)  # the stats cannot be written: neither is the table
+    proc = curll("taxonomy", "import", "--out", str(tmp_path / "o"), str(src), cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and "stats.json: is a folder" in proc.stderr
+    assert [p.name for p in (tmp_path / "o").iterdir()] == ["stats.json"]

@@ -91,6 +91,12 @@ def test_stage_column_without_indicators_is_refused(write):
         (HEADER.encode() + b",Maths,Number,Count,Caf\xe9,x\n", "not valid UTF-8", 2, None),
         (b",Skills,Goals,stage-1\n,Maths,Count,x\n", "missing column", 1, "Sub-skills"),
         (b",Skills,Sub-skills,Goals\n,Maths,N,Count\n", "no stage columns", 1, None),
+        (  # an unquoted comma: the text after it would be lost, or every later cell shifted
+            HEADER.encode() + b",Maths,Number,Count,Writes words, then reads them aloud,Spells\n",
+            r"7 cells under a header of 6, the extra ones not empty \('Spells'\)",
+            2,
+            None,
+        ),
     ],
 )
 def test_bad_files_name_file_row_and_field(write, content, message, row, field):
@@ -128,3 +134,22 @@ def test_reference_csvs_match_paper_table_1():
     assert {stage: {k: v for k, v in counts.items() if k != "duplicates_dropped"}
             for stage, counts in stats["stages"].items()} == PAPER_TABLE_1  # fmt: skip
     assert df["indicator_id"].is_unique
+
+
+def test_an_empty_cell_past_the_header_is_no_cell_and_a_folder_is_named(write, tmp_path):
+    path = write("t.csv", HEADER + ",Maths,Number,Count,Counts,More,,\n")  # as spreadsheets export
+    assert import_taxonomy("curll-csv", [path]).table["indicator"].tolist() == ["Counts", "More"]
+    from curll.csvio import read_csv
+
+    with pytest.raises(CurllError, match="is a folder; expected a CSV file"):
+        read_csv(tmp_path)
+
+
+def test_an_accent_typed_either_way_or_a_zero_width_space_is_one_indicator(write):
+    composed, decomposed = "Reads caf\u00e9 aloud", "Reads cafe\u0301 aloud"
+    path = write("t.csv", HEADER + f",Maths,Number,Count,{composed},More\n,,,,{decomposed}\u200b,\n")
+    with pytest.raises(CurllError, match="duplicate indicator"):
+        import_taxonomy("curll-csv", [path])
+    one = import_taxonomy("curll-csv", [write("u.csv", HEADER + f",Maths,Number,Count,{decomposed},More\n")])
+    assert one.table["indicator"].tolist() == [composed, "More"]
+    assert one.table["indicator_id"].tolist()[0] == indicator_id(1, "Maths", "Number", "Count", composed)

@@ -19,10 +19,23 @@ def test_builtin_list_has_every_stage_and_part_of_speech():
 
 @pytest.mark.parametrize(
     ("row", "field"),
-    [("dog,Noun,x", "stage"), ("dog,Pronoun,0", "pos"), (",Noun,0", "word"), ("cat,Noun,0", "word")],
+    [
+        ("dog,Noun,x", "stage"),
+        ("dog,Noun,\u00b2", "stage"),
+        ("dog,Pronoun,0", "pos"),
+        (",Noun,0", "word"),
+        ("cat,Noun,0", "word"),
+    ],
 )
 def test_word_list_errors(write, row, field):
     path = write("w.csv", "word,pos,stage\ncat,Noun,0\n" + row + "\n")
     with pytest.raises(CurllError) as err:
         import_vocab("curll-words", path)
     assert (err.value.row, err.value.field) == (3, field)
+
+
+def test_an_accent_typed_either_way_is_one_word(write):
+    path = write("w.csv", "word,pos,stage\ncaf\u00e9,Noun,0\ncafe\u0301,Noun,0\n")
+    with pytest.raises(CurllError, match="duplicate of row 2") as err:
+        import_vocab("curll-words", path)
+    assert err.value.row == 3

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import pandas as pd
 from curll.errors import CurllError
 
 _WS = re.compile(r"\s+")
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")  # zero-width spaces and joiners, BOMs
 
 #: what :func:`build_table` does with an indicator repeated under one stage, skill,
 #: sub-skill and goal: ``error`` stops naming both rows; ``drop`` keeps the first
@@ -28,7 +30,10 @@ DuplicatePolicy = Literal["error", "drop"]
 
 
 def normalise(text: str) -> str:
-    """Strip a cell and fold every run of white space (newlines too) to one space."""
+    """Strip a cell, fold every run of white space (newlines too) to one space, drop invisible
+    zero-width characters and compose accents (NFC): "café" typed either way is one text, and
+    one indicator id."""
+    text = unicodedata.normalize("NFC", _INVISIBLE.sub("", text))
     return _WS.sub(" ", text).strip()
 
 

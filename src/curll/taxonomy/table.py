@@ -51,6 +51,12 @@ class TableLayout:
             )  # fmt: skip
         if not self.grades:
             raise CurllError("map at least one grade to a stage", field="taxonomy.grades")
+        folded: dict[str, str] = {}
+        for name in self.grades:  # grades match in any case: two that differ only in case collide
+            seen = folded.setdefault(normalise(name).lower(), name)
+            if seen != name:
+                raise CurllError(f"grades {seen!r} and {name!r} differ only in case, and grades match in "
+                                 "any case: give one", field="taxonomy.grades")  # fmt: skip
 
 
 def read_tables(paths: Sequence[str | Path], layout: TableLayout) -> Iterator[IndicatorRecord]:

@@ -33,6 +33,7 @@ naming the file, spreadsheet row and column.
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -104,7 +105,7 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
         # the row would have been filtered out
         aoa = _number(cells[aoa_c], table, row, KUPERMAN_COLUMNS[2], 0.0, 30.0)
         known = _number(cells[known_c], table, row, KUPERMAN_COLUMNS[3], 0.0, 1.0)
-        lemma = cells[lemma_c].strip()
+        lemma = unicodedata.normalize("NFC", cells[lemma_c].strip())  # an accent typed either way
         pos = cells[pos_c].strip()
         if dedup == "first_row":
             raw_lemma = None if cells[lemma_c] in PANDAS_MISSING else cells[lemma_c]
@@ -117,7 +118,7 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
             continue
         if aoa is None or known is None or lemma in MISSING:
             continue
-        own = word_c is not None and cells[word_c].strip() == lemma
+        own = word_c is not None and unicodedata.normalize("NFC", cells[word_c].strip()) == lemma
         kept = chosen.get((lemma, aoa))
         if kept is None or (own and not kept[1]):  # duplicates first, over every part of speech
             chosen[(lemma, aoa)] = (Candidate(lemma, pos, aoa, known, aoa_band(aoa)), own)
@@ -134,13 +135,14 @@ def read_curll_words(path: str | Path) -> list[Candidate]:
     seen: dict[tuple[str, str], int] = {}
     for row, cells in table.rows:
         word, pos, stage_raw = (cells[col[n]].strip() for n in ("word", "pos", "stage"))
+        word = unicodedata.normalize("NFC", word)
         if not word:
             raise CurllError("empty word", file=table.path, row=row, field="word")
         if pos not in POS_TAGS:
             raise CurllError(
                 f"pos must be one of {list(POS_TAGS)}, got {pos!r}", file=table.path, row=row, field="pos"
             )
-        if not stage_raw.isdigit() or int(stage_raw) > MAX_STAGE:
+        if not (stage_raw.isascii() and stage_raw.isdecimal()) or int(stage_raw) > MAX_STAGE:
             raise CurllError(
                 f"stage must be 0..{MAX_STAGE}, got {stage_raw!r}", file=table.path, row=row, field="stage"
             )
