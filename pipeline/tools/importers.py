@@ -16,6 +16,7 @@ import typer
 
 from curll.config import DEFAULT_PARAMS, load_params
 from curll.errors import CurllError
+from curll.schemas import MAX_STAGE
 from pipeline.tools.console import say
 
 if TYPE_CHECKING:
@@ -33,6 +34,8 @@ def parse_stages(text: str | None) -> list[int] | None:
             raise CurllError(f"expected stages like '0-4' or '0,1,3' (a range going up), got {text!r}",
                              field="--stages")  # fmt: skip
         out.extend(range(int(m[1]), int(m[2] or m[1]) + 1))
+    if max(out) > MAX_STAGE:
+        raise CurllError(f"stages go 0..{MAX_STAGE}, got {text!r}", field="--stages")
     return out
 
 

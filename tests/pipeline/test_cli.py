@@ -164,6 +164,7 @@ def test_import_options_that_cannot_mean_what_they_say_are_refused_on_one_line(t
         (["taxonomy", "import", "--stages", "4-0", str(src)], "field '--stages': expected stages like"),
         (["taxonomy", "import", "--stages", "0-", str(src)], "field '--stages': expected stages like"),
         (["vocab", "import", "--stages", "4-0", str(aoa)], "field '--stages': expected stages like"),
+        (["vocab", "import", "--stages", "0-20", str(aoa)], "field '--stages': stages go 0..9, got '0-20'"),
         (["vocab", "import", "--seed", "-1", str(aoa)], "field '--seed': must be 0..4294967295, got -1"),
         (["taxonomy", "import", *table, "--grades", "K=0,k=1", str(src)], "'K' and 'k' differ only in case"),
     ]:

@@ -36,6 +36,7 @@ def test_builtin_taxonomy_covers_stages_and_skill_areas():
         ("goals:\n  - {skill: A, subskill: B, indicators: {1: [x]}}\n", 1, "goal"),
         ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {one: [x]}}\n", 1, "indicators.one"),
         ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: []}}\n", 1, "indicators.1"),
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {12: [x]}}\n", 1, "indicators.12"),
         ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: [x]}, note: y}\n", 1, "note"),
     ],
 )

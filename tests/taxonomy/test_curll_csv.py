@@ -91,6 +91,7 @@ def test_stage_column_without_indicators_is_refused(write):
         (HEADER.encode() + b",Maths,Number,Count,Caf\xe9,x\n", "not valid UTF-8", 2, None),
         (b",Skills,Goals,stage-1\n,Maths,Count,x\n", "missing column", 1, "Sub-skills"),
         (b",Skills,Sub-skills,Goals\n,Maths,N,Count\n", "no stage columns", 1, None),
+        (b",Skills,Sub-skills,Goals,Stage-12\n,Maths,N,Count,x\n", "stage 12 is above 9", 1, "Stage-12"),
         (  # an unquoted comma: the text after it would be lost, or every later cell shifted
             HEADER.encode() + b",Maths,Number,Count,Writes words, then reads them aloud,Spells\n",
             r"7 cells under a header of 6, the extra ones not empty \('Spells'\)",

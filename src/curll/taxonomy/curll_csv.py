@@ -26,6 +26,7 @@ from pathlib import Path
 
 from curll.csvio import CsvTable, read_csv
 from curll.errors import CurllError
+from curll.schemas import MAX_STAGE
 from curll.taxonomy.model import IndicatorRecord, normalise
 
 _LEVELS = ("skill", "subskill", "goal")
@@ -59,6 +60,9 @@ def _columns(table: CsvTable) -> tuple[dict[str, int], dict[int, int]]:
             continue
         if key.startswith("stage:"):
             stage = int(key.split(":")[1])
+            if stage > MAX_STAGE:
+                raise CurllError(f"stage {stage} is above {MAX_STAGE}, the last stage curll has",
+                                 file=table.path, row=1, field=cell.strip())  # fmt: skip
             if stage in stages:
                 raise CurllError(f"stage {stage} appears in two columns", file=table.path, row=1, field=cell)
             stages[stage] = idx

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from curll.errors import CurllError
+from curll.schemas import MAX_STAGE
 from curll.taxonomy.curll_csv import expand_inputs
 from curll.taxonomy.model import IndicatorRecord, normalise
 from curll.yamlio import load_yaml
@@ -55,8 +56,8 @@ def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
             )
         for stage, items in by_stage.items():
             field = f"indicators.{stage}"
-            if not isinstance(stage, int) or isinstance(stage, bool) or stage < 0:
-                raise CurllError("stage must be a non-negative integer", file=p, row=row, field=field)
+            if not isinstance(stage, int) or isinstance(stage, bool) or not 0 <= stage <= MAX_STAGE:
+                raise CurllError(f"stage must be a whole number 0..{MAX_STAGE}", file=p, row=row, field=field)
             if not isinstance(items, list) or not items:
                 raise CurllError("must be a non-empty list of sentences", file=p, row=row, field=field)
             for item in items:
