@@ -42,3 +42,9 @@ class CurllError(Exception):
         if self.field is not None:
             where.append(f"field {self.field!r}")
         return f"{', '.join(where)}: {self.message}" if where else self.message
+
+
+def one_line(exc: BaseException, limit: int | None = 200) -> str:
+    """``exc``'s message on one line (library messages span several), cut at ``limit`` characters
+    (None: whole)."""
+    return " ".join(str(exc).split())[:limit]

@@ -137,6 +137,19 @@ def test_checkpoints_are_named_as_curll_runs_and_the_baseline_takes_their_shape(
         (lambda f: (f / "model.safetensors").rename(f / "model-00001-of-00002.safetensors"),
          "no model.safetensors"),
         (lambda f: (f / "tokenizer_config.json").unlink(), "no tokenizer_config.json"),
+        (lambda f: (f / "config.json").write_text('{"model_type": "llama",'),
+         "config.json is not readable JSON"),
+        (lambda f: _config(f, rope_scaling={"rope_type": "linear", "factor": 2.0}),
+         "config.json sets rope_scaling, which curll's model does not implement"),
+        (lambda f: _config(f, hidden_act="gelu"), "sets hidden_act"),
+        (lambda f: _config(f, attention_bias=True, head_dim=16), "sets attention_bias, head_dim"),
+        (lambda f: _cut(f / "model.safetensors"), r"cannot be read \(SafetensorError: "),
+        (lambda f: (f / "model.safetensors").write_text("version https://git-lfs.github.com/spec/v1\n"),
+         r"cannot be read \(SafetensorError"),
+        (lambda f: _config(f, num_hidden_layers=3), "model.safetensors has no model.layers.2"),
+        (lambda f: _config(f, num_hidden_layers=1), "holds model.layers.1.input_layernorm.weight, which"),
+        (lambda f: _config(f, intermediate_size=48),
+         r"model.layers.0.mlp.down_proj.weight of shape \[32, 64\], the config's model \[32, 48\]"),
     ],
 )  # fmt: skip
 def test_a_checkpoint_curll_cannot_read_is_refused_naming_its_entry(
@@ -148,6 +161,76 @@ def test_a_checkpoint_curll_cannot_read_is_refused_naming_its_entry(
     with pytest.raises(CurllError, match=message) as err:
         scored_models(params)
     assert err.value.field == "evaluate.checkpoints.models.0.path"
+
+
+def _config(folder: Path, **changes: Any) -> None:
+    path = folder / "config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def _cut(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])  # a download cut short
+
+
+@pytest.mark.parametrize(
+    ("spoil", "layout", "message"),
+    [
+        (lambda f: (f / "tokenizer.json").unlink(), "curll-hub", r"tokenizer cannot be loaded \(ValueError"),
+        (lambda f: _tokenizer_config(f, tokenizer_class="LlamaTokenizer", drop="tokenizer.json"),
+         "curll-hub", "reads 'The cat sat on the mat.' as no token but its unknown one"),  # partly downloaded
+        (lambda f: _config(f, vocab_size=100), "curll-hub",
+         r"the tokenizer has \d+ tokens, the model's embedding table 100"),
+        (lambda f: _tokenizer_config(f, eos_token=None), "curll-hub", "no end-of-sequence token"),
+        (lambda f: _tokenizer_config(f, chat_template="{{ raise_exception('no') }}"), "curll",
+         "layout curll: its chat template cannot render a prompt"),
+    ],
+)  # fmt: skip
+def test_a_tokenizer_that_cannot_score_its_model_is_refused_naming_the_entry(
+    checkpoint: Path, tmp_path: Path, spoil, layout, message
+):
+    from curll.evaluate.models import tokenizers
+
+    shutil.copytree(checkpoint, tmp_path / "bad")
+    spoil(tmp_path / "bad")
+    params = _params([{"order": "joint", "stages": [0], "path": "bad", "layout": layout}], tmp_path)
+    with pytest.raises(CurllError, match=message) as err:
+        tokenizers(params, [m._replace(folder=tmp_path / "bad") for m in _unchecked(params)], tokenizer=None)
+    assert err.value.field == "evaluate.checkpoints.models.0.path"
+
+
+def _unchecked(params: Any) -> list[Any]:
+    """The checkpoint entries as scored_models makes them, without its folder checks."""
+    from curll.train.orders import SavedModel
+
+    c = params.evaluate.checkpoints
+    return [SavedModel(m.name, m.order, m.stages[-1], m.seed, Path(c.dir) / m.path, m.layout)
+            for m in c.models]  # fmt: skip
+
+
+def _tokenizer_config(folder: Path, drop: str = "", **changes: Any) -> None:
+    if drop:
+        (folder / drop).unlink()
+    path = folder / "tokenizer_config.json"
+    data = {**json.loads(path.read_text()), **changes}
+    path.write_text(json.dumps({k: v for k, v in data.items() if v is not None}))
+    special = folder / "special_tokens_map.json"
+    if special.is_file() and changes.get("eos_token", "") is None:
+        kept = {k: v for k, v in json.loads(special.read_text()).items() if k != "eos_token"}
+        special.write_text(json.dumps(kept))
+
+
+def test_a_tied_checkpoint_ignores_a_stored_output_matrix_as_transformers_does(checkpoint, tmp_path):
+    from safetensors.torch import load_file, save_file
+    from transformers import AutoModelForCausalLM
+
+    shutil.copytree(checkpoint, tmp_path / "tied")
+    weights = tmp_path / "tied" / "model.safetensors"
+    state = load_file(str(weights))
+    state["lm_head.weight"] = torch.randn_like(state["model.embed_tokens.weight"])  # not the embeddings
+    save_file(state, str(weights), metadata={"format": "pt"})
+    ours = load_hf(tmp_path / "tied").state_dict()["model.embed_tokens.weight"]
+    theirs = AutoModelForCausalLM.from_pretrained(tmp_path / "tied").state_dict()["model.embed_tokens.weight"]
+    assert torch.equal(ours, theirs) and torch.equal(ours, state["model.embed_tokens.weight"])
 
 
 @pytest.mark.parametrize(
@@ -163,6 +246,10 @@ def test_a_checkpoint_curll_cannot_read_is_refused_naming_its_entry(
          "unknown order"),
         ([{"order": "joint", "stages": [0], "path": "a"}, {"order": "joint", "stages": [0], "path": "b"}],
          "evaluate.checkpoints.models", r"two checkpoints of the same run seed-0/joint/0"),
+        ([{"order": "joint", "stages": [0], "path": "../elsewhere"}], "evaluate.checkpoints.models.0.path",
+         "must be a path under evaluate.checkpoints.dir"),
+        ([{"order": "joint", "stages": [0], "path": "/abs/ckpt"}], "evaluate.checkpoints.models.0.path",
+         "must be a path under evaluate.checkpoints.dir"),
     ],
 )  # fmt: skip
 def test_bad_checkpoint_entries_name_the_key(entries, key, message):

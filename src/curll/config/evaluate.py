@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictStr, field_validator, model_validator
@@ -84,6 +85,14 @@ _LAYOUT = Registered("layout", LAYOUTS.names)
 LayoutName = Annotated[StrictStr, AfterValidator(_LAYOUT.check), _LAYOUT]
 
 
+def _inside(path: str) -> str:
+    """A checkpoint's path stays under ``dir``, the folder DVC tracks: a change to a checkpoint
+    elsewhere would not rerun the evaluate stages."""
+    if Path(path).is_absolute() or ".." in Path(path).parts:
+        raise ValueError(f"must be a path under evaluate.checkpoints.dir (which DVC tracks), not {path!r}")
+    return path
+
+
 class Checkpoint(Section):
     """A model curll did not train: the Hugging Face folder ``path`` (under
     ``evaluate.checkpoints.dir``) of an ``order`` run that has seen ``stages`` (continual and
@@ -92,7 +101,7 @@ class Checkpoint(Section):
 
     order: Order
     stages: Annotated[Stages, AfterValidator(unique_sorted)]
-    path: PathStr
+    path: Annotated[PathStr, AfterValidator(_inside)]
     seed: Seed = 0
     layout: LayoutName = "curll-hub"
 

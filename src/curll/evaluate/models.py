@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from curll.config import Params
-from curll.errors import CurllError
+from curll.errors import CurllError, one_line
 from curll.train.orders import SavedModel, saved_models, untrained
 
 
@@ -45,20 +45,43 @@ def scored_models(params: Params, seeds: Sequence[int] | None = None) -> list[Sa
 
 
 def _not_loadable(folder: Path) -> str:
-    """Why ``folder`` is not a checkpoint curll can score ("" when it is): the Llama architecture
-    (SmolLM2's) in one ``model.safetensors``, with a tokenizer."""
-    import json
+    """Why ``folder`` is not a checkpoint curll can score ("" when it is): a model
+    :func:`curll.model.hf.unreadable` accepts, with a tokenizer."""
+    from curll.model.hf import unreadable
 
-    config = folder / "config.json"
-    if not config.is_file():
-        return "not a model folder (no config.json)"
-    kind = json.loads(config.read_text(encoding="utf-8")).get("model_type")
-    if kind != "llama":
-        return f"model_type {kind!r} in config.json: only the Llama architecture (SmolLM2's) is read"
-    if not (folder / "model.safetensors").is_file():
-        return "no model.safetensors (sharded or .bin weights are not read: save it as one safetensors file)"
+    why = unreadable(folder)
+    if why:
+        return why
     if not (folder / "tokenizer_config.json").is_file():
         return "no tokenizer_config.json: the checkpoint's own tokenizer is needed"
+    return ""
+
+
+#: plain text any usable tokenizer turns into tokens other than its unknown one
+PROBE = "The cat sat on the mat."
+
+
+def _tokenizer_problem(tok: Any, folder: Path, layout: str) -> str:
+    """Why a checkpoint's tokenizer cannot score its model ("" when it can): ids past the
+    embedding table, no end-of-sequence token (every answer is scored up to it), plain text
+    read as nothing (a tokenizer.json missing), or a chat template that cannot render a prompt."""
+    from curll.layouts import layout_of
+    from curll.model.hf import config_of
+
+    vocab = config_of(folder).vocab_size
+    if len(tok) > vocab:
+        return f"the tokenizer has {len(tok)} tokens, the model's embedding table {vocab}"
+    if tok.eos_token_id is None:
+        return "the tokenizer has no end-of-sequence token"
+    ids = tok(PROBE, add_special_tokens=False)["input_ids"]
+    if not ids or all(i == tok.unk_token_id for i in ids):
+        return f"the tokenizer reads {PROBE!r} as no token but its unknown one (is tokenizer.json missing?)"
+    if not layout_of(layout).passage_in_system:  # prompts rendered by the chat template
+        try:
+            tok.apply_chat_template([{"role": "user", "content": PROBE}], add_generation_prompt=True,
+                                    tokenize=False)  # fmt: skip
+        except Exception as exc:  # transformers and jinja2 raise several types
+            return f"layout {layout}: its chat template cannot render a prompt ({one_line(exc, 120)})"
     return ""
 
 
@@ -70,13 +93,22 @@ def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> 
 
     if not params.evaluate.checkpoints.models:
         return {m.folder: (tokenizer, "curll") for m in models}
+    c = params.evaluate.checkpoints
+    keys = {Path(c.dir) / cp.path: f"evaluate.checkpoints.models.{i}.path" for i, cp in enumerate(c.models)}
     loaded: dict[tuple[str, bytes], tuple[Any, str]] = {}
     out = {}
     for m in models:
         files = [m.folder / n for n in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")]
         key = (m.layout, b"\0".join(f.read_bytes() if f.is_file() else b"" for f in files))
         if key not in loaded:
-            loaded[key] = (load_tokenizer(m.folder, m.layout), m.layout)
+            try:
+                tok = load_tokenizer(m.folder, m.layout)
+                why = _tokenizer_problem(tok, m.folder, m.layout)
+            except Exception as exc:  # transformers raises several unrelated types for bad files
+                why = f"its tokenizer cannot be loaded ({type(exc).__name__}: {one_line(exc, 160)})"
+            if why:
+                raise CurllError(why, file=m.folder, field=keys.get(m.folder))
+            loaded[key] = (tok, m.layout)
         out[m.folder] = loaded[key]
     return out
 

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from curll.errors import CurllError
+from curll.errors import CurllError, one_line
 from curll.imports.curll_hub import DATA_FILE, KINDS, SPLIT_NAMES, Kind, from_folder
 from curll.schemas import MAX_STAGE
 
@@ -144,8 +144,7 @@ def rows(
     try:
         yield from _rows(path, kind, batch_rows=batch_rows, only=only)
     except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
-        why = " ".join(str(exc).split())[:300]  # one line: pyarrow's messages can span several
-        raise CurllError(f"cannot be read: {type(exc).__name__}: {why}", file=path) from None
+        raise CurllError(f"cannot be read: {type(exc).__name__}: {one_line(exc, 300)}", file=path) from None
 
 
 def _rows(

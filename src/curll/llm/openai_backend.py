@@ -71,7 +71,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from curll.config.llm import JsonMode
-from curll.errors import CurllError
+from curll.errors import CurllError, one_line
 from curll.llm.loops import LOOP_CHECK_EVERY, find_loop
 from curll.llm.protocol import OnAnswer
 from curll.llm.redact import redact, server_of
@@ -223,7 +223,7 @@ class OpenAIBackend:
 
         if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (401, 404):
             return  # 403 too may be one prompt's (a moderation refusal): that request's error
-        said = redact(" ".join(str(exc).split()), self._api_key)[:200]  # cut after: a cut key is no match
+        said = redact(one_line(exc, None), self._api_key)[:200]  # cut after: a cut key is no match
         where, status = self._where(), exc.status_code
         if status == 404 and "model" not in said.lower():
             raise CurllError(f"the server at {where} has no chat completions there (HTTP 404: {said}): "
@@ -403,7 +403,7 @@ def completion_fields(resp: Any) -> dict[str, Any]:
 
 
 def _describe(exc: Exception) -> str:
-    said = " ".join(str(exc).split())
+    said = one_line(exc, None)
     if not said and isinstance(exc, _transport_errors()):
         said = "the connection broke while the answer was read"
     return f"{type(exc).__name__}: {said}" if said else type(exc).__name__

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from curll.artifacts import atomic_dir
+from curll.errors import one_line
 from curll.model.config import ModelConfig
 from curll.model.llama import CausalLM
 
@@ -74,16 +75,81 @@ def config_of(path: str | Path) -> ModelConfig:
     )  # fmt: skip
 
 
+def unreadable(folder: Path) -> str:
+    """Why ``folder`` is not a model :func:`load_hf` reads as its config means it ("" when it
+    is): ``config.json`` of the Llama architecture with nothing our module does not implement
+    (rope scaling, another activation, biases, a head size of its own: its loss would be another
+    model's), and one ``model.safetensors`` whose tensors are the config's, name for name and
+    shape for shape (read from the file's header, not its data)."""
+    import json
+
+    try:
+        c = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "not a model folder (no config.json)"
+    except (OSError, ValueError) as exc:
+        return f"config.json is not readable JSON ({one_line(exc, 120)})"
+    if not isinstance(c, dict):
+        return "config.json does not hold a JSON object"
+    if c.get("model_type") != "llama":
+        kind = c.get("model_type")
+        return f"model_type {kind!r} in config.json: only the Llama architecture (SmolLM2's) is read"
+    rope_type = (c.get("rope_parameters") or {}).get("rope_type", "default")
+    head = c.get("hidden_size", 0) // max(1, c.get("num_attention_heads", 1))
+    unsupported = {
+        "rope_scaling": c.get("rope_scaling") not in (None, {}) or rope_type != "default",
+        "hidden_act": c.get("hidden_act", "silu") != "silu",
+        "attention_bias": bool(c.get("attention_bias")),
+        "mlp_bias": bool(c.get("mlp_bias")),
+        "head_dim": c.get("head_dim") not in (None, head),
+    }
+    found = [k for k, v in unsupported.items() if v]
+    if found:
+        return (f"config.json sets {', '.join(found)}, which curll's model does not implement: its loss "
+                "would be another model's")  # fmt: skip
+    weights = folder / "model.safetensors"
+    if not weights.is_file():
+        return "no model.safetensors (sharded or .bin weights are not read: save it as one safetensors file)"
+    try:
+        return _tensor_mismatch(folder, weights)
+    except Exception as exc:  # safetensors and transformers raise several unrelated types
+        return f"cannot be read ({type(exc).__name__}: {one_line(exc, 160)})"
+
+
+def _tensor_mismatch(folder: Path, weights: Path) -> str:
+    import torch
+    from safetensors import safe_open
+
+    cfg = config_of(folder)
+    with torch.device("meta"):  # shapes without memory
+        want = {k: list(v.shape) for k, v in CausalLM(cfg).state_dict().items()}
+    if cfg.tie_embeddings:
+        want.pop(TIED, None)
+    with safe_open(str(weights), "pt") as f:
+        have = {k: list(f.get_slice(k).get_shape()) for k in f.keys()}  # noqa: SIM118
+    if cfg.tie_embeddings:
+        have.pop(TIED, None)  # tied: the embeddings are the output matrix, as transformers reads it
+    for k in sorted(set(want) | set(have)):
+        if k not in have:
+            return f"model.safetensors has no {k}, which the config's model needs"
+        if k not in want:
+            return f"model.safetensors holds {k}, which the config's model has no place for"
+        if have[k] != want[k]:
+            return f"model.safetensors has {k} of shape {have[k]}, the config's model {want[k]}"
+    return ""
+
+
 def load_hf(path: str | Path) -> CausalLM:
     """A Llama-architecture folder's weights in our module (a ValueError when they do not match
-    its config)."""
+    its config). With tied embeddings a stored output matrix is ignored, as transformers does."""
     from safetensors.torch import load_file
 
     cfg = config_of(path)
     model = CausalLM(cfg)
-    missing, unexpected = model.load_state_dict(
-        load_file(str(Path(path) / "model.safetensors")), strict=False
-    )
+    state = load_file(str(Path(path) / "model.safetensors"))
+    if cfg.tie_embeddings:
+        state.pop(TIED, None)
+    missing, unexpected = model.load_state_dict(state, strict=False)
     if unexpected or set(missing) - ({TIED} if cfg.tie_embeddings else set()):
         raise ValueError(
             f"{path}: weights do not match the config (missing {missing}, unexpected {unexpected})"
