@@ -206,3 +206,9 @@ def test_first_row_gives_the_authors_words_on_the_reference_norms():
     assert counts == [903, 964, 1386, 1859, 2579, 3147, 3605, 3821, 3768, 3143]  # the table in docs/data.md
     lemma_row = import_vocab("kuperman", path, stages=range(10)).groupby("stage").size().tolist()
     assert lemma_row == [902, 960, 1386, 1863, 2581, 3147, 3605, 3823, 3769, 3144]
+
+
+def test_a_part_of_speech_in_another_case_is_the_same_tag(write):
+    rows = ["dog,noun,dog,3.0,1.00", "ran,VERB,run,4.5,0.98", "paris,name,paris,3.0,1.00"]
+    df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=range(5))
+    assert df[["word", "pos"]].values.tolist() == [["dog", "Noun"], ["run", "Verb"]]

@@ -90,6 +90,10 @@ def _number(raw: str, table: CsvTable, row: int, field: str, lo: float, hi: floa
     return value
 
 
+#: a content word's tag in any case -> as curll writes it
+_TAG = {t.lower(): t for t in POS_TAGS}
+
+
 def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidate]:
     """Candidates from a Kuperman AoA CSV (see module docstring), in file order."""
     if dedup not in ("lemma_row", "first_row"):
@@ -106,7 +110,7 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
         aoa = _number(cells[aoa_c], table, row, KUPERMAN_COLUMNS[2], 0.0, 30.0)
         known = _number(cells[known_c], table, row, KUPERMAN_COLUMNS[3], 0.0, 1.0)
         lemma = unicodedata.normalize("NFC", cells[lemma_c].strip())  # an accent typed either way
-        pos = cells[pos_c].strip()
+        pos = _TAG.get(cells[pos_c].strip().lower(), cells[pos_c].strip())  # "noun" is a Noun
         if dedup == "first_row":
             raw_lemma = None if cells[lemma_c] in PANDAS_MISSING else cells[lemma_c]
             if (raw_lemma, aoa) not in first:  # a row with a gap takes its key, then is dropped
