@@ -209,9 +209,10 @@ def write_table(
 def write_table_and_stats(
     df: pd.DataFrame, path: str | Path, schema: type[pa.DataFrameModel], stats_path: str | Path, stats: Any
 ) -> dict[str, object]:
-    """:func:`write_table` ``df`` to ``path`` and ``stats`` (a mapping) as JSON to ``stats_path``,
-    both or neither (both are written to temporaries before either is renamed); return the stats
-    as a dict (the importers' and stages' summary)."""
+    """:func:`write_table` ``df`` to ``path`` and ``stats`` (a mapping) as JSON to ``stats_path``:
+    both are written to temporaries before either is renamed, so an error leaves both as they
+    were (a kill between the two renames can still leave one); return the stats as a dict (the
+    importers' and stages' summary)."""
     valid = checked(df, schema, path)
     with atomic_path(path) as table, atomic_path(stats_path) as text:
         valid.to_parquet(table, index=False, row_group_size=ROW_GROUP_ROWS)

@@ -5,13 +5,17 @@ generate's retry checks split a text: lower-cased runs of letters, digits and ap
 :data:`SPELLINGS` maps a British ending to its American one (organise -> organize, organiser
 -> organizer, colour -> color, centre -> center, catalogue -> catalog); the dictionary check
 tries each rule on a word it does not know, and verify's stems apply them all.
+:func:`canonical` is how the importers compare text typed in different ways (NFC, no
+zero-width characters).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _WORD = re.compile(r"[a-z0-9']+")
+_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")  # zero-width spaces and joiners, BOMs
 
 #: (British ending, American replacement), for :func:`re.Pattern.sub`
 SPELLINGS = (
@@ -25,3 +29,9 @@ SPELLINGS = (
 def words(text: str) -> list[str]:
     """The lower-cased words of ``text`` (letters, digits and apostrophes), in order."""
     return _WORD.findall(text.lower())
+
+
+def canonical(text: str) -> str:
+    """``text`` with invisible zero-width characters dropped and accents composed (NFC): "café"
+    typed as one character or as ``e`` and a combining accent is one text."""
+    return unicodedata.normalize("NFC", _INVISIBLE.sub("", text))

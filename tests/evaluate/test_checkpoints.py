@@ -148,6 +148,9 @@ def test_checkpoints_are_named_as_curll_runs_and_the_baseline_takes_their_shape(
          r"cannot be read \(SafetensorError"),
         (lambda f: _config(f, num_hidden_layers=3), "model.safetensors has no model.layers.2"),
         (lambda f: _config(f, num_hidden_layers=1), "holds model.layers.1.input_layernorm.weight, which"),
+        (lambda f: _config(f, num_attention_heads=None), "config.json holds a value of the wrong type"),
+        (lambda f: _config(f, rope_parameters={"rope_theta": 1e4, "rope_type": "llama3"}),
+         "sets rope_scaling"),
         (lambda f: _config(f, intermediate_size=48),
          r"model.layers.0.mlp.down_proj.weight of shape \[32, 64\], the config's model \[32, 48\]"),
     ],
@@ -259,3 +262,23 @@ def test_bad_checkpoint_entries_name_the_key(entries, key, message):
     with pytest.raises(CurllError, match=message) as err:
         parse_params(data, source="params.yaml")
     assert err.value.field == key
+
+
+def test_no_scaling_written_as_a_default_rope_type_is_read(checkpoint: Path, tmp_path: Path):
+    shutil.copytree(checkpoint, tmp_path / "ok")
+    _config(tmp_path / "ok", rope_scaling={"rope_type": "default"}, head_dim=8, mlp_bias=False)
+    params = _params([{"order": "joint", "stages": [0], "path": "ok"}], tmp_path)
+    assert [m.name for m in scored_models(params)] == ["seed-0/joint/0"]
+
+
+def test_each_checkpoint_is_checked_against_its_own_table_though_they_share_a_tokenizer(checkpoint, tmp_path):
+    from curll.evaluate.models import tokenizers
+
+    for name in ("a", "b"):
+        shutil.copytree(checkpoint, tmp_path / name)
+    _config(tmp_path / "b", vocab_size=100)  # same tokenizer files, a smaller table
+    params = _params([{"order": "joint", "stages": [0], "path": "a"},
+                      {"order": "joint", "stages": [0], "path": "b", "seed": 1}], tmp_path)  # fmt: skip
+    with pytest.raises(CurllError, match="the model's embedding table 100") as err:
+        tokenizers(params, _unchecked(params), tokenizer=None)
+    assert err.value.field == "evaluate.checkpoints.models.1.path"

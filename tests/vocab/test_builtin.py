@@ -39,3 +39,8 @@ def test_an_accent_typed_either_way_is_one_word(write):
     with pytest.raises(CurllError, match="duplicate of row 2") as err:
         import_vocab("curll-words", path)
     assert err.value.row == 3
+
+
+def test_a_part_of_speech_in_another_case_is_the_same_tag_in_a_word_list(write):
+    df = import_vocab("curll-words", write("w.csv", "word,pos,stage\ncat,noun,0\nrun,VERB,0\n"), stages=[0])
+    assert sorted(df["pos"]) == ["Noun", "Verb"]

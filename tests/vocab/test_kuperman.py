@@ -212,3 +212,11 @@ def test_a_part_of_speech_in_another_case_is_the_same_tag(write):
     rows = ["dog,noun,dog,3.0,1.00", "ran,VERB,run,4.5,0.98", "paris,name,paris,3.0,1.00"]
     df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=range(5))
     assert df[["word", "pos"]].values.tolist() == [["dog", "Noun"], ["run", "Verb"]]
+
+
+@pytest.mark.parametrize("dedup", ["lemma_row", "first_row"])
+def test_an_accent_typed_either_way_or_a_zero_width_space_is_one_word(write, dedup):
+    rows = ["caf\u00e9,Noun,caf\u00e9,3.0,1.00", "cafe\u0301,Noun,cafe\u0301,3.0,1.00",
+            "dog\u200b,Noun,dog\u200b,3.0,1.00", "dog,Noun,dog,3.0,1.00"]  # fmt: skip
+    df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=range(5), dedup=dedup)
+    assert sorted(df["word"]) == ["caf\u00e9", "dog"]

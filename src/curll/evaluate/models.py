@@ -100,15 +100,14 @@ def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> 
     for m in models:
         files = [m.folder / n for n in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")]
         key = (m.layout, b"\0".join(f.read_bytes() if f.is_file() else b"" for f in files))
-        if key not in loaded:
-            try:
-                tok = load_tokenizer(m.folder, m.layout)
-                why = _tokenizer_problem(tok, m.folder, m.layout)
-            except Exception as exc:  # transformers raises several unrelated types for bad files
-                why = f"its tokenizer cannot be loaded ({type(exc).__name__}: {one_line(exc, 160)})"
-            if why:
-                raise CurllError(why, file=m.folder, field=keys.get(m.folder))
-            loaded[key] = (tok, m.layout)
+        try:
+            if key not in loaded:
+                loaded[key] = (load_tokenizer(m.folder, m.layout), m.layout)
+            why = _tokenizer_problem(loaded[key][0], m.folder, m.layout)  # each folder: its own table
+        except Exception as exc:  # transformers raises several unrelated types for bad files
+            why = f"its tokenizer cannot be loaded ({type(exc).__name__}: {one_line(exc, 160)})"
+        if why:
+            raise CurllError(why, file=m.folder, field=keys.get(m.folder))
         out[m.folder] = loaded[key]
     return out
 

@@ -94,16 +94,10 @@ def unreadable(folder: Path) -> str:
     if c.get("model_type") != "llama":
         kind = c.get("model_type")
         return f"model_type {kind!r} in config.json: only the Llama architecture (SmolLM2's) is read"
-    rope_type = (c.get("rope_parameters") or {}).get("rope_type", "default")
-    head = c.get("hidden_size", 0) // max(1, c.get("num_attention_heads", 1))
-    unsupported = {
-        "rope_scaling": c.get("rope_scaling") not in (None, {}) or rope_type != "default",
-        "hidden_act": c.get("hidden_act", "silu") != "silu",
-        "attention_bias": bool(c.get("attention_bias")),
-        "mlp_bias": bool(c.get("mlp_bias")),
-        "head_dim": c.get("head_dim") not in (None, head),
-    }
-    found = [k for k, v in unsupported.items() if v]
+    try:
+        found = _unsupported(c)
+    except (TypeError, AttributeError, ValueError, ZeroDivisionError) as exc:
+        return f"config.json holds a value of the wrong type ({type(exc).__name__}: {one_line(exc, 120)})"
     if found:
         return (f"config.json sets {', '.join(found)}, which curll's model does not implement: its loss "
                 "would be another model's")  # fmt: skip
@@ -114,6 +108,21 @@ def unreadable(folder: Path) -> str:
         return _tensor_mismatch(folder, weights)
     except Exception as exc:  # safetensors and transformers raise several unrelated types
         return f"cannot be read ({type(exc).__name__}: {one_line(exc, 160)})"
+
+
+def _unsupported(c: dict[str, Any]) -> list[str]:
+    """The keys of a Llama ``config.json`` set to what our module does not implement."""
+    scalings = [c.get("rope_scaling") or {}, c.get("rope_parameters") or {}]
+    scaled = any(s.get("rope_type", s.get("type", "default")) not in ("default", None) for s in scalings)
+    head = c.get("hidden_size", 0) // c.get("num_attention_heads", 1)
+    unsupported = {
+        "rope_scaling": scaled,
+        "hidden_act": c.get("hidden_act", "silu") != "silu",
+        "attention_bias": bool(c.get("attention_bias")),
+        "mlp_bias": bool(c.get("mlp_bias")),
+        "head_dim": c.get("head_dim") not in (None, head),
+    }
+    return [k for k, v in unsupported.items() if v]
 
 
 def _tensor_mismatch(folder: Path, weights: Path) -> str:

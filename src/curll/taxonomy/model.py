@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,9 +19,9 @@ from typing import Any, Literal
 import pandas as pd
 
 from curll.errors import CurllError
+from curll.text import canonical
 
 _WS = re.compile(r"\s+")
-_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")  # zero-width spaces and joiners, BOMs
 
 #: what :func:`build_table` does with an indicator repeated under one stage, skill,
 #: sub-skill and goal: ``error`` stops naming both rows; ``drop`` keeps the first
@@ -33,8 +32,7 @@ def normalise(text: str) -> str:
     """Strip a cell, fold every run of white space (newlines too) to one space, drop invisible
     zero-width characters and compose accents (NFC): "café" typed either way is one text, and
     one indicator id."""
-    text = unicodedata.normalize("NFC", _INVISIBLE.sub("", text))
-    return _WS.sub(" ", text).strip()
+    return _WS.sub(" ", canonical(text)).strip()
 
 
 def age_group(stage: int) -> str:

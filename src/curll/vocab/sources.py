@@ -33,7 +33,6 @@ naming the file, spreadsheet row and column.
 from __future__ import annotations
 
 import math
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -41,6 +40,7 @@ from typing import Literal
 from curll.csvio import CsvTable, read_csv
 from curll.errors import CurllError
 from curll.schemas import MAX_STAGE, POS_TAGS
+from curll.text import canonical
 
 MISSING = frozenset({"", "NA", "N/A", "#N/A", "NaN", "nan", "NULL"})
 #: the strings pandas.read_csv reads as missing by default (its ``na_values``): the authors'
@@ -109,10 +109,10 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
         # the row would have been filtered out
         aoa = _number(cells[aoa_c], table, row, KUPERMAN_COLUMNS[2], 0.0, 30.0)
         known = _number(cells[known_c], table, row, KUPERMAN_COLUMNS[3], 0.0, 1.0)
-        lemma = unicodedata.normalize("NFC", cells[lemma_c].strip())  # an accent typed either way
+        lemma = canonical(cells[lemma_c].strip())  # an accent typed either way is one word
         pos = _TAG.get(cells[pos_c].strip().lower(), cells[pos_c].strip())  # "noun" is a Noun
         if dedup == "first_row":
-            raw_lemma = None if cells[lemma_c] in PANDAS_MISSING else cells[lemma_c]
+            raw_lemma = None if cells[lemma_c] in PANDAS_MISSING else canonical(cells[lemma_c])
             if (raw_lemma, aoa) not in first:  # a row with a gap takes its key, then is dropped
                 whole = raw_lemma is not None and cells[pos_c] not in PANDAS_MISSING
                 first[(raw_lemma, aoa)] = (
@@ -122,7 +122,7 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
             continue
         if aoa is None or known is None or lemma in MISSING:
             continue
-        own = word_c is not None and unicodedata.normalize("NFC", cells[word_c].strip()) == lemma
+        own = word_c is not None and canonical(cells[word_c].strip()) == lemma
         kept = chosen.get((lemma, aoa))
         if kept is None or (own and not kept[1]):  # duplicates first, over every part of speech
             chosen[(lemma, aoa)] = (Candidate(lemma, pos, aoa, known, aoa_band(aoa)), own)
@@ -139,7 +139,7 @@ def read_curll_words(path: str | Path) -> list[Candidate]:
     seen: dict[tuple[str, str], int] = {}
     for row, cells in table.rows:
         word, pos, stage_raw = (cells[col[n]].strip() for n in ("word", "pos", "stage"))
-        word = unicodedata.normalize("NFC", word)
+        word, pos = canonical(word), _TAG.get(pos.lower(), pos)
         if not word:
             raise CurllError("empty word", file=table.path, row=row, field="word")
         if pos not in POS_TAGS:
