@@ -112,9 +112,9 @@ def test_a_trickling_answer_is_cut_off_at_the_deadline(trickle, stream):
 
 
 def test_a_timed_out_request_is_retried_up_to_max_retries(trickle, monkeypatch):
-    import curll.llm.openai_backend as ob
+    import curll.llm.openai_wire as wire
 
-    monkeypatch.setattr(ob, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(wire, "BACKOFF_S", 0.01)
     b = OpenAIBackend("tiny", base_url=trickle.base_url, timeout_s=0.5, max_retries=2)
     start = time.monotonic()
     answers = b.complete([req("a"), req("b")])

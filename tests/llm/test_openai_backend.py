@@ -280,20 +280,21 @@ def test_a_server_nobody_answers_fails_fast_with_a_clear_error(monkeypatch):
     import socket
 
     import curll.llm.openai_backend as ob
+    import curll.llm.openai_wire as wire
     from curll.errors import CurllError
 
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     tries: list[int] = []
-    real = ob._retry_after
+    real = wire.retry_after
 
     def counted(exc: Exception, retry: int) -> float | None:
         tries.append(retry)
         return real(exc, retry)
 
-    monkeypatch.setattr(ob, "_retry_after", counted)
-    monkeypatch.setattr(ob, "BACKOFF_S", 0.001)
+    monkeypatch.setattr(ob, "retry_after", counted)
+    monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
     params = load_params()
     served = params.llm.profiles["server"].model_copy(
         update={"model": "tiny", "base_url": f"http://127.0.0.1:{port}/v1", "max_retries": 2}

@@ -17,7 +17,7 @@
   the same for every request: :meth:`OpenAIBackend.complete` raises a :class:`CurllError`
   naming ``api_key_env``, ``base_url`` or ``model`` at once. A key with white space around it or
   a character a header cannot carry is refused at construction. A 200 body that is not a chat
-  completion (:func:`completion_fields`) is a ValueError, retried like a malformed body.
+  completion (:func:`curll.llm.openai_wire.completion_fields`) is a ValueError, retried like a malformed body.
 - ``complete(requests, on_answer)`` calls ``on_answer(index, completion)`` as each request
   finishes (its retries done), from the calling thread (the requests are tasks of one
   event loop there), so the engine stores each answer as it comes.
@@ -62,37 +62,23 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
-import random
-import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from curll.config.llm import JsonMode
 from curll.errors import CurllError, one_line
-from curll.llm.loops import LOOP_CHECK_EVERY, find_loop
+from curll.llm.openai_wire import (
+    AttemptTimeoutError,
+    describe,
+    retry_after,
+    stream_completion,
+    whole_completion,
+)
 from curll.llm.protocol import OnAnswer
 from curll.llm.redact import redact, server_of
 from curll.llm.types import ChatRequest, Completion
-
-RETRY_STATUS = frozenset({408, 409, 429})
-#: a server error whose message blames the request is final, not transient
-INVALID = re.compile(
-    r"invalid[ _]request|not supported|unsupported|does not support|must be one of|unknown (field|parameter)",
-    re.IGNORECASE,
-)
-BACKOFF_S, BACKOFF_MAX_S = 0.5, 30.0
-
-
-class AttemptTimeoutError(TimeoutError):
-    """One HTTP request ran past ``timeout_s``; ``answered``: its response headers had come."""
-
-    def __init__(self, seconds: float, answered: bool) -> None:
-        when = "after the response headers" if answered else "no response headers"
-        super().__init__(f"no complete answer within timeout_s = {seconds:g} s ({when})")
-        self.answered = answered
 
 
 class OpenAIBackend:
@@ -296,9 +282,9 @@ class OpenAIBackend:
                     if connected:
                         self._answered, self._lost = True, None
                     self._refuse_config(exc)
-                    wait = _retry_after(exc, retry)
+                    wait = retry_after(exc, retry)
                     if wait is None or retry == self.max_retries:
-                        error = redact(_describe(exc), self._api_key)
+                        error = redact(describe(exc), self._api_key)
                         if not connected and self._last_answer <= start:  # nobody got through since
                             self._lost = error
                         return Completion(text="", latency_s=time.perf_counter() - start, error=error)
@@ -311,7 +297,8 @@ class OpenAIBackend:
         """One HTTP request, cut off at ``timeout_s`` (:class:`AttemptTimeoutError`): cancelling it
         closes its connection, which stops the server's work on it."""
         heard: list[bool] = []  # gets an entry when the response headers come
-        ask = self._stream(client, kwargs, heard) if self.stop_loops else self._ask(client, kwargs, heard)
+        read = stream_completion if self.stop_loops else whole_completion
+        ask = read(client, kwargs, heard)
         try:
             async with asyncio.timeout(self.timeout_s) as deadline:
                 return await ask
@@ -319,127 +306,3 @@ class OpenAIBackend:
             if not deadline.expired():
                 raise  # not ours
             raise AttemptTimeoutError(self.timeout_s, answered=bool(heard)) from None
-
-    @staticmethod
-    async def _ask(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
-        """One completion, whole: text, token counts and finish reason."""
-        async with client.chat.completions.with_streaming_response.create(**kwargs) as response:
-            heard.append(True)  # the headers are in; the body is read by parse()
-            resp = await response.parse()
-        return completion_fields(resp)
-
-    @staticmethod
-    async def _stream(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
-        """One completion, streamed, cut off (``finish_reason="loop"``) when it falls into a loop."""
-        stream = await client.chat.completions.create(
-            **kwargs, stream=True, stream_options={"include_usage": True}
-        )
-        heard.append(True)
-        pieces: list[str] = []
-        finish, usage = "", None
-        try:
-            async for chunk in stream:
-                usage = chunk.usage or usage
-                if not chunk.choices:
-                    continue
-                finish = chunk.choices[0].finish_reason or finish
-                piece = chunk.choices[0].delta.content
-                if piece:
-                    pieces.append(piece)
-                    if len(pieces) % LOOP_CHECK_EVERY == 0 and find_loop(pieces):
-                        finish = "loop"
-                        break
-        finally:
-            await stream.close()  # on a loop: the server stops generating when the stream closes
-        if not pieces and not finish:
-            raise ValueError("the streamed answer held no chunk of a completion")
-        return {
-            "text": "".join(pieces),
-            "prompt_tokens": _count(_field(usage, "prompt_tokens")) if finish != "loop" else 0,
-            "completion_tokens": _count(_field(usage, "completion_tokens"))
-            if usage and finish != "loop"
-            else len(pieces),
-            "finish_reason": finish,
-        }
-
-
-def _field(obj: Any, name: str) -> Any:
-    """``obj.name`` or ``obj[name]``; None when it has neither (the client does not validate a
-    body's fields: a server's odd JSON arrives as dicts, lists or strings)."""
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _count(value: Any) -> int:
-    """A token count as sent, 0 where the server sent none or something else."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
-
-
-def completion_fields(resp: Any) -> dict[str, Any]:
-    """Text, token counts and finish reason of a chat completion as the client parsed it; a
-    ValueError saying what is wrong where the body is not one (retried as a malformed answer).
-    ``content`` as a list of parts (some servers send ``[{"type": "text", "text": ...}]``) is
-    their text joined."""
-    choices = _field(resp, "choices")
-    if not isinstance(choices, list) or not choices:
-        raise ValueError(f"the answer is not a chat completion with choices (got {type(resp).__name__})")
-    content = _field(_field(choices[0], "message"), "content")
-    if isinstance(content, list):
-        parts = [_field(part, "text") for part in content]
-        if not all(isinstance(p, str) for p in parts):
-            raise ValueError("message.content is a list whose parts are not all text")
-        content = "".join(parts)
-    elif content is not None and not isinstance(content, str):
-        raise ValueError(f"message.content is a {type(content).__name__}, not text")
-    usage = _field(resp, "usage")
-    finish = _field(choices[0], "finish_reason")
-    return {
-        "text": content or "",
-        "prompt_tokens": _count(_field(usage, "prompt_tokens")),
-        "completion_tokens": _count(_field(usage, "completion_tokens")),
-        "finish_reason": finish if isinstance(finish, str) else "",
-    }
-
-
-def _describe(exc: Exception) -> str:
-    said = one_line(exc, None)
-    if not said and isinstance(exc, _transport_errors()):
-        said = "the connection broke while the answer was read"
-    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
-
-
-def _transport_errors() -> tuple[type[Exception], ...]:
-    """The HTTP library's own errors (a connection dropped while the body is read after the
-    headers came): the openai client raises them unwrapped from a streamed response's body."""
-    found: list[type[Exception]] = []
-    for name in ("httpx", "httpx2"):  # the openai client's transport, whichever it uses
-        try:
-            found.append(importlib.import_module(name).TransportError)
-        except (ImportError, AttributeError):
-            continue
-    return tuple(found)
-
-
-def _retry_after(exc: Exception, retry: int) -> float | None:
-    """Seconds to wait before retrying after ``exc``, or None when it is final."""
-    import openai
-
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        if status not in RETRY_STATUS and status < 500:
-            return None  # the request itself is wrong (400, 401, 403, 404, 422...)
-        if status >= 500 and INVALID.search(str(exc)):
-            return None  # a server that reports an invalid request as a 5xx
-        headers = exc.response.headers
-        for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
-            try:
-                return min(float(headers[name]) * scale, 60.0)
-            except (KeyError, ValueError):
-                continue
-    elif not isinstance(exc, (openai.OpenAIError, TimeoutError, ValueError, AttributeError, IndexError,
-                              TypeError, *_transport_errors())):  # fmt: skip
-        raise exc  # a bug, not a server's answer
-    # connection errors and timeouts (ours included); a body that is not a completion (malformed JSON,
-    # missing fields), as a server mid-restart may send
-    return float(min(BACKOFF_S * 2**retry, BACKOFF_MAX_S) * (0.5 + random.random() / 2))

@@ -1,0 +1,161 @@
+"""What an OpenAI-compatible server's replies mean: a completion's fields, and which errors to retry.
+
+- :func:`completion_fields` reads a 200 body, as the client parsed it, into text, token counts
+  and finish reason; a body that is not a chat completion is a ValueError (retried).
+- :func:`whole_completion` asks for one answer whole; :func:`stream_completion` streams it and
+  cuts it off (``finish_reason="loop"``) once it falls into a loop.
+- :func:`retry_after` says how long to wait before asking again, or None where the error is final.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from curll.errors import one_line
+from curll.llm.loops import LOOP_CHECK_EVERY, find_loop
+
+RETRY_STATUS = frozenset({408, 409, 429})
+#: a server error whose message blames the request is final, not transient
+INVALID = re.compile(
+    r"invalid[ _]request|not supported|unsupported|does not support|must be one of|unknown (field|parameter)",
+    re.IGNORECASE,
+)
+BACKOFF_S, BACKOFF_MAX_S = 0.5, 30.0
+
+
+class AttemptTimeoutError(TimeoutError):
+    """One HTTP request ran past ``timeout_s``; ``answered``: its response headers had come."""
+
+    def __init__(self, seconds: float, answered: bool) -> None:
+        when = "after the response headers" if answered else "no response headers"
+        super().__init__(f"no complete answer within timeout_s = {seconds:g} s ({when})")
+        self.answered = answered
+
+
+async def whole_completion(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
+    """One completion, whole: text, token counts and finish reason (``heard`` gets an entry when
+    the response headers come)."""
+    async with client.chat.completions.with_streaming_response.create(**kwargs) as response:
+        heard.append(True)  # the headers are in; the body is read by parse()
+        resp = await response.parse()
+    return completion_fields(resp)
+
+
+async def stream_completion(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
+    """One completion, streamed, cut off (``finish_reason="loop"``) when it falls into a loop."""
+    stream = await client.chat.completions.create(
+        **kwargs, stream=True, stream_options={"include_usage": True}
+    )
+    heard.append(True)
+    pieces: list[str] = []
+    finish, usage = "", None
+    try:
+        async for chunk in stream:
+            usage = chunk.usage or usage
+            if not chunk.choices:
+                continue
+            finish = chunk.choices[0].finish_reason or finish
+            piece = chunk.choices[0].delta.content
+            if piece:
+                pieces.append(piece)
+                if len(pieces) % LOOP_CHECK_EVERY == 0 and find_loop(pieces):
+                    finish = "loop"
+                    break
+    finally:
+        await stream.close()  # on a loop: the server stops generating when the stream closes
+    if not pieces and not finish:
+        raise ValueError("the streamed answer held no chunk of a completion")
+    return {
+        "text": "".join(pieces),
+        "prompt_tokens": _count(_field(usage, "prompt_tokens")) if finish != "loop" else 0,
+        "completion_tokens": _count(_field(usage, "completion_tokens"))
+        if usage and finish != "loop"
+        else len(pieces),
+        "finish_reason": finish,
+    }
+
+
+def _field(obj: Any, name: str) -> Any:
+    """``obj.name`` or ``obj[name]``; None when it has neither (the client does not validate a
+    body's fields: a server's odd JSON arrives as dicts, lists or strings)."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _count(value: Any) -> int:
+    """A token count as sent, 0 where the server sent none or something else."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def completion_fields(resp: Any) -> dict[str, Any]:
+    """Text, token counts and finish reason of a chat completion as the client parsed it; a
+    ValueError saying what is wrong where the body is not one (retried as a malformed answer).
+    ``content`` as a list of parts (some servers send ``[{"type": "text", "text": ...}]``) is
+    their text joined."""
+    choices = _field(resp, "choices")
+    if not isinstance(choices, list) or not choices:
+        raise ValueError(f"the answer is not a chat completion with choices (got {type(resp).__name__})")
+    content = _field(_field(choices[0], "message"), "content")
+    if isinstance(content, list):
+        parts = [_field(part, "text") for part in content]
+        if not all(isinstance(p, str) for p in parts):
+            raise ValueError("message.content is a list whose parts are not all text")
+        content = "".join(parts)
+    elif content is not None and not isinstance(content, str):
+        raise ValueError(f"message.content is a {type(content).__name__}, not text")
+    usage = _field(resp, "usage")
+    finish = _field(choices[0], "finish_reason")
+    return {
+        "text": content or "",
+        "prompt_tokens": _count(_field(usage, "prompt_tokens")),
+        "completion_tokens": _count(_field(usage, "completion_tokens")),
+        "finish_reason": finish if isinstance(finish, str) else "",
+    }
+
+
+def describe(exc: Exception) -> str:
+    said = one_line(exc, None)
+    if not said and isinstance(exc, _transport_errors()):
+        said = "the connection broke while the answer was read"
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """The HTTP library's own errors (a connection dropped while the body is read after the
+    headers came): the openai client raises them unwrapped from a streamed response's body."""
+    found: list[type[Exception]] = []
+    for name in ("httpx", "httpx2"):  # the openai client's transport, whichever it uses
+        try:
+            found.append(importlib.import_module(name).TransportError)
+        except (ImportError, AttributeError):
+            continue
+    return tuple(found)
+
+
+def retry_after(exc: Exception, retry: int) -> float | None:
+    """Seconds to wait before retrying after ``exc``, or None when it is final."""
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        if status not in RETRY_STATUS and status < 500:
+            return None  # the request itself is wrong (400, 401, 403, 404, 422...)
+        if status >= 500 and INVALID.search(str(exc)):
+            return None  # a server that reports an invalid request as a 5xx
+        headers = exc.response.headers
+        for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+            try:
+                return min(float(headers[name]) * scale, 60.0)
+            except (KeyError, ValueError):
+                continue
+    elif not isinstance(exc, (openai.OpenAIError, TimeoutError, ValueError, AttributeError, IndexError,
+                              TypeError, *_transport_errors())):  # fmt: skip
+        raise exc  # a bug, not a server's answer
+    # connection errors and timeouts (ours included); a body that is not a completion (malformed JSON,
+    # missing fields), as a server mid-restart may send
+    return float(min(BACKOFF_S * 2**retry, BACKOFF_MAX_S) * (0.5 + random.random() / 2))
