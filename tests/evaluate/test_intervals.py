@@ -103,3 +103,52 @@ def test_an_effect_carried_by_one_seed_is_not_an_effect_once_seeds_are_resampled
     wide = bootstrap(rows, {**items, "seed": seed_weights([42, 43, 44], 300, seed=5)}, fgt)[name]
     assert narrow.value == wide.value and narrow.lo is not None and narrow.lo > 0  # items alone: "found"
     assert wide.lo is not None and wide.hi is not None and wide.lo <= 0 <= wide.hi
+
+
+def test_one_item_strata_get_no_interval_even_when_the_seeds_draw_moves_the_value():
+    """Three seeds that differ move the value in every seed draw; with one item per stage and
+    type no draw can say how much the items would move it, so there is still no interval."""
+    rows = losses(0.4, seed=1, seeds={42: 1.2, 43: -0.9, 44: 0.0})
+    rows = rows[rows["record_id"].isin(["0-0", "1-0"])]
+    weights = {
+        "record_id": item_weights(keys_of(rows), 200, seed=5),
+        "seed": seed_weights([42, 43, 44], 200, seed=5),
+    }
+    name = "continual/ir/FGT_nll_rise"
+    assert bootstrap(rows, weights, fgt)[name].lo is not None  # the seeds' spread alone makes one
+    iv = bootstrap(rows, weights, fgt, items="record_id")[name]
+    assert iv.value is not None and iv.lo is None and iv.hi is None and iv.p is None
+    two = losses(0.4, seed=1, seeds={42: 1.2, 43: -0.9, 44: 0.0})  # 30 items a stratum: an interval
+    both = {
+        "record_id": item_weights(keys_of(two), 200, seed=5),
+        "seed": seed_weights([42, 43, 44], 200, seed=5),
+    }
+    assert bootstrap(two, both, fgt, items="record_id")[name].lo is not None
+
+
+def test_a_value_some_replicate_leaves_undefined_gets_no_interval():
+    rows = losses(0.4, seed=1)
+    weights = {"record_id": item_weights(keys_of(rows), 100, seed=5)}
+
+    def sometimes(r: pd.DataFrame, w: np.ndarray) -> dict[str, np.ndarray]:
+        out = fgt(r, w)["continual/ir/FGT_nll_rise"].copy()
+        if w.shape[1] > 1:
+            out[::7] = np.nan  # one replicate in seven lacks it
+        return {"always": fgt(r, w)["continual/ir/FGT_nll_rise"], "sometimes": out}
+
+    got = bootstrap(rows, weights, sometimes)
+    assert got["always"].lo is not None
+    assert got["sometimes"].value == got["always"].value and got["sometimes"].lo is None
+
+
+def test_a_model_missing_a_seed_is_refused_naming_the_bootstrap_key():
+    from curll.errors import CurllError
+    from curll.evaluate.intervals import crossed
+
+    rows = losses(0.4, seed=1, seeds={42: 0.0, 43: 0.0})
+    rows = rows[~((rows["seed"] == 43) & (rows["trained_to"] == 1))]
+    with pytest.raises(
+        CurllError, match=r"evaluate\.bootstrap\.samples.*continual trained to 1: seeds \[42\] of \[42, 43\]"
+    ):
+        crossed(rows, "record_id", 50, 1, fgt)
+    assert crossed(rows, "record_id", 0, 1, fgt) == {}

@@ -24,7 +24,11 @@ the 97.5% quantile of Student's t with ``df`` = items - strata degrees of freedo
 there are m > 1 seeds and that is fewer (the seeds' share of the spread has only m - 1), and
 the two-sided p-value of "the value is 0" is ``2 * P(T_df > |value| / se)``: the interval
 leaves out 0 exactly when p < 0.05.
-A value that no replicate moves (all its strata hold one item) gets no interval and no p-value.
+A value that no replicate moves gets no interval and no p-value; nor does one that no redraw
+of the items moves (all its strata hold one item, or its items agree), though the seeds' draw
+moves it: the seeds' spread alone leaves out the items', which one item per stratum cannot
+estimate. Nor does a value that some replicate leaves undefined (a model missing for one seed:
+the replicates without it would estimate another quantity).
 :func:`holm` adjusts a family of p-values for the number of claims.
 """
 
@@ -38,6 +42,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from curll.errors import CurllError
 
 #: rows and their (rows, B) weights -> name -> (B,) values (NaN where undefined)
 Compute = Callable[[pd.DataFrame, np.ndarray], Mapping[str, np.ndarray]]
@@ -80,6 +86,18 @@ def seed_weights(seeds: list[int], samples: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(counts, index=pd.Index(seeds, name="seed"))
 
 
+def missing_seeds(rows: pd.DataFrame) -> list[str]:
+    """``<order> trained to <stage>: seeds [...] of [...]`` for each model (``order``,
+    ``trained_to``) of ``rows`` that lacks some training seed of ``rows`` (``seed``): the seed
+    draw pairs models by seed, so it needs every model for every seed."""
+    every = sorted(int(s) for s in rows["seed"].unique())
+    have: dict[tuple[str, int], set[int]] = {}
+    for order, to, seed in zip(rows["order"], rows["trained_to"], rows["seed"], strict=True):
+        have.setdefault((str(order), int(to)), set()).add(int(seed))
+    return [f"{order} trained to {to}: seeds {sorted(seeds)} of {every}"
+            for (order, to), seeds in sorted(have.items()) if sorted(seeds) != every]  # fmt: skip
+
+
 def single_item_strata(items: pd.DataFrame) -> list[str]:
     """``stage/type`` of the strata of ``items`` (``stage``, ``type``, one row per item) with one item."""
     sizes = Counter(f"{s}/{t}" for s, t in zip(items["stage"], items["type"], strict=True))
@@ -96,37 +114,70 @@ def inflation(items: pd.DataFrame, seeds: int) -> float:
 
 def bootstrap(
     rows: pd.DataFrame, weights: Mapping[str, pd.DataFrame], compute: Compute, *, inflate: float = 1.0,
-    df: float | None = None, chunk: int = 250,
+    df: float | None = None, chunk: int = 250, items: str | None = None,
 ) -> dict[str, Interval]:  # fmt: skip
     """``compute`` on ``rows`` with unit weights (the values), then on the replicates, ``chunk``
     at a time (memory: rows x chunk): a row's weight is the product over ``weights`` (column of
     ``rows`` -> its replicate weights, e.g. ``item_id`` -> :func:`item_weights`, ``seed`` ->
     :func:`seed_weights`) of the weight of the row's value. ``inflate`` and ``df``: the factor
-    and degrees of freedom of the module docstring (``df`` None: the normal quantile)."""
+    and degrees of freedom of the module docstring (``df`` None: the normal quantile).
+    ``items``: the column of ``weights`` that draws the test items; a value that
+    :data:`ITEM_CHECK` replicates drawing the items alone (the other weights at 1) leave as it
+    is gets no interval, whatever the other draws do (the seeds' spread alone is not its
+    uncertainty). A value some replicate leaves undefined gets none either (those replicates
+    would estimate another quantity)."""
     point = {k: float(v[0]) for k, v in compute(rows, np.ones((len(rows), 1))).items()}
     names = list(point)
     samples = next(iter(weights.values())).shape[1]
     reps = np.full((samples, len(names)), np.nan)
     for start in range(0, samples, chunk):
-        at = np.ones((len(rows), min(chunk, samples - start)))
-        for column, w in weights.items():  # a value unknown to its weights: NaN, then 0
-            part = w.iloc[:, start : start + at.shape[1]]
-            at = at * np.nan_to_num(part.reindex(rows[column].to_numpy()).to_numpy(dtype=float))
-        got = compute(rows, at)
-        reps[start : start + at.shape[1]] = np.stack([np.asarray(got[n], dtype=float) for n in names], axis=1)
+        got = compute(rows, _weights(rows, weights, start, min(chunk, samples - start)))
+        reps[start : start + min(chunk, samples - start)] = _stacked(got, names)
+    fixed: set[str] = set()
+    if items is not None and len(weights) > 1 and samples:
+        alone = compute(rows, _weights(rows, {items: weights[items]}, 0, min(ITEM_CHECK, samples)))
+        fixed = {n for n, col in zip(names, _stacked(alone, names).T, strict=True) if _unmoved(col)}
     from scipy import stats  # type: ignore[import-untyped]
 
     dist = stats.norm() if df is None else stats.t(df=max(1.0, df))
     quantile = float(dist.ppf(0.975))
-    return {name: _interval(point[name], reps[:, k], inflate, quantile, dist) for k, name in enumerate(names)}
+    return {
+        name: Interval(_r(point[name]) if not math.isnan(point[name]) else None, None, None)
+        if name in fixed
+        else _interval(point[name], reps[:, k], inflate, quantile, dist)
+        for k, name in enumerate(names)
+    }
+
+
+#: replicates that draw the items alone, to find the values no item draw moves
+ITEM_CHECK = 64
+
+
+def _weights(rows: pd.DataFrame, weights: Mapping[str, pd.DataFrame], start: int, count: int) -> np.ndarray:
+    """(rows, count) weights of replicates ``start`` .. ``start + count``: the product of each
+    row's value's weight under every entry of ``weights`` (a value unknown to them: 0)."""
+    at = np.ones((len(rows), count))
+    for column, w in weights.items():
+        part = w.iloc[:, start : start + count]
+        at = at * np.nan_to_num(part.reindex(rows[column].to_numpy()).to_numpy(dtype=float))
+    return at
+
+
+def _stacked(got: Mapping[str, np.ndarray], names: list[str]) -> np.ndarray:
+    return np.stack([np.asarray(got[n], dtype=float) for n in names], axis=1)
+
+
+def _unmoved(col: np.ndarray) -> bool:
+    defined = col[~np.isnan(col)]
+    return len(defined) < 2 or bool(np.all(defined == defined[0]))
 
 
 def _interval(value: float, reps: np.ndarray, inflate: float, quantile: float, dist: Any) -> Interval:
     if math.isnan(value):
         return Interval(None, None, None)
-    col = reps[~np.isnan(reps)]
-    if len(col) < 2 or np.all(col == col[0]):  # no replicate moved it: no spread to report
+    if np.isnan(reps).any() or _unmoved(reps):  # undefined in some replicate, or no spread
         return Interval(_r(value), None, None)
+    col = reps
     se = inflate * float(np.std(col, ddof=1))
     p = float(2 * dist.sf(abs(value) / se)) if se > 0 else (1.0 if value == 0 else 0.0)
     return Interval(_r(value), _r(value - quantile * se), _r(value + quantile * se), min(1.0, p))
@@ -138,6 +189,43 @@ def degrees_of_freedom(items: pd.DataFrame, seeds: int = 1) -> int:
     strata = len(set(zip(items["stage"], items["type"], strict=True)))
     df = len(items) - strata
     return max(1, min(df, seeds - 1) if seeds > 1 else df)
+
+
+def crossed(rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Compute) -> dict[str, Interval]:
+    """Bootstrap intervals of ``compute`` over the ``item`` column of ``rows`` (strata: ``stage``
+    and ``type``) crossed with its training seeds (``seed``), with the small-sample inflation and
+    degrees of freedom of :func:`small_sample`; none when ``samples`` is 0. A CurllError naming
+    ``evaluate.bootstrap.samples`` when a model (``order``, ``trained_to``) lacks a seed the
+    others have (:func:`missing_seeds`)."""
+    if not samples:
+        return {}
+    if lacking := missing_seeds(rows):
+        raise CurllError(f"{len(lacking)} model(s) lack a training seed the others have ("
+                         + "; ".join(lacking[:3]) + "): the bootstrap draws seeds for every model alike; "
+                         "give every model every seed, or set evaluate.bootstrap.samples: 0",
+                         field="evaluate.bootstrap.samples")  # fmt: skip
+    keys = rows[[item, "stage", "type"]].drop_duplicates(item).rename(columns={item: "item_id"})
+    weights = {item: item_weights(keys, samples, seed), "seed": seed_weights(seeds_of(rows), samples, seed)}
+    small = small_sample(rows, item)
+    return bootstrap(rows, weights, compute, inflate=small["factor"], df=small["df"], items=item)
+
+
+def small_sample(rows: pd.DataFrame, item: str) -> dict[str, float]:
+    """The small-sample factor (:func:`inflation`) and the t degrees of freedom
+    (:func:`degrees_of_freedom`) of ``rows``' items and seeds."""
+    keys = rows[[item, "stage", "type"]].drop_duplicates(item)
+    m = len(seeds_of(rows))
+    return {"factor": round(inflation(keys, m), 6), "df": degrees_of_freedom(keys, m)}
+
+
+def seeds_of(rows: pd.DataFrame) -> list[int]:
+    """The training seeds of ``rows`` (``seed``), sorted."""
+    return sorted(int(s) for s in rows["seed"].unique())
+
+
+def single_strata_of(rows: pd.DataFrame, item: str) -> list[str]:
+    """:func:`single_item_strata` of the items (column ``item``) of ``rows``."""
+    return single_item_strata(rows[[item, "stage", "type"]].drop_duplicates(item))
 
 
 def holm(p: Mapping[str, float]) -> dict[str, float]:

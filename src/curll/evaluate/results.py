@@ -25,16 +25,7 @@ import pandas as pd
 from curll import orders as order_specs
 from curll.evaluate import analysis
 from curll.evaluate.findings import as_json, baseline_verdict, claims
-from curll.evaluate.intervals import (
-    Compute,
-    Interval,
-    bootstrap,
-    degrees_of_freedom,
-    inflation,
-    item_weights,
-    seed_weights,
-    single_item_strata,
-)
+from curll.evaluate.intervals import Interval, crossed, seeds_of, single_strata_of, small_sample
 from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
 from curll.evaluate.report_figures import Cells
@@ -107,16 +98,19 @@ def compute(
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by_kind.items()}
               for o, by_kind in full.items()}  # fmt: skip
     pairs = _compared(orders)
-    bounds = _intervals(scores, "item_id", samples, seed,
-                        lambda rows, w: _paired_cells(judge_values(rows, w, all_kinds), pairs))  # fmt: skip
+    bounds = crossed(scores, "item_id", samples, seed,
+                     lambda rows, w: _paired_cells(judge_values(rows, w, all_kinds), pairs))  # fmt: skip
     _add_bounds(finals, bounds)
     res = Results(metrics={"orders": finals}, kinds=kinds, informative=judge_informative)
-    res.metrics["bootstrap"] = {"samples": samples, "seed": seed,
-                                "unit": "test item (within stage and type) x training seed",
-                                "interval": "value +- t(df) x bootstrap SE x inflation (intervals module)",
-                                "inflation": {"judge": _inflation(scores, "item_id")},
-                                "seeds": {"judge": _seeds(scores)},
-                                "single_item_strata": {"judge": _singles(scores, "item_id")}}  # fmt: skip
+    res.metrics["bootstrap"] = {
+        "samples": samples,
+        "seed": seed,
+        "unit": "test item (within stage and type) x training seed",
+        "interval": "value +- t(df) x bootstrap SE x inflation (intervals module)",
+        "inflation": {"judge": small_sample(scores, "item_id")},
+        "seeds": {"judge": seeds_of(scores)},
+        "single_item_strata": {"judge": single_strata_of(scores, "item_id")},
+    }
     family_bounds = {"judge": bounds}
     res.metrics["no_answer"] = {  # blank or looping answers: scored NO_ANSWER_SCORE, counted
         "score": NO_ANSWER_SCORE,
@@ -191,12 +185,12 @@ def _loss_section(
     full = loss_metrics(mats, all_kinds)
     finals = {o: {k: {m: v for m, v in vals.items() if m != "series"} for k, vals in by.items()}
               for o, by in full.items()}  # fmt: skip
-    bounds = _intervals(test, "record_id", samples, seed, lambda rows, w: loss_values(rows, w, all_kinds))
+    bounds = crossed(test, "record_id", samples, seed, lambda rows, w: loss_values(rows, w, all_kinds))
     _add_bounds(finals, bounds)
     res.metrics["loss"] = finals
-    res.metrics["bootstrap"]["single_item_strata"]["loss"] = _singles(test, "record_id")
-    res.metrics["bootstrap"]["seeds"]["loss"] = _seeds(test)
-    res.metrics["bootstrap"]["inflation"]["loss"] = _inflation(test, "record_id")
+    res.metrics["bootstrap"]["single_item_strata"]["loss"] = single_strata_of(test, "record_id")
+    res.metrics["bootstrap"]["seeds"]["loss"] = seeds_of(test)
+    res.metrics["bootstrap"]["inflation"]["loss"] = small_sample(test, "record_id")
     res.details["loss_series"] = {o: {k: vals["series"] for k, vals in by.items()} for o, by in full.items()}
     if UNTRAINED in set(test["order"]):
         for kind in all_kinds:
@@ -246,38 +240,10 @@ def _cells(
     return Cells(j, n, lo, hi)
 
 
-def _intervals(
-    rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Compute
-) -> dict[str, Interval]:
-    """Bootstrap intervals over ``item`` (strata: stage and type) and over the training seeds of
-    ``rows``, with the small-sample inflation; none when ``samples`` is 0."""
-    if not samples:
-        return {}
-    keys = rows[[item, "stage", "type"]].drop_duplicates(item).rename(columns={item: "item_id"})
-    weights = {item: item_weights(keys, samples, seed), "seed": seed_weights(_seeds(rows), samples, seed)}
-    small = _inflation(rows, item)
-    return bootstrap(rows, weights, compute, inflate=small["factor"], df=small["df"])
-
-
-def _inflation(rows: pd.DataFrame, item: str) -> dict[str, float]:
-    """The small-sample factor and the t degrees of freedom of ``rows``' items and seeds."""
-    keys = rows[[item, "stage", "type"]].drop_duplicates(item)
-    m = len(_seeds(rows))
-    return {"factor": round(inflation(keys, m), 6), "df": degrees_of_freedom(keys, m)}
-
-
 def _differences(bounds: dict[str, Interval]) -> dict[str, dict[str, float | None]]:
     """``<a>-<b>/<kind>/<metric>`` -> the paired difference, its interval and p-value."""
     return {k.removeprefix("diff/"): {"value": iv.value, "lo": iv.lo, "hi": iv.hi, "p": _r6(iv.p)}
             for k, iv in sorted(bounds.items()) if k.startswith("diff/")}  # fmt: skip
-
-
-def _seeds(rows: pd.DataFrame) -> list[int]:
-    return sorted(int(s) for s in rows["seed"].unique())
-
-
-def _singles(rows: pd.DataFrame, item: str) -> list[str]:
-    return single_item_strata(rows[[item, "stage", "type"]].drop_duplicates(item))
 
 
 def _add_bounds(finals: dict[str, dict[str, dict[str, Any]]], bounds: dict[str, Interval]) -> None:
