@@ -136,6 +136,11 @@ def test_repo_params_load_frozen(good):
             "evaluate.judge_seeds",
             r"\(9\) is more than the 3 train.seeds",
         ),
+        (  # the controls come from the answered items: more than those would be silently fewer
+            lambda d: d["evaluate"]["controls"].update(per_type=d["evaluate"]["max_per_type"] + 1),
+            "evaluate.controls.per_type",
+            r"is more than evaluate.max_per_type \(\d+\): the controls are drawn from the test items",
+        ),
         (lambda d: d["split"]["decontamination"].update(ngrams=8), "split.decontamination.ngrams", "unknown"),
         (  # a task name that no prompt file has would change nothing: refused
             lambda d: d["llm"]["profiles"]["embedded"].update(

@@ -65,9 +65,9 @@ class BootstrapParams(Section):
 
 class ControlsParams(Section):
     """Control items every judge rates beside the answers: for a seeded sample of ``per_type``
-    test items of each stage and type, the reference answer, another item's reference
-    (a mismatch), an empty answer and the reference's words shuffled (``seed``: the sample,
-    the mismatch partner and the shuffle)."""
+    of the test items the models answer, of each stage and type (so at most ``max_per_type``),
+    the reference answer, another item's reference (a mismatch), an empty answer and the
+    reference's words shuffled (``seed``: the sample, the mismatch partner and the shuffle)."""
 
     per_type: Positive
     seed: Seed
@@ -196,6 +196,14 @@ class EvaluateParams(Section):
         if len(set(v)) != len(v):
             raise ValueError(f"judges must not repeat, got {list(v)}")
         return v
+
+    @model_validator(mode="after")
+    def _controls_are_answered_items(self) -> EvaluateParams:
+        if self.max_per_type and self.controls.per_type > self.max_per_type:
+            why = (f"{self.controls.per_type} is more than evaluate.max_per_type ({self.max_per_type}): "
+                   "the controls are drawn from the test items the models answer")  # fmt: skip
+            raise ParamsError(("controls.per_type", why))
+        return self
 
     @model_validator(mode="after")
     def _judged_types_have_prompts(self) -> EvaluateParams:
