@@ -175,3 +175,11 @@ def test_rewarm_restarts_the_warmup_at_each_continual_stage(tok, tmp_path, budge
     o = P.optim.model_copy(update={"schedule": "cosine", "warmup": 0.5})
     assert whole == [lr_at(i, len(whole), o) for i in range(len(whole))]
     assert lrs(once, "0-1")[0] != lrs(once, "0")[0] and lrs(once, "0-1")[0] != second[0]
+
+
+def test_tokens_are_the_tokens_trained_and_packed_tokens_one_pass(tok, tmp_path):
+    """Three epochs train every packed row three times: ``tokens`` (and tokens/s) count them all."""
+    metrics, _ = trained(tok, tmp_path, params(tmp_path, order=("independent",), epochs=3))
+    for name, m in metrics.items():
+        assert m["packed_tokens"] > 0, name
+        assert m["tokens"] == 3 * m["packed_tokens"], name

@@ -135,3 +135,19 @@ def test_no_memory_no_penalty(setup):
     model, _ = setup
     assert Memory(STRENGTH).penalty("cpu") is None  # the first stage has nothing to keep
     assert Memory(0.0).add({}, model).penalty("cpu") is None  # strength 0: off
+
+
+def test_the_fisher_is_over_train_batches_whatever_the_micro_batch(setup):
+    """The batch loss's gradient is summed over micro-batches before it is squared: the memory
+    setting ``micro_batch`` leaves the Fisher as it is; the train batch does not."""
+    model, data = setup
+    assert data.rows >= 4
+    whole = importances(model, data, batch=4, device="cpu")
+    for micro in (1, 2, 3):
+        parts = importances(model, data, batch=4, micro_batch=micro, device="cpu")
+        for k in whole:
+            assert torch.allclose(parts[k], whole[k], rtol=1e-4, atol=1e-10), (micro, k)
+    smaller = importances(model, data, batch=2, device="cpu")
+    assert sum(float(f.sum()) for f in smaller.values()) != pytest.approx(
+        sum(float(f.sum()) for f in whole.values())
+    )

@@ -76,19 +76,20 @@ class OptimParams(Section):
 
 class ContinualParams(Section):
     optimizer: Literal["reset", "carry"] = Field(description="AdamW state at a new stage")
-    replay: Unit = Field(description="rows from earlier stages added, as a fraction of the stage's rows")
+    replay: Unit = Field(description="earlier stages' train records added, a fraction of the stage's records")
 
 
 class StrategyParams(Section):
     """The continual-learning strategies, orders of :mod:`curll.orders` that add a technique to
-    continual (each otherwise as ``train.continual``): ``replay`` (continual-replay: rows from
-    earlier stages added to each stage's, as a share of its rows, drawn with the run's seed);
+    continual (each otherwise as ``train.continual``): ``replay`` (continual-replay: train records
+    of earlier stages added to each stage's, as a share of its records, drawn with the run's seed);
     ``warmup``, ``min_lr_ratio`` and ``optimizer`` (continual-rewarm: within every stage the
     learning rate rises linearly over ``warmup`` of its steps to ``optim.lr``, then follows a
     cosine to ``min_lr_ratio`` x ``optim.lr``; AdamW's state at a new stage carried or reset);
     ``ewc`` (continual-ewc: the strength lambda of the penalty lambda x sum over finished stages
     of sum_i F_i (w_i - w*_i)^2, with w* a finished stage's weights and F the mean over its train
-    batches of the squared gradient of the batch loss, as Avalanche's EWCPlugin, separate mode).
+    batches (``batch`` rows; ``micro_batch`` only splits their passes) of the squared gradient of
+    the batch loss, as Avalanche's EWCPlugin, separate mode).
     Replay and rewarm together: continual-replay-rewarm."""
 
     replay: Annotated[Number, Field(gt=0, le=1)] = 0.25

@@ -2,8 +2,9 @@
 in its ``separate`` mode (tests/train/test_ewc.py runs that plugin's own code beside this one).
 
 After a stage's run, :func:`importances` estimates the diagonal Fisher of its train rows: the
-mean, over the rows in consecutive batches of ``batch`` rows, of each parameter's squared
-gradient of the batch loss (the mean cross-entropy over the batch's trained tokens),
+mean, over the rows in consecutive batches of ``train.batch`` rows, of each parameter's squared
+gradient of the batch loss (the mean cross-entropy over the batch's trained tokens; summed over
+micro-batches, so ``micro_batch`` changes the memory, not the Fisher),
 
     F_i = (1 / B) * sum over batches b of (d loss_b / d w_i)^2,
 
@@ -30,21 +31,28 @@ from curll.train.trainer import Penalty, Rows
 Params = dict[str, torch.Tensor]
 
 
-def importances(model: CausalLM, data: Rows, *, batch: int, device: str, loss_chunk: int = 0) -> Params:
+def importances(
+    model: CausalLM, data: Rows, *, batch: int, device: str, micro_batch: int = 0, loss_chunk: int = 0
+) -> Params:
     """The diagonal Fisher of ``model`` on the rows of ``data`` (see the module docstring), in
-    row order, ``batch`` rows a batch; a batch without a trained token adds nothing but counts.
-    The model's gradients are left cleared, its mode as it was."""
+    row order, ``batch`` rows a batch (the train batch), each batch's gradient summed over
+    forward passes of ``micro_batch`` rows (0: the whole batch at once; memory, not the result,
+    depends on it); a batch without a trained token adds nothing but counts. The model's
+    gradients are left cleared, its mode as it was."""
     was_training = model.training
     model.to(device).eval()
     total = {k: torch.zeros_like(p) for k, p in model.named_parameters()}
     batches = 0
+    step = micro_batch or batch
     for start in range(0, data.rows, batch):
-        rows = list(range(start, min(start + batch, data.rows)))
+        stop = min(start + batch, data.rows)
         model.zero_grad(set_to_none=True)
-        n = data.loss_tokens(rows)
+        n = data.loss_tokens(list(range(start, stop)))
         if n:
-            loss = loss_sum(model, Batch.of(data.batch(rows)).to(device), chunk=loss_chunk) / n
-            loss.backward()  # type: ignore[no-untyped-call]
+            for first in range(start, stop, step):  # d(batch loss) = sum of d(part's loss sum) / n
+                part = list(range(first, min(first + step, stop)))
+                loss = loss_sum(model, Batch.of(data.batch(part)).to(device), chunk=loss_chunk) / n
+                loss.backward()  # type: ignore[no-untyped-call]
             for k, p in model.named_parameters():
                 if p.grad is not None:
                     total[k] += p.grad.detach().pow(2)

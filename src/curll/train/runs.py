@@ -302,7 +302,8 @@ def run_order(
             save_hf(model, tok, models / run.name)  # copies to the host; the live model stays
         distributed.barrier()
         if memory.strength:  # this stage's Fisher, for the later stages of its sequence
-            fisher = importances(model, data, batch=s.micro_batch, device=s.device, loss_chunk=s.loss_chunk)
+            fisher = importances(model, data, batch=s.batch, micro_batch=s.micro_batch, device=s.device,
+                                 loss_chunk=s.loss_chunk)  # fmt: skip
             memory = memory.add(fisher, model)
         finished.put(run, model, out.optimizer_state, memory if memory.strength else None)
         final = out.log[-1]["loss"] if out.log else None
@@ -317,11 +318,13 @@ def run_order(
         flops = model.config.train_flops(model.num_parameters(), p.context, out.tokens, out.trained)
         compute = spent(data, order, part_steps)
         before = metrics[run.init_from]["compute"]["cumulative"] if run.init_from else None
+        packed = data.stats()  # its "tokens": those of one pass over the rows
         metrics[run.name] = {
             "seed": run.seed, "trained_to": run.trained_to, "steps": out.steps, "tokens": out.tokens,
             "tokens_per_s": round(out.tokens_per_s, 1), "final_loss": final, **held,
-            "parameters": model.num_parameters(), **data.stats(),
-            "records_per_step": round(p.batch * data.stats()["documents_per_row"], 1),
+            "parameters": model.num_parameters(), **{k: v for k, v in packed.items() if k != "tokens"},
+            "packed_tokens": packed["tokens"],
+            "records_per_step": round(p.batch * packed["documents_per_row"], 1),
             "mfu": mfu(flops / max(out.seconds, 1e-9) / distributed.current().size, s.device, s.dtype),
             "compute": {**compute, "cumulative": cumulative(compute, before)},
         }  # fmt: skip
