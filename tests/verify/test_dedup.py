@@ -25,6 +25,18 @@ def test_normalise_ignores_case_punctuation_and_spacing():
     assert normalise("  Hello,   World! ") == normalise("hello world") == "hello world"
 
 
+def test_a_copy_typed_with_decomposed_accents_or_zero_width_characters_is_an_exact_duplicate():
+    import unicodedata
+
+    text = "Zo\u00eb's caf\u00e9 na\u00efve r\u00e9sum\u00e9 is open."
+    nfd = unicodedata.normalize("NFD", text)
+    hidden = text.replace("caf", "ca\u200bf").replace("open", "op\ufeffen")
+    assert nfd != text and normalise(nfd) == normalise(text) == normalise(hidden)
+    assert exact_duplicates(["a", "b", "c"], [text, nfd, hidden]) == {"b": "a", "c": "a"}
+    index = ExactIndex()
+    assert index.add(["a"], [text]) == {} and index.add(["b", "c"], [nfd, hidden]) == {"b": "a", "c": "a"}
+
+
 def test_exact_duplicates_keep_the_first_and_point_to_it():
     texts = ["A cat sat.", "a CAT   sat", "A dog ran.", "A cat sat!"]
     assert exact_duplicates(["a", "b", "c", "d"], texts) == {"b": "a", "d": "a"}

@@ -1,7 +1,8 @@
 """Exact and semantic deduplication.
 
 - :func:`normalise` / :func:`exact_duplicates` / :class:`ExactIndex`: texts equal after
-  lower-casing, dropping punctuation and collapsing white space are duplicates; the first
+  composing accents (NFC), dropping zero-width characters, lower-casing, dropping punctuation
+  and collapsing white space are duplicates; the first
   occurrence is kept (the index remembers 16 bytes of a hash per distinct text, not the text).
 - :func:`near_duplicates`: self-deduplication of precomputed embeddings, greedy in input order:
   a row is flagged when its cosine with an earlier kept row is >= threshold (the first of each
@@ -31,6 +32,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from curll.text import canonical
+
 if TYPE_CHECKING:
     from vicinity.backends import AbstractBackend
 
@@ -49,7 +52,9 @@ def choose_index(setting: Literal["auto", "exact", "usearch"], n: int, auto_abov
 
 
 def normalise(text: str) -> str:
-    return _SPACE.sub(" ", _PUNCT.sub(" ", text.lower())).strip()
+    """The text exact dedup and decontamination compare: :func:`curll.text.canonical` (NFC, no
+    zero-width characters), lower case, punctuation as space, runs of space as one."""
+    return _SPACE.sub(" ", _PUNCT.sub(" ", canonical(text).lower())).strip()
 
 
 class ExactIndex:
