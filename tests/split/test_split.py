@@ -129,6 +129,37 @@ def test_short_stages_get_more_test_units_best_rated_first_keeping_train():
     assert placed.set_index("unit_id").at[inst.hx("c5"), "topped_up"]  # best-rated first
 
 
+def test_a_test_text_quoted_inside_a_longer_train_text_is_contamination():
+    """The share is of the smaller text's n-grams: a test answer copied whole into a long train
+    passage is under 0.5 of the passage's n-grams, but all of its own."""
+    train = {"quotes": f"{PASSAGES[0]} {STORY} {PASSAGES[1]} {PASSAGES[2]}"}
+    assert len(ngrams(train["quotes"], 8)) > 2 * len(ngrams(STORY, 8))
+    [found] = contaminated(train, {"t1": STORY}, n=8, threshold=0.5)
+    assert (found.train_id, found.test_id, found.overlap) == ("quotes", "t1", 1.0)
+
+
+def test_validation_is_decontaminated_against_test_and_train_against_both():
+    tables = dataset(n_ctx=0, n_ir=6)  # indicator i0: r0, r2, r4; i1: r1, r3, r5
+    tables["ir"].loc[:, "response"] = [
+        STORY, PASSAGES[3], STORY + " Again!", PASSAGES[4], PASSAGES[2], "Once more. " + PASSAGES[4]
+    ]  # fmt: skip
+    units = build_units(tables)
+    rating = {"r0": 5, "r1": 5, "r2": 4, "r3": 4, "r4": 1, "r5": 1}  # test, validation, train per indicator
+    r = ratings_of(units)
+    r["rating"] = [rating[next(k for k in rating if inst.hx(k) == u)] for u in r["unit_id"]]
+    one_each = {"test_per_indicator": 1, "val_per_indicator": 1, "max_holdout": 1.0}
+    placed, rejects = select(units, r, load_params().split.model_copy(update=one_each))
+    split = placed.set_index("unit_id")["split"]
+    assert [split[inst.hx(k)] for k in ("r0", "r2", "r4", "r1", "r3", "r5")] == [
+        "test", "validation", "train", "test", "validation", "train"
+    ]  # fmt: skip
+    detail = dict(zip(rejects["id"], rejects["detail"], strict=True))
+    assert set(detail) == {inst.hx("r2"), inst.hx("r5")}  # a validation unit, then a train unit
+    assert detail[inst.hx("r2")].endswith(f"with test {inst.hx('r0')}")
+    assert detail[inst.hx("r5")].endswith(f"with validation {inst.hx('r3')}")
+    assert set(placed.loc[placed["contaminated"], "unit_id"]) == set(detail)
+
+
 def test_passage_and_its_questions_never_straddle_splits():
     tables = dataset()
     units = build_units(tables)

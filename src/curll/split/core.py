@@ -3,8 +3,9 @@
 :func:`select` takes the units (with content) and the ratings of those that were rated and
 returns the units table (UnitSchema: split, rank, contaminated, topped_up; a unit left out of the rated
 sample has rating -1, so it ranks after every rated one and goes to train) and the rejects
-(one row per contaminated train unit, reason ``contaminated``, detail naming the test unit
-and the overlap).
+(one row per contaminated unit, reason ``contaminated``, detail naming the held-out unit and
+the overlap): a validation unit that overlaps a test unit, then a train unit that overlaps a test
+or kept validation unit (:mod:`curll.split.decontam`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pandas as pd
 from curll.artifacts import count_by
 from curll.config.verify import SplitParams
 from curll.split.assign import assign, top_up
-from curll.split.decontam import contaminated
+from curll.split.decontam import Contamination, contaminated
 from curll.verify.filters import reject_frame
 from curll.yields import YieldError
 
@@ -58,10 +59,15 @@ def select(
         for unit, kind in zip(rows["unit_id"], rows["type"], strict=True):
             yield unit, content(unit, kind)
 
-    hits = contaminated(
-        of("train"), dict(of("test")), n=p.decontamination.ngram, threshold=p.decontamination.threshold
-    )
-    worst = {h.train_id: h for h in hits}
+    def against(units: Iterator[tuple[str, str]], held: dict[str, str]) -> dict[str, Contamination]:
+        found = contaminated(units, held, n=p.decontamination.ngram, threshold=p.decontamination.threshold)
+        return {h.train_id: h for h in found}
+
+    test = dict(of("test"))
+    worst = against(of("validation"), test)  # validation is held out from test too...
+    held = {**test, **{u: text for u, text in of("validation") if u not in worst}}
+    worst |= against(of("train"), held)  # ...and train from both
+    split_of = dict(zip(placed["unit_id"], placed["split"], strict=True))
     placed["contaminated"] = placed["unit_id"].isin(set(worst))
     gone = placed[placed["contaminated"]]
     rejects = reject_frame(
@@ -72,7 +78,8 @@ def select(
             "indicator_id": gone["indicator_id"],
             "reason": "contaminated",
             "detail": [
-                f"overlap {worst[u].overlap:.2f} with test {worst[u].test_id}" for u in gone["unit_id"]
+                f"overlap {worst[u].overlap:.2f} with {split_of[worst[u].test_id]} {worst[u].test_id}"
+                for u in gone["unit_id"]
             ],
         }
     )

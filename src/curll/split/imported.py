@@ -6,9 +6,10 @@ a seeded sample of at most ``split.imported.<split>`` records per (stage, type, 
 before the text is read (:mod:`curll.imports.sample`: test and validation from the ``_eval``
 repositories, train from the others' train files). Nothing is rated. A drawn train unit whose
 text (:func:`unit_texts`: its passage and questions; an IR unit's pairs) shares at least
-``split.decontamination.threshold`` of its word n-grams with a kept test unit's is dropped, as
-split drops its own (:mod:`curll.split.decontam`; validation is not checked), and the questions
-drawn next fill its group's cap while the draw's spare lasts.
+``split.decontamination.threshold`` of its word n-grams with a kept test or validation unit's
+is dropped, as split drops its own (:mod:`curll.split.decontam`; the release's validation is
+kept as released, not checked against its test), and the questions drawn next fill its group's
+cap while the draw's spare lasts.
 
 Every stage of ``stages`` (``train.stages``) must get train records and test records of every
 type of ``types`` (``evaluate.types``): otherwise a YieldError naming the stage, type and the
@@ -20,7 +21,7 @@ repository to add, before anything is written. Writes, all or none:
 - ``out.units``: one row per unit of a kept record or a dropped one (its first record's type,
   stage and indicator; rating -1, rank by hash within stage, indicator and type);
 - ``out.rejects``: a ``contaminated`` row per dropped train unit (one met in the draw's order
-  before its group's cap was filled), naming the test unit it overlaps; ``out.ratings``: no rows.
+  before its group's cap was filled), naming the held-out unit it overlaps; ``out.ratings``: no rows.
 
 Memory holds the drawn records (about the sum of the caps), never a whole table.
 """
@@ -113,7 +114,7 @@ def imported_files(
     dropped = _frame([hit[1] for _, hit in gone.values()])
     units = units_of(pd.concat([kept, dropped], ignore_index=True), p.seed)
     units["contaminated"] = units["unit_id"].isin(set(gone))
-    rejects = _rejects(gone)
+    rejects = _rejects(gone, dict(zip(kept["unit_id"], kept["split"], strict=True)))
     tables = [empty_table(RatingSchema), units, kept, rejects]
     write_table_streams([
         (p.out.ratings, RatingSchema),
@@ -169,14 +170,15 @@ def decontaminate(
     found: dict[Group, list[Hit]], caps: dict[str, int], p: SplitParams
 ) -> tuple[list[Hit], dict[str, tuple[Contamination, Hit]]]:
     """The hits kept, by group and rank (test and validation: the first ``cap`` drawn; train: the
-    first ``cap`` whose unit is not contaminated by a kept test unit), and each contaminated train
-    unit met before its group's cap was reached -> (its worst overlap, its first hit). A unit's
-    text is that of :func:`unit_texts` over the kept test hits and over every drawn train hit."""
+    first ``cap`` whose unit is not contaminated by a kept test or validation unit), and each
+    contaminated train unit met before its group's cap was reached -> (its worst overlap, its
+    first hit). A unit's
+    text is that of :func:`unit_texts` over the kept held-out hits and over every drawn train hit."""
     from curll.imports.importer import RECORDS
 
     unit = RECORDS.names.index("unit_id")
     held = {g: sorted(hits)[: caps[g[2]]] for g, hits in found.items() if g[2] != "train"}
-    test = unit_texts([h for g, hits in held.items() if g[2] == "test" for h in hits])
+    test = unit_texts([h for hits in held.values() for h in hits])  # test and validation
     train = {g: sorted(hits) for g, hits in found.items() if g[2] == "train"}
     texts = unit_texts([h for hits in train.values() for h in hits])
     bad = {c.train_id: c for c in contaminated(texts, test, n=p.decontamination.ngram,
@@ -194,8 +196,9 @@ def decontaminate(
     return [h for g in sorted(held) for h in held[g]], gone
 
 
-def _rejects(gone: dict[str, tuple[Contamination, Hit]]) -> pd.DataFrame:
-    """RejectSchema rows of the contaminated train units (the unit's type, id, stage, indicator)."""
+def _rejects(gone: dict[str, tuple[Contamination, Hit]], split_of: dict[str, str]) -> pd.DataFrame:
+    """RejectSchema rows of the contaminated train units (the unit's type, id, stage, indicator;
+    the detail names the held-out unit's split from ``split_of``, unit id -> split)."""
     from curll.imports.importer import RECORDS
     from curll.verify.filters import reject_frame
 
@@ -207,7 +210,7 @@ def _rejects(gone: dict[str, tuple[Contamination, Hit]]) -> pd.DataFrame:
         "stage": [r[names.index("stage")] for _, _, r in first],
         "indicator_id": [r[names.index("indicator_id")] for _, _, r in first],
         "reason": ["contaminated"] * len(first),
-        "detail": [f"overlap {c.overlap:.2f} with test {c.test_id}" for _, c, _ in first],
+        "detail": [f"overlap {c.overlap:.2f} with {split_of[c.test_id]} {c.test_id}" for _, c, _ in first],
     })  # fmt: skip
 
 
