@@ -411,3 +411,23 @@ def test_repeated_keys_in_lists_and_merges(tmp_path):
     bad.write_text("goals:\n  - skill: a\n    skill: b\n")
     with pytest.raises(CurllError, match=r"bad.yaml, row 3, field 'goals.0.skill'.*duplicate key"):
         load_yaml(bad)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [("verify", "semantic.threshold", "0.95"), ("verify", "min_yield", "x"), ("split", "max_holdout", "x"),
+     ("split", "decontamination.threshold", [0.5])],
+)  # fmt: skip
+def test_a_key_typed_as_a_union_is_named_as_written_in_one_line(good, section, key, value):
+    """pydantic names the union member after the key (``.float``, ``.function-after[...]``), once
+    a member: the key is the one the user wrote, with one message."""
+    data = copy.deepcopy(good)
+    *path, last = key.split(".")
+    node = data[section]
+    for part in path:
+        node = node[part]
+    node[last] = value
+    with pytest.raises(CurllError) as err:
+        parse_params(data, source="params.yaml")
+    assert err.value.field == f"{section}.{key}"
+    assert "\n" not in err.value.message and "valid number" in err.value.message, err.value.message

@@ -110,7 +110,7 @@ def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
     try:
         params = Params.model_validate(data)
     except ValidationError as exc:
-        raise _to_curll_error(exc, source) from None
+        raise _to_curll_error(exc, source, data) from None
     raise_problems(
         _stage_problems(params) + _context_problems(params) + _seed_problems(params)
         + _task_sampling_problems(params),
@@ -214,8 +214,10 @@ _TAGGED = {("llm", "profiles"), ("llm_models", "builtin")}
 _SHOWN = 80
 
 
-def _to_curll_error(exc: ValidationError, source: str | Path) -> CurllError:
-    problems = []
+def _to_curll_error(exc: ValidationError, source: str | Path, data: Any = None) -> CurllError:
+    """One CurllError for pydantic's errors: the first key and its message on the first line,
+    the others below; a key as the user wrote it (:func:`_written`), each key once."""
+    problems: dict[str, str] = {}
     for err in exc.errors():
         loc = [str(part) for part in err["loc"]]
         if len(loc) >= 4 and (loc[0], loc[1]) in _TAGGED:
@@ -223,7 +225,8 @@ def _to_curll_error(exc: ValidationError, source: str | Path) -> CurllError:
         kind = err["type"]
         raised = err.get("ctx", {}).get("error")
         if isinstance(raised, ParamsError):  # a validator that names its keys: shown as it says
-            problems += [(".".join([*loc, key] if key else loc), msg) for key, msg in raised.problems]
+            for key, msg in raised.problems:
+                problems.setdefault(".".join([*loc, key] if key else loc), msg)
             continue
         if kind == "extra_forbidden":
             msg = "unknown key (a typo? see params.yaml's documented keys)"
@@ -231,11 +234,27 @@ def _to_curll_error(exc: ValidationError, source: str | Path) -> CurllError:
             msg = "required key is missing"
         else:
             msg = err["msg"] + _shown(err.get("input"))
-        problems.append((".".join(loc), msg))
-    key, msg = problems[0]
-    if len(problems) > 1:
-        msg += "".join(f"\n  - {k}: {m}" for k, m in problems[1:])
+        problems.setdefault(".".join(_written(loc, data, missing=kind == "missing")), msg)
+    (key, msg), *rest = problems.items()
+    msg += "".join(f"\n  - {k}: {m}" for k, m in rest)
     return CurllError(msg, file=source, field=key)
+
+
+def _written(loc: list[str], data: Any, *, missing: bool) -> list[str]:
+    """``loc`` up to the last part the params hold: pydantic adds a union member's name
+    (``float``, ``function-after[...]``) after a key whose value no member took, which is no key
+    the user wrote. A required key that is missing is kept (``missing``)."""
+    if data is None:
+        return loc
+    at: Any = data
+    for i, part in enumerate(loc):
+        if isinstance(at, dict) and (part in at or (part.lstrip("-").isdigit() and int(part) in at)):
+            at = at[part] if part in at else at[int(part)]  # YAML reads ``3:`` as an int key
+        elif isinstance(at, list) and part.isdigit() and int(part) < len(at):
+            at = at[int(part)]
+        else:
+            return loc[: i + 1] if missing and isinstance(at, dict) else loc[:i]
+    return loc
 
 
 def _shown(value: Any) -> str:
