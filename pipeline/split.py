@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from curll.artifacts import read_table, write_json
+from curll.artifacts import read_table
 from curll.config import Params
 from curll.instances import TYPES
 from curll.llm.factory import engine_from_params, make_task
@@ -29,7 +29,6 @@ def run(params: Params) -> None:
     p, v = params.split, params.verify.out
     if p.source == "import":
         stats = imported_files(p, stages=params.train.stages, types=params.evaluate.types)
-        write_json(p.out.stats, stats)
         say("split: imported records " + ", ".join(f"{k} {n}" for k, n in stats["records"].items()))
         return
     indicators = read_table(params.taxonomy.out.indicators, IndicatorSchema)
@@ -42,5 +41,4 @@ def run(params: Params) -> None:
 
     tables = {k: (v.table(k), instance_schema(k)) for k in TYPES}
     stats = split_files(tables, indicators, p, rated)
-    write_json(p.out.stats, stats)
     say("split: records " + ", ".join(f"{k} {n}" for k, n in stats["records"].items()))

@@ -13,8 +13,9 @@ A type and stage keeping less than ``verify.min_yield`` stops the stage with its
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from curll.artifacts import atomic_path, read_table, records, write_json
+from curll.artifacts import json_text, read_table, records
 from curll.config import Params
 from curll.instances import TYPES
 from curll.schemas import IndicatorSchema
@@ -41,11 +42,14 @@ def run(params: Params) -> None:
         checks=p.content.for_profile(params.llm.use),
         topics={r["indicator_id"]: indicator_text(r) for r in records(indicators)},
     )
-    metrics = verify_files(inputs, src.generations, outputs, p.out.rejects, encoder, settings)
-    metrics["yields"] = public(metrics["yields"])
-    for name, frame in plot_tables(metrics).items():
-        with atomic_path(Path(p.out.plots) / f"{name}.csv") as tmp:
-            frame.to_csv(tmp, index=False)
-    write_json(p.out.metrics, metrics)
+
+    def texts(metrics: dict[str, Any]) -> dict[str | Path, str]:
+        """The metrics file and the plots' CSVs, written with the tables."""
+        metrics["yields"] = public(metrics["yields"])
+        plots: dict[str | Path, str] = {Path(p.out.plots) / f"{name}.csv": frame.to_csv(index=False)
+                 for name, frame in plot_tables(metrics).items()}  # fmt: skip
+        return {**plots, p.out.metrics: json_text(metrics)}
+
+    metrics = verify_files(inputs, src.generations, outputs, p.out.rejects, encoder, settings, texts=texts)
     counts = metrics["counts"]
     say("verify: kept " + ", ".join(f"{k} {v['kept']}/{v['in']}" for k, v in counts.items()))

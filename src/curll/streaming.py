@@ -5,7 +5,7 @@ written; the file appears whole or not at all; an error names the file's row and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -30,12 +30,17 @@ def write_table_stream(
 
 
 def write_table_streams(
-    outputs: Sequence[tuple[str | Path, type[pa.DataFrameModel]]], chunks: Iterable[Sequence[pd.DataFrame]]
+    outputs: Sequence[tuple[str | Path, type[pa.DataFrameModel]]],
+    chunks: Iterable[Sequence[pd.DataFrame]],
+    *,
+    texts: Callable[[], Mapping[str | Path, str]] | None = None,
 ) -> list[int]:
     """:func:`write_table_stream` for several tables at once: each item of ``chunks`` holds one
     frame per output (in the order of ``outputs``; an empty frame adds nothing). All or
     nothing: the outputs are renamed into place only after the last chunk, so an error on the
-    way leaves every earlier output as it was. Returns the rows written per output."""
+    way leaves every earlier output as it was. ``texts``, called after the last chunk, gives
+    text files (path -> text: a stage's metrics, its plots) written with the tables, all or
+    none as they are. Returns the rows written per output."""
     import pyarrow as arrow
     import pyarrow.parquet as pq
 
@@ -61,6 +66,8 @@ def write_table_streams(
         for k, (path, schema) in enumerate(outputs):
             if writers[k] is None:
                 checked(empty_table(schema), schema, path).to_parquet(tmps[k], index=False)
+        for path, text in (texts() if texts is not None else {}).items():
+            stack.enter_context(atomic_path(path)).write_text(text, encoding="utf-8")
     return rows
 
 

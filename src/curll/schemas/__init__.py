@@ -4,7 +4,7 @@ Columns are listed with their meaning in each schema's docstring; ``strict = Tru
 rejects unknown columns so a stage cannot silently pass along data nobody declared.
 """
 
-from curll.schemas.data import MAX_STAGE, POS_TAGS, IndicatorSchema, WordSchema
+from curll.schemas.data import MAX_STAGE, POS_TAGS, IndicatorSchema, WordSchema, known_indicators
 from curll.schemas.generation import (
     GenerationSchema,
     SeedSchema,
@@ -29,4 +29,5 @@ __all__ = [
     "UnitSchema",
     "WordSchema",
     "instance_schema",
+    "known_indicators",
 ]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
+
+from curll.errors import CurllError
 
 #: the parts of speech the paper keeps from the AoA norms
 POS_TAGS = ("Noun", "Verb", "Adjective", "Adverb")
@@ -74,3 +77,17 @@ class WordSchema(pa.DataFrameModel):
         strict = True
         ordered = True
         unique = ["stage", "word", "pos"]  # noqa: RUF012 (pandera reads a plain list)
+
+
+def known_indicators(df: pd.DataFrame, known: Collection[str], path: str | Path) -> None:
+    """Every ``indicator_id`` of ``df`` (rows of the table ``path``; its index: their row
+    numbers) is one of ``known`` (the taxonomy's); else a CurllError naming the first row
+    that is not. A table of instances made from another taxonomy fails here, not as a KeyError
+    deep in a stage."""
+    unknown = ~df["indicator_id"].isin(known)
+    if unknown.any():
+        row = int(df.index[unknown].to_numpy()[0])
+        why = (
+            f"indicator {df.at[row, 'indicator_id']!s} is not in the taxonomy: were these made from another?"
+        )
+        raise CurllError(why, file=path, row=row, field="indicator_id")

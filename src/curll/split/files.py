@@ -6,9 +6,9 @@ disk, ids in memory), indexes the units (the seeded types' instances), has ``rat
 seeded sample of them (``split.rate_per_indicator`` per stage, indicator and type), places
 every unit (:func:`curll.split.core.select`: test, validation, train, decontamination, the
 top-up to ``split.min_test_records``), lays out the chat records of the kept units and writes
-``ratings``, ``units``, ``records`` (sorted on disk) and ``rejects`` together, or none of them
-when anything fails, a stage without records included. Returns the stats
-(:func:`curll.split.core.split_stats`).
+``ratings``, ``units``, ``records`` (sorted on disk), ``rejects`` and the ``stats`` file
+(:func:`curll.split.core.split_stats`) together, or none of them when anything fails, a stage
+without records included. Returns the stats.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import pandas as pd
 import pandera.pandas as pa
 from tqdm.auto import tqdm
 
-from curll.artifacts import empty_table, read_table
+from curll.artifacts import empty_table, json_text, read_table
 from curll.config.verify import SplitParams
 from curll.instances import TYPES, seeded
-from curll.schemas import RatingSchema, RecordSchema, RejectSchema, UnitSchema
+from curll.schemas import RatingSchema, RecordSchema, RejectSchema, UnitSchema, known_indicators
 from curll.split.core import RecordCounts, record_counts, require_records, select, split_stats
 from curll.split.records import indicator_info, record_frame
 from curll.split.units import rated_sample, records_made, unit_index
@@ -45,13 +45,16 @@ def split_files(
 ) -> dict[str, Any]:
     """See the module docstring. ``tables``: every instance type's verified table; ``rate``:
     the units to rate (with their ``content``) -> their ratings (RatingSchema)."""
+    ids = {k: read_table(*tables[k], columns=IDS) for k in seeded()}
+    for kind, df in ids.items():
+        known_indicators(df, set(indicators["indicator_id"]), tables[kind][0])
+    units = unit_index(ids, sources={k: tables[k][0] for k in ids})
     ws = Workspace()
     try:
         for kind, (path, schema) in tables.items():
             t = TYPES[kind]
             texts = [t.link, "q_index", t.prompt, t.reply] if t.on else ["instance_id", *t.columns]
             ws.add(kind, iter_table(path, schema, columns=texts))
-        units = unit_index({k: read_table(*tables[k], columns=IDS) for k in seeded()})
         sample = rated_sample(units, p.rate_per_indicator, p.seed)
         contents = [ws.content(u, t) for u, t in zip(sample["unit_id"], sample["type"], strict=True)]
         ratings = rate(sample.assign(content=contents))
@@ -74,12 +77,18 @@ def split_files(
                 small = [empty_table(s) for s in (RatingSchema, UnitSchema, RejectSchema)]
             require_records(counts, stages, p)  # no record at all fails here: nothing is renamed into place
 
+        stats: dict[str, Any] = {}
+
+        def stats_file() -> dict[str | Path, str]:  # after the last chunk: the counts are in
+            stats.update(split_stats(placed, ratings, counts))
+            return {p.out.stats: json_text(stats)}
+
         write_table_streams([
             (p.out.ratings, RatingSchema),
             (p.out.units, UnitSchema),
             (p.out.records, RecordSchema),
             (p.out.rejects, RejectSchema),
-        ], chunks())  # fmt: skip
+        ], chunks(), texts=stats_file)  # fmt: skip
     finally:
         ws.close()
-    return split_stats(placed, ratings, counts)
+    return stats

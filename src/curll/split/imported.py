@@ -21,7 +21,8 @@ repository to add, before anything is written. Writes, all or none:
 - ``out.units``: one row per unit of a kept record or a dropped one (its first record's type,
   stage and indicator; rating -1, rank by hash within stage, indicator and type);
 - ``out.rejects``: a ``contaminated`` row per dropped train unit (one met in the draw's order
-  before its group's cap was filled), naming the held-out unit it overlaps; ``out.ratings``: no rows.
+  before its group's cap was filled), naming the held-out unit it overlaps; ``out.ratings``: no rows;
+- ``out.stats``: what :func:`imported_files` returns.
 
 Memory holds the drawn records (about the sum of the caps), never a whole table.
 """
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from curll.artifacts import empty_table
+from curll.artifacts import empty_table, json_text
 from curll.config.verify import SplitParams
 from curll.errors import CurllError
 from curll.instances import TYPES
@@ -116,13 +117,7 @@ def imported_files(
     units["contaminated"] = units["unit_id"].isin(set(gone))
     rejects = _rejects(gone, dict(zip(kept["unit_id"], kept["split"], strict=True)))
     tables = [empty_table(RatingSchema), units, kept, rejects]
-    write_table_streams([
-        (p.out.ratings, RatingSchema),
-        (p.out.units, UnitSchema),
-        (p.out.records, RecordSchema),
-        (p.out.rejects, RejectSchema),
-    ], [tables])  # fmt: skip
-    return {
+    stats = {
         "source": "import",
         "sample": {"per_stage_and_type": caps, "seed": p.seed},
         "in_release": {"/".join(map(str, g)): n for g, n in sorted(plan.available.items())},
@@ -131,6 +126,13 @@ def imported_files(
         "contaminated": len(gone),
         **record_stats(counts),
     }
+    write_table_streams([
+        (p.out.ratings, RatingSchema),
+        (p.out.units, UnitSchema),
+        (p.out.records, RecordSchema),
+        (p.out.rejects, RejectSchema),
+    ], [tables], texts=lambda: {p.out.stats: json_text(stats)})  # fmt: skip
+    return stats
 
 
 def _frame(rows: list[list[Any]]) -> pd.DataFrame:

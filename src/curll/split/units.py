@@ -17,16 +17,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from curll.artifacts import records
+from curll.artifacts import empty_table, records
 from curll.config.llm import MaxChars
 from curll.errors import CurllError
 from curll.instances import TYPES, made_on, seeded
 from curll.llm.engine import Engine
 from curll.llm.tasks import Task, TaskDef, ask, provenance
+from curll.schemas import RatingSchema
 from curll.split.assign import tie_key
 
 UNIT_COLUMNS = ["unit_id", "type", "stage", "indicator_id", "content"]
@@ -64,16 +66,22 @@ def unit_content(
     return "\n\n".join(parts)
 
 
-def unit_index(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+def unit_index(
+    tables: Mapping[str, pd.DataFrame], sources: Mapping[str, str | Path] | None = None
+) -> pd.DataFrame:
     """unit_id, type, stage and indicator_id of every unit, by unit_id, from the id columns
     (instance_id, stage, indicator_id) of the verified tables of every seeded type (``tables``:
-    type -> its table; other types are left out); an id twice is an error."""
+    type -> its table; other types are left out); an id twice is a CurllError naming its tables
+    (``sources``: type -> its file) and ``instance_id``."""
     cols = ["instance_id", "stage", "indicator_id"]
     df = pd.concat([tables[k][cols].assign(type=k) for k in seeded()], ignore_index=True)
     df = df.rename(columns={"instance_id": "unit_id"})[["unit_id", "type", "stage", "indicator_id"]]
-    twice = df["unit_id"].duplicated()
+    twice = df["unit_id"].duplicated(keep=False)
     if twice.any():
-        raise CurllError(f"unit {df.loc[twice, 'unit_id'].iloc[0]} appears twice", field="instance_id")
+        unit = df.loc[twice, "unit_id"].iloc[0]
+        kinds = sorted(set(df.loc[df["unit_id"] == unit, "type"]))
+        where = " and ".join(str((sources or {}).get(k, k)) for k in kinds)
+        raise CurllError(f"unit {unit} appears twice (in {where})", field="instance_id")
     return df.sort_values("unit_id").reset_index(drop=True)
 
 
@@ -121,7 +129,9 @@ def rated_sample(units: pd.DataFrame, k: int, seed: int) -> pd.DataFrame:
 
 
 def rate(units: pd.DataFrame, indicators: pd.DataFrame, engine: Engine, task: Task) -> pd.DataFrame:
-    """One rating row per unit, in the units' order."""
+    """One rating row per unit, in the units' order (RatingSchema's columns, rows or none)."""
+    if units.empty:
+        return empty_table(RatingSchema)
     info = indicators.set_index("indicator_id")[["age_group", "indicator"]]
     fields = [{**u, **info.loc[u["indicator_id"]].to_dict()} for u in records(units)]
     rows = []

@@ -30,7 +30,8 @@ and kept passages wait in a scratch folder.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +42,14 @@ from tqdm.auto import tqdm
 
 from curll.artifacts import empty_table
 from curll.instances import TYPES, made_on, spec
-from curll.schemas import GenerationSchema, RejectSchema, instance_schema
+from curll.schemas import GenerationSchema, RejectSchema, instance_schema, known_indicators
 from curll.streaming import check_unique, iter_table, whole_groups, write_table_streams
 from curll.verify import filters as flt
 from curll.verify.encoder import Encoder
 from curll.verify.samples import Measures
 from curll.verify.scratch import PassageStore
 from curll.verify.screen import Screen, Settings, Topics
-from curll.yields import Tally, check_yields
+from curll.yields import Tally, YieldError, check_yields
 
 _GEN_COLUMNS = ["request_key", "status", "reason", "task", "stage", "indicator_id"]
 
@@ -62,9 +63,11 @@ def verify_files(
     settings: Settings,
     *,
     batch_rows: int = 4096,
+    texts: Callable[[dict[str, Any]], Mapping[str | Path, str]] | None = None,
 ) -> dict[str, Any]:
     """See the module docstring; ``inputs`` and ``outputs`` are keyed by instance type (every
-    one of :data:`curll.instances.TYPES`)."""
+    one of :data:`curll.instances.TYPES`). ``texts``: the metrics -> text files (path -> text)
+    written with the tables, all or none."""
     for kind in TYPES:
         check_unique(inputs[kind], "instance_id")
     targets: list[tuple[str | Path, type[pa.DataFrameModel]]] = [
@@ -73,8 +76,12 @@ def verify_files(
     ]
     with tempfile.TemporaryDirectory(prefix="curll-verify-") as scratch:
         run = _Run(inputs, generations, encoder, settings, Path(scratch), batch_rows)
+
+        def side() -> Mapping[str | Path, str]:  # after the last chunk: run.metrics is set
+            return texts(run.metrics) if texts is not None else {}
+
         try:
-            write_table_streams(targets, run.chunks())
+            write_table_streams(targets, run.chunks(), texts=side)
         finally:
             run.passages.close()
     return run.metrics
@@ -104,6 +111,7 @@ class _Run:
         bar = tqdm(total=pq.ParquetFile(path).metadata.num_rows, desc=f"verify: {kind} ({desc})", unit="row")
         with bar:
             for df in iter_table(path, instance_schema(kind), batch_rows=self.batch_rows):
+                known_indicators(df, self.settings.topics.keys(), path)
                 yield df
                 bar.update(len(df))
 
@@ -125,6 +133,7 @@ class _Run:
             yield from self._write(kind, screen, part)
         yields = self.tally.result()
         check_yields("verify", yields, self.settings.params.min_yield, key="verify.min_yield")
+        _kept_some(yields, self.generations)
         self.metrics = _metrics(yields, self._parts)
 
     def _screen(self, kind: str) -> tuple[Screen, dict[str, Any]]:
@@ -155,6 +164,22 @@ class _Run:
                 self.kept.setdefault(kind, set()).update(kept["instance_id"])
             yield self._frames(kind, kept, gone)
         self._parts[kind] = {"content": screen.rates.result(), **measures.result(kind), **part}
+
+
+def _kept_some(yields: Mapping[str, Mapping[str, Mapping[str, Any]]], generations: str | Path) -> None:
+    """A YieldError when no instance at all was kept, whatever ``verify.min_yield`` allows: with
+    the generate tables empty, or the commonest reasons the instances were dropped."""
+    groups = [g for by_stage in yields.values() for g in by_stage.values()]
+    if any(g["kept"] for g in groups):
+        return
+    read = sum(g["in"] for g in groups)
+    if not read:
+        raise YieldError("verify: the generate tables hold no instance: nothing to keep", file=generations)
+    why: Counter[str] = Counter()
+    for g in groups:
+        why.update(g["reasons"])
+    top = ", ".join(f"{code} {n}" for code, n in why.most_common(3))
+    raise YieldError(f"verify: kept none of the {read} instances read ({top})")
 
 
 def _units(rejects: pd.DataFrame, weight: Any = 1) -> pd.DataFrame:
