@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pandas as pd
 import pytest
 
@@ -126,3 +129,60 @@ def test_metrics_cover_stages_types_and_pairs(result):
     plots = plot_tables(m)
     assert list(plots["readability"].columns) == ["stage", "context", "ir", "cqa", "csqa"]
     assert plots["dedup"]["context"].tolist() == [round(1 / 3, 6), 0.0]
+
+
+def test_an_instance_of_an_indicator_the_taxonomy_lacks_is_named_by_file_and_row(encoder):
+    from curll.errors import CurllError
+
+    tables, gens, settings = planted()
+    tables["ir"].loc[2, "indicator_id"] = inst.hx("not-in-the-taxonomy")
+    with pytest.raises(CurllError) as err:
+        verify(tables, gens, encoder, settings)
+    assert (Path(str(err.value.file)).name, err.value.row, err.value.field) == (
+        "in-ir.parquet",
+        2,
+        "indicator_id",
+    )
+    assert "not in the taxonomy" in err.value.message
+
+
+def test_keeping_nothing_fails_whatever_min_yield_allows(encoder):
+    from curll.yields import YieldError
+
+    tables, gens, settings = planted()
+    empty = {k: df.iloc[:0] for k, df in tables.items()}
+    with pytest.raises(YieldError, match="hold no instance"):
+        verify(empty, gens.iloc[:0], encoder, settings)
+    tiny = {k: df.iloc[:0] for k, df in tables.items()} | {
+        "ir": tables["ir"].iloc[2:3]
+    }  # an empty instruction
+    with pytest.raises(YieldError, match=r"kept none of the 1 instances read \(empty 1\)"):
+        verify(tiny, gens.iloc[:0], encoder, settings)
+
+
+def test_the_metrics_and_plots_are_written_with_the_tables_or_not_at_all(encoder, tmp_path):
+    """A side file that cannot be written (its folder is a file) leaves every table as it was."""
+    from curll.errors import CurllError
+    from curll.instances import TYPES
+    from curll.verify.core import verify_files
+
+    tables, gens, settings = planted()
+    inputs = {k: tmp_path / f"in-{k}.parquet" for k in TYPES}
+    outputs = {k: tmp_path / f"out-{k}.parquet" for k in TYPES}
+    for k in TYPES:
+        tables[k].to_parquet(inputs[k], index=False)
+    gens.to_parquet(tmp_path / "gens.parquet", index=False)
+
+    def run(side: Path) -> dict[str, Any]:
+        return verify_files(inputs, tmp_path / "gens.parquet", outputs, tmp_path / "rejects.parquet", encoder,
+                            settings, texts=lambda m: {side / "metrics.json": str(sorted(m))})  # fmt: skip
+
+    run(tmp_path / "side")
+    before = {p.name: p.read_bytes() for p in tmp_path.glob("out-*.parquet")}
+    assert (tmp_path / "side" / "metrics.json").read_text().startswith("[")
+    (tmp_path / "blocked").write_text("a file where the side folder should be")
+    tables["ir"] = tables["ir"].iloc[:2]  # another input: the tables would change
+    tables["ir"].to_parquet(inputs["ir"], index=False)
+    with pytest.raises(CurllError, match="blocked"):
+        run(tmp_path / "blocked")
+    assert {p.name: p.read_bytes() for p in tmp_path.glob("out-*.parquet")} == before

@@ -117,8 +117,9 @@ class VerifyParams(Section):
 
 
 class Decontamination(Section):
-    """A train unit is dropped when, for some test unit, the share of its word n-grams found in
-    that test unit is >= threshold (texts shorter than n words count as one n-gram)."""
+    """A validation unit is dropped when it overlaps a test unit, a train unit when it overlaps a
+    test or kept validation unit: when the share of the smaller text's word n-grams that the two
+    share is >= threshold (texts shorter than n words count as one n-gram)."""
 
     ngram: Positive
     threshold: Fraction
