@@ -34,6 +34,42 @@ def pytest_configure(config: pytest.Config) -> None:
             os.environ.setdefault(var, "1")
 
 
+def _tracked_outputs() -> dict[str, bytes]:
+    """The bytes of the repository's committed outputs and run records (``data/``,
+    ``dvc.lock``, ``params.yaml``), as git tracks them; none outside a git checkout."""
+    import subprocess
+
+    try:
+        names = subprocess.run(["git", "ls-files", "-z", "data", "dvc.lock", "params.yaml"], cwd=ROOT,
+                               capture_output=True, check=True).stdout.decode().split("\0")  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {n: (ROOT / n).read_bytes() for n in names if n and (ROOT / n).is_file()}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        session.config.stash[_OUTPUTS] = _tracked_outputs()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A test that writes into the repository's own outputs (a default ``out`` path left in its
+    params) fails the session, naming the files: tests write under their tmp_path only."""
+    before = session.config.stash.get(_OUTPUTS, None)
+    if before is None:
+        return
+    after = _tracked_outputs()
+    changed = sorted(n for n in before if after.get(n) != before[n])
+    if changed:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"a test wrote into the repository's outputs: {', '.join(changed)}", red=True)
+
+
+_OUTPUTS = pytest.StashKey[dict[str, bytes]]()
+
+
 def _pipeline_tests() -> set[str]:
     """Node ids (``tests/...py::test_name``) of the test functions that take the ``reproduced``
     fixture, read from the sources (the controller of pytest-xdist collects nothing itself)."""

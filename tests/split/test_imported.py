@@ -37,8 +37,9 @@ def release(root: Path, stages: tuple[int, ...] = (0, 1), n: int = 12) -> Path:
 
 def params(tmp: Path, releases: Path, **caps: int) -> SplitParams:
     p = load_params().split
-    out = p.out.model_copy(update={k: str(tmp / "split" / f"{k}.parquet")
-                                   for k in ("ratings", "units", "records", "rejects")})  # fmt: skip
+    out = p.out.model_copy(update={**{k: str(tmp / "split" / f"{k}.parquet")
+                                      for k in ("ratings", "units", "records", "rejects")},
+                                   "stats": str(tmp / "split" / "stats.json")})  # fmt: skip
     imported = p.imported.model_copy(update={"dir": str(releases), **caps})
     return p.model_copy(update={"source": "import", "imported": imported, "out": out})
 
