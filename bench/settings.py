@@ -3,13 +3,14 @@
 For each candidate (a set of params overrides on top of ``params.yaml``), in a folder of its own:
 the ``tokenizer``, ``train`` and ``evaluate_loss`` stages on the given split records, then, per
 order, the own-stage gain over the unigram baseline (:mod:`curll.evaluate.values`: mean over
-stages k of the unigram's NLL minus the model's, on stage k's test answers, for the model
-trained up to k) with its 95% interval (:mod:`curll.evaluate.intervals`: records within stage
-and type, and the seeds), and the wall time of train + loss. Prints one Markdown table row per
-candidate, the layout of docs/benchmarks.md.
+stages k of the unigram's NLL minus the model's, on stage k's answers of ``--split``, for the
+model trained up to k) with its 95% interval (:mod:`curll.evaluate.intervals`: records within
+stage and type, and the seeds), and the wall time of train + loss. Prints one Markdown table
+row per candidate, the layout of docs/benchmarks.md. The default split is validation: settings
+chosen there leave the test split, which the pipeline's claims are tested on, unseen.
 
 Usage: python -m bench.settings --records data/split/records.parquet [--only NAME ...]
-       [--seeds 42] [--samples 2000]
+       [--seeds 42] [--samples 2000] [--split validation|test]
 """
 
 from __future__ import annotations
@@ -75,27 +76,23 @@ def candidate_params(
     return parse_params(data, source="params.yaml")
 
 
-def loss_bounds(losses: pd.DataFrame, samples: int) -> dict[str, Any]:
-    """The loss family's values (all types) with their 95% intervals over the test split's
-    records and the seeds (:mod:`curll.evaluate.intervals`), seeded with 42."""
-    from curll.evaluate.intervals import bootstrap, degrees_of_freedom, inflation, item_weights, seed_weights
+def loss_bounds(losses: pd.DataFrame, samples: int, split: str = "test") -> dict[str, Any]:
+    """The loss family's values (all types) on ``split``'s records with their 95% intervals over
+    those records and the seeds (:func:`curll.evaluate.intervals.crossed`), seeded with 42.
+    Settings are chosen on ``validation``; ``test`` is for the run that reports them."""
+    from curll.evaluate.intervals import crossed
     from curll.evaluate.values import loss_values
 
-    test = losses[losses["split"] == "test"]
-    keys = (
-        test[["record_id", "stage", "type"]]
-        .drop_duplicates("record_id")
-        .rename(columns={"record_id": "item_id"})
-    )
-    seeds = sorted(int(s) for s in test["seed"].unique())
-    weights = {"record_id": item_weights(keys, samples, 42), "seed": seed_weights(seeds, samples, 42)}
-    return bootstrap(test, weights, lambda rows, w: loss_values(rows, w, ["all"]),
-                     inflate=inflation(keys, len(seeds)),
-                     df=degrees_of_freedom(keys, len(seeds)))  # fmt: skip
+    rows = losses[losses["split"] == split]
+    if rows.empty:
+        raise SystemExit(f"no {split} records were scored (evaluate.loss.splits)")
+    return crossed(rows, "record_id", samples, 42, lambda r, w: loss_values(r, w, ["all"]))
 
 
-def gains(losses: pd.DataFrame, samples: int) -> dict[str, tuple[float, float | None, float | None]]:
-    bounds = loss_bounds(losses, samples)
+def gains(
+    losses: pd.DataFrame, samples: int, split: str = "validation"
+) -> dict[str, tuple[float, float | None, float | None]]:
+    bounds = loss_bounds(losses, samples, split)
     out = {}
     for order in ("independent", "joint", "continual"):
         iv = bounds.get(f"{order}/all/gain_own")
@@ -110,6 +107,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--seeds", type=int, nargs="+", default=[42])
     ap.add_argument("--samples", type=int, default=2000)
+    ap.add_argument("--split", choices=["validation", "test"], default="validation",
+                    help="the records the gains are measured on (choose settings on validation)")  # fmt: skip
     args = ap.parse_args()
     from pipeline import evaluate_loss, tokenizer, train
 
@@ -126,7 +125,7 @@ def main() -> None:
             train.run(params)
             evaluate_loss.run(params)
             wall = time.perf_counter() - start
-            got = gains(pd.read_parquet(params.evaluate.out.losses), args.samples)
+            got = gains(pd.read_parquet(params.evaluate.out.losses), args.samples, args.split)
         found = (got.get(o, (np.nan, None, None)) for o in ("independent", "joint", "continual"))
         cells = [f"{v:+.3f} [{lo:+.3f}, {hi:+.3f}]" if lo is not None and hi is not None else f"{v:+.3f}"
                  for v, lo, hi in found]  # fmt: skip

@@ -6,11 +6,12 @@ or ``train.strategies.ewc=10000``), scores every model's loss on the test split
 (``evaluate_loss``), and prints one Markdown row per order: the last model's mean NLL per answer
 token, forgetting (``FGT_nll_rise``: > 0, older stages' loss rose above its best) and backward
 transfer (``BWT_nll_fall``: > 0, later stages lowered older stages' loss), each with its 95%
-interval over test records and seeds (:mod:`curll.evaluate.intervals`), the paired difference
-of mean NLL, continual's minus the order's (> 0: the order's loss is lower than continual's),
-the optimizer steps and the seconds the trainer spent on the order's models (its own clock:
-packing, saving and EWC's Fisher passes are not in it). The tokenizer is trained once for all
-orders.
+interval over the records of ``--split`` (test; validation to choose a setting such as EWC's
+lambda) and seeds (:mod:`curll.evaluate.intervals`), the paired difference of mean NLL,
+continual's minus the order's (> 0: the order's loss is lower than continual's) with its
+Holm-adjusted p over the orders compared (the family of this table), the optimizer steps and
+the seconds the trainer spent on the order's models (its own clock: packing, saving and EWC's
+Fisher passes are not in it). The tokenizer is trained once for all orders.
 
 Usage: python -m bench.strategies --records data/split/records.parquet [--seeds 42 43 44]
        [--orders continual continual-replay ...] [--set train.budget=steps] [--samples 2000]
@@ -28,6 +29,7 @@ import pandas as pd
 import yaml
 
 from bench.settings import candidate_params, loss_bounds
+from curll.evaluate.intervals import holm
 
 DEFAULT = (
     "continual",
@@ -58,6 +60,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[42, 43, 44])
     ap.add_argument("--set", nargs="*", default=[], help="params overrides, key=value")
     ap.add_argument("--samples", type=int, default=2000)
+    ap.add_argument("--split", choices=["test", "validation"], default="test",
+                    help="the records scored: choose a setting (EWC's lambda) on validation")  # fmt: skip
     args = ap.parse_args()
     from pipeline import evaluate_loss, tokenizer, train
 
@@ -69,19 +73,20 @@ def main() -> None:
         tokenizer.run(params)
         train.run(params)
         evaluate_loss.run(params)
-        found = loss_bounds(pd.read_parquet(params.evaluate.out.losses), args.samples)
+        found = loss_bounds(pd.read_parquet(params.evaluate.out.losses), args.samples, args.split)
         runs = json.loads(Path(params.train.out.metrics).read_text())["runs"]
-    print("| order | mean NLL | FGT (loss) | BWT (loss) | continual minus it | steps | train s |")
-    print("|---|---|---|---|---|---|---|")
+    diffs = {o: found.get(f"diff/continual-{o}/all/mean_nll") for o in args.orders}
+    adjusted = holm({o: iv.p for o, iv in diffs.items() if iv is not None and iv.p is not None})
+    print("| order | mean NLL | FGT (loss) | BWT (loss) | continual minus it | Holm p | steps | train s |")
+    print("|---|---|---|---|---|---|---|---|")
     for order in args.orders:
         mine = [r for name, r in runs.items() if name.split("/")[1] == order]
         seconds = sum(r["tokens"] / r["tokens_per_s"] for r in mine if r["tokens_per_s"])
         steps = sum(r["steps"] for r in mine)
-        diff = found.get(f"diff/continual-{order}/all/mean_nll")
         cells = [_span(found.get(f"{order}/all/{m}")) for m in ("mean_nll", "FGT_nll_rise", "BWT_nll_fall")]
-        print(
-            f"| {order} | " + " | ".join(cells) + f" | {_span(diff)} | {steps} | {seconds:.0f} |", flush=True
-        )
+        p = f"{adjusted[order]:.3g}" if order in adjusted else "-"
+        row = [order, *cells, _span(diffs[order]), p, str(steps), f"{seconds:.0f}"]
+        print("| " + " | ".join(row) + " |", flush=True)
 
 
 if __name__ == "__main__":

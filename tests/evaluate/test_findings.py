@@ -73,3 +73,14 @@ def test_when_an_order_does_not_beat_the_baseline_no_curriculum_claim_is_tested(
         == "1 of 2 tests made hold (Holm within each family, alpha 0.05); 2 curriculum tests not made."
     )
     assert as_json(found)["not_tested"] == 2
+
+
+def test_a_judge_that_failed_says_what_its_controls_showed_not_that_it_cannot_prefer():
+    """A failed sign test is no evidence of no preference: the sentence gives the judge's own
+    verdict ("not shown to ..."), never "does not rate a reference above" as a finding."""
+    found = claims({"loss": loss_bounds(0.001, 0.03)}, judge_informative=False)
+    why = "not shown to prefer the reference to another item's answer: 0.57 [0.40, 0.73] over 30 items"
+    metrics = {"baseline": baseline_verdict(found), "claims": as_json(found),
+               "judge_controls": {"panel_informative": False, "judges": {"j": {"why": why}}}}  # fmt: skip
+    [line] = [s for s in summary(metrics) if "failed its controls" in s]
+    assert f"(j: {why})" in line and "does not rate" not in line

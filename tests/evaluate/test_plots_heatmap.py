@@ -66,3 +66,11 @@ def test_shared_scale_spans_every_frame_and_is_symmetric_when_asked():
     assert plots.shared_scale([a, b]) == (-0.5, 6.0)
     assert plots.shared_scale([a, b], symmetric=True) == (-6.0, 6.0)
     assert plots.shared_scale([pd.DataFrame([[2.0]])]) == (1.5, 2.5)  # no width: widened
+
+
+def test_a_cell_that_rounds_to_zero_reads_0_00_never_minus_0_00(monkeypatch, tmp_path):
+    figs = _drawn(monkeypatch)
+    j = pd.DataFrame([[-0.0039, 0.5]], index=[1], columns=[0, 1])
+    plots.heatmap(j, "t", tmp_path / "h.png", lo=j - 0.001, hi=j + 0.001, diverging=True)
+    shown = [t.get_text() for t in figs[0].axes[0].texts]
+    assert shown[0].splitlines()[:2] == ["0.00", "[0.00, 0.00]"] and "-0.00" not in " ".join(shown)

@@ -150,8 +150,9 @@ def summary(metrics: Mapping[str, Any]) -> list[str]:
         )  # fmt: skip
     judge = metrics.get("judge_controls", {})
     if judge and not judge.get("panel_informative", False):
-        out.append("The judge panel failed its controls (it does not rate a reference above another item's "
-                   "answer): judge scores support no claim.")  # fmt: skip
+        why = "; ".join(f"{name}: {j['why']}" for name, j in judge.get("judges", {}).items() if j.get("why"))
+        out.append("The judge panel failed its controls" + (f" ({why})" if why else "")
+                   + ": judge scores support no claim.")  # fmt: skip
     listed = metrics.get("claims", {}).get("list", [])
     tested = [c for c in listed if c["p_holm"] is not None]
     held = [c for c in tested if c["holds"]]

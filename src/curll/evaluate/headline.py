@@ -27,7 +27,8 @@ from typing import Any
 COLUMNS = ("order", "NLL [95%]", "FGT [95%]", "BWT [95%]", "unigram", "gain [95%]", "beats")
 UNITS = ("nats per answer token. NLL: the last model's mean over stages (lower is better); FGT, "
          "BWT: of that loss (BWT > 0: later stages lowered it); unigram: the baseline's NLL on each "
-         "model's own stage; gain: unigram minus the model there (> 0: beats it)")  # fmt: skip
+         "model's own stage; gain: unigram minus the model there (> 0: lower loss); beats: gain > 0 with "
+         "Holm-adjusted p < 0.05 over the orders")  # fmt: skip
 DASH = "\u2013"  # an absent value
 #: the judge's file among :func:`metric_files`; every other file is an order's
 JUDGE_FILE = "judge.json"

@@ -22,7 +22,7 @@ from curll.artifacts import atomic_path
 from curll.evaluate.findings import summary
 from curll.evaluate.headline import COLUMNS, UNITS, Headline, Identity, rows
 from curll.evaluate.report import Report
-from curll.evaluate.report_figures import heading
+from curll.evaluate.report_figures import NO_CLAIM, heading
 from curll.evaluate.report_tables import claims_table, judge_tables, render, summary_table
 from curll.schemas.evaluate import UNTRAINED
 
@@ -76,12 +76,15 @@ def write_html(
 ) -> None:  # fmt: skip
     """The page at ``path``; with ``headline``, :func:`header` opens it."""
     said = summary(rep.metrics)
+    judged = rep.metrics.get("judge_controls", {}).get("panel_informative", True)
     parts = [f"<h1>{html.escape(title)}</h1>", *(header(*headline) if headline else []),
              f"<p><b>{html.escape(said[0])}</b></p>",
-             "<h2>What the numbers show (claims that survive Holm's correction)</h2>",
+             "<h2>What the numbers show</h2><p>A claim below is a test that holds after Holm's "
+             "correction; the compute and judge lines describe the run.</p>",
              "<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in said[1:]) + "</ul>",
              *claims_table(rep.metrics),
              "<h2>Continual-learning metrics (last stage) [95% interval]</h2><h3>Judge scores</h3>",
+             *([] if judged else [f"<p>{NO_CLAIM}</p>"]),
              render(summary_table(rep.metrics["orders"]))]  # fmt: skip
     if "loss" in rep.metrics:
         parts += ["<h3>Loss (nats per answer token)</h3>", render(summary_table(rep.metrics["loss"]))]

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from curll.artifacts import atomic_path
+from curll.evaluate.report_tables import two
 
 #: relative luminance above which black text contrasts more than white: (1 + 0.05) / (L + 0.05)
 #: equals (L + 0.05) / (0 + 0.05) at L = sqrt(1.05 * 0.05) - 0.05 (WCAG contrast ratios)
@@ -106,9 +107,9 @@ def heatmap(
     for r in range(rows):
         for c in range(cols):
             v = values[r, c]
-            lines = [DASH if np.isnan(v) else f"{v:.2f}"]
+            lines = [DASH if np.isnan(v) else two(v)]
             if low is not None and high is not None and not (np.isnan(low[r, c]) or np.isnan(high[r, c])):
-                lines.append(f"[{low[r, c]:.2f}, {high[r, c]:.2f}]")
+                lines.append(f"[{two(low[r, c])}, {two(high[r, c])}]")
             if counts is not None:
                 lines.append(f"n={counts[r, c]}")
             colour = "black" if np.isnan(v) else text_colour(cmap(im.norm(v)))

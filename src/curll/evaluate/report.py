@@ -50,7 +50,7 @@ def render(res: Results, matrices: Path, figs: Path) -> Report:
     if "loss" in res.metrics:
         rep.add(report_figures.loss_maps(res.loss, res.gains, figs))
     for a, b, cells in res.differences:
-        rep.add(report_figures.difference(cells, a, b, figs))
+        rep.add(report_figures.difference(cells, a, b, figs, informative=res.informative))
     if res.degree is not None:
         order, fd, rho = res.degree
         rep.add(report_figures.degree(fd, rho, order, figs))

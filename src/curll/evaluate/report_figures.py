@@ -27,6 +27,8 @@ RATING = (1.0, 5.0)
 
 #: the out-degrees a trend needs: with fewer distinct values, no correlation is shown
 MIN_DEGREES = 3
+#: said wherever judge scores are shown while the panel failed its controls
+NO_CLAIM = "The judge panel failed its controls: these scores support no claim."
 
 #: figure family (a name's part after "<order>: ", or the whole name) -> its section heading
 FAMILIES = {
@@ -68,7 +70,7 @@ def judge_sums(
 ) -> dict[str, Figure]:
     """Each order's matrix of judge scores summed over ``kinds``, on the scale of the sum."""
     scale = (RATING[0] * len(kinds), RATING[1] * len(kinds))
-    warn = "" if informative else " The judge panel failed its controls: these scores support no claim."
+    warn = "" if informative else f" {NO_CLAIM}"
     out: dict[str, Figure] = {}
     for order, c in sums.items():
         path = plots.heatmap(c.values, f"{order}: summed judge score ({' + '.join(kinds)})",
@@ -105,9 +107,10 @@ def loss_maps(loss: dict[str, Cells], gain: dict[str, Cells], figs: Path) -> dic
     return out
 
 
-def difference(c: Cells, a: str, b: str, figs: Path) -> dict[str, Figure]:
+def difference(c: Cells, a: str, b: str, figs: Path, *, informative: bool = True) -> dict[str, Figure]:
     """Order ``a``'s summed judge scores minus order ``b``'s (joint minus continual), cell by
-    cell, with the paired interval."""
+    cell, with the paired interval; the caption says when the judge panel failed its controls
+    (``informative`` false), and that a cell's interval is not a tested claim."""
     _, lim = plots.shared_scale([c.values], symmetric=True)
     title = f"{a} {MINUS} {b}, summed judge score\n> 0 (blue): {a} rated higher"
     path = plots.heatmap(c.values, title, figs / f"{a}_minus_{b}.png", scale=(-lim, lim),
@@ -118,7 +121,9 @@ def difference(c: Cells, a: str, b: str, figs: Path) -> dict[str, Figure]:
         f"{a.capitalize()} minus {b}: the {a} model's summed judge score minus the {b} model's "
         f"(same stage trained up to, same test stage). Sign: > 0 (blue) = {a} rated higher (better); "
         f"< 0 (red) = {b} rated higher. Cells: {paired if c.lo is not None else 'difference'}, "
-        f"n = the fewer of the two orders' scores. Colour scale ±{lim:.2f}."))}  # fmt: skip
+        f"n = the fewer of the two orders' scores. Colour scale ±{lim:.2f}. Each cell's interval is "
+        f"its own, unadjusted for the {c.values.size} cells: a description, not a tested claim."
+        + ("" if informative else f" {NO_CLAIM}")))}  # fmt: skip
 
 
 def degree(fd: pd.DataFrame, rho: float | None, order: str, figs: Path) -> dict[str, Figure]:

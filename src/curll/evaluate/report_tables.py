@@ -33,7 +33,7 @@ def cell(v: Any) -> str:
     if isinstance(v, numbers.Integral):
         return str(int(v))
     if isinstance(v, numbers.Real):
-        return DASH if math.isnan(float(v)) else _two(float(v))
+        return DASH if math.isnan(float(v)) else two(float(v))
     if isinstance(v, (list, tuple)):
         return ", ".join(map(str, v)) or "none"
     return str(v)
@@ -52,10 +52,10 @@ def span(value: Any, lo: Any = None, hi: Any = None) -> str:
     if value is None or pd.isna(value):
         return DASH
     bounds = lo is not None and hi is not None and not (pd.isna(lo) or pd.isna(hi))
-    return _two(value) + (f" [{_two(lo)}, {_two(hi)}]" if bounds else "")
+    return two(value) + (f" [{two(lo)}, {two(hi)}]" if bounds else "")
 
 
-def _two(v: float) -> str:
+def two(v: float) -> str:
     """Two decimals; a value that rounds to zero shows as 0.00, not -0.00."""
     text = f"{float(v):.2f}"
     return "0.00" if text == "-0.00" else text

@@ -28,7 +28,7 @@ from curll.evaluate.findings import as_json, baseline_verdict, claims
 from curll.evaluate.intervals import Interval, crossed, seeds_of, single_strata_of, small_sample
 from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
-from curll.evaluate.report_figures import Cells
+from curll.evaluate.report_figures import MIN_DEGREES, Cells
 from curll.evaluate.report_tables import with_n
 from curll.evaluate.values import judge_values, loss_values
 from curll.schemas.evaluate import UNTRAINED
@@ -157,8 +157,10 @@ def compute(
                 res.tables[f"{order}: per skill (last stage)"] = table
     for order in order_specs.sequential(orders)[:1]:
         fd = analysis.forgetting_vs_degree(scores, degree, order)
-        rho = fd.corr(method="spearman").iloc[0, 1] if len(fd) > 2 and fd.nunique().min() > 1 else None
-        res.metrics["forgetting_vs_out_degree"] = {"indicators": len(fd), "spearman": _num(rho)}
+        rho, p = _trend(fd)
+        res.metrics["forgetting_vs_out_degree"] = {"indicators": len(fd),
+                                                   "distinct_out_degrees": int(fd["out_degree"].nunique()),
+                                                   "spearman": _num(rho), "p": _num(p)}  # fmt: skip
         res.degree = (order, fd, _num(rho))
     if rubric is not None and answers is not None and len(rubric):
         by_stage = analysis.rubric_by_stage(rubric, answers, items)
@@ -270,6 +272,17 @@ def _paired_cells(values: dict[str, np.ndarray], pairs: list[tuple[str, str]]) -
                 if other is not None:
                     out[f"paired/{a}-{b}/sum/" + name.removeprefix(f"cell/{a}/sum/")] = v - other
     return out
+
+
+def _trend(fd: pd.DataFrame) -> tuple[float | None, float | None]:
+    """Spearman's rho of forgetting on out-degree and its two-sided p-value; neither with fewer
+    than :data:`MIN_DEGREES` distinct out-degrees (no trend to read) or a constant forgetting."""
+    from scipy.stats import spearmanr  # type: ignore[import-untyped]
+
+    if fd["out_degree"].nunique() < MIN_DEGREES or fd["FGT"].nunique() < 2:
+        return None, None
+    got = spearmanr(fd["out_degree"], fd["FGT"])
+    return float(got.statistic), float(got.pvalue)
 
 
 def _num(v: Any) -> float | None:
