@@ -15,6 +15,9 @@ shape: ``"usage-null"`` (null token counts), ``"content-parts"`` (content as a l
 parts), ``"content-number"`` (content a number) and ``"choices-object"`` (choices not a list). With the script
 empty, ``pick(body)`` (when set) chooses each request's action. ``latency_s`` delays every
 answer; while ``gate`` is cleared every request waits, in flight, until it is set.
+``GET /v1/models`` lists the one model (``list_models`` counts those requests); with ``hung``
+set it sleeps past the client's timeout instead, as a server that takes connections and
+answers nothing.
 
 A request with ``"stream": true`` is answered as server-sent events, one word per event
 (``"loop"``: the same sentence over and over, up to ``loop_events`` events; ``streamed``
@@ -46,6 +49,8 @@ class FakeChatServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.loop_events = 2000
+        self.hung = False  #: GET /v1/models sleeps past the client's timeout too
+        self.list_models = 0
         self.streamed: list[int] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())  # 0: any free port
@@ -96,6 +101,15 @@ class FakeChatServer:
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
+
+            def do_GET(self) -> None:
+                with server._lock:
+                    server.list_models += 1
+                if server.hung:
+                    time.sleep(server.timeout_sleep_s)
+                    return
+                listed = {"object": "list", "data": [{"id": "tiny", "object": "model", "owned_by": "curll"}]}
+                self._send(200, json.dumps(listed).encode())
 
             def do_POST(self) -> None:
                 try:

@@ -318,10 +318,12 @@ def test_a_server_lost_mid_batch_stops_the_batch_and_the_next_one_raises(server)
     assert all((a.error or "").startswith("not sent: the server did not answer") for a in answers[1:])
     assert [a.sent for a in answers] == [True] + [False] * 5
     assert len(server.requests) == 2  # the five after the lost one were never sent
+    server.hung = True  # nothing answers, the model list neither
     with pytest.raises(CurllError, match=r"no answer from the server .* within timeout_s = 0.5 s") as err:
         b.complete([req("again")])  # first request alone, and it times out too
     assert err.value.field == "timeout_s"
-    assert len(server.requests) == 3
+    assert len(server.requests) == 3 and server.list_models == 1
+    server.hung = False
     server.script.clear()
     assert [a.error for a in b.complete([req("back"), req("up")])] == [None, None]  # answered again
 
@@ -333,3 +335,14 @@ def test_requests_a_lost_server_never_got_are_not_counted_as_sent(server):
     results = engine.run([req(f"q{i}") for i in range(6)])
     assert [r.status for r in results] == ["reject"] * 6
     assert engine.usage[-1].sent == 1 == len(server.requests) - 1 and engine.backend_calls == 2
+
+
+def test_a_run_of_only_slow_prompts_on_a_live_server_is_their_errors_not_a_lost_server(server):
+    """The rerun of a stage whose only unanswered prompts are too slow for timeout_s: the first,
+    sent alone, times out; the server answers its model list, so each prompt gets its own
+    timeout error (asked again next run) and the batch goes on; nothing raises."""
+    server.pick = lambda body: "timeout" if "slow" in json.dumps(body["messages"]) else "ok"
+    b = backend(server, concurrency=2, max_retries=0)
+    answers = b.complete([req("slow 1"), req("slow 2"), req("quick")])
+    assert ["Timeout" in (a.error or "") for a in answers] == [True, True, False]
+    assert server.list_models == 1 and all(a.sent for a in answers)

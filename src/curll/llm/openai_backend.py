@@ -53,7 +53,10 @@
   naming the server and the params key its caller gives (``url_key``:
   ``llm.profiles.<name>.base_url`` for an ``openai`` profile; its ``timeout_s`` where the server
   took connections but sent no answer in time). A request has lost the server for good only
-  when no request got an answer while it was retried (one slow prompt is its own timeout). Requests still
+  when no request got an answer while it was retried (one slow prompt is its own timeout); a
+  first request that timed out raises only when the server does not answer a request for its
+  model list (``GET /models``) either: a prompt too slow for ``timeout_s`` on a server that
+  answers is that request's error, asked again on the next run. Requests still
   queued when one lost its connection for good are not sent (``error`` says so; errors are
   never cached, so a rerun asks them). A dead server costs one request's retries (about 30 s),
   not every request's.
@@ -180,6 +183,9 @@ class OpenAIBackend:
             if requests and (self._lost is not None or not self._answered):
                 self._lost = None
                 first = [await one(0, requests[0])]  # alone: is anyone there?
+                timed_out = self._lost is not None and self._lost.startswith(AttemptTimeoutError.__name__)
+                if timed_out and await self._alive(clients[0]):
+                    self._lost = None  # it answers: that prompt is slow (its own error), the server is there
                 if self._lost is not None and self._lost.startswith(AttemptTimeoutError.__name__):
                     raise CurllError(
                         f"no answer from the server at {self._where()} within timeout_s = "
@@ -200,6 +206,20 @@ class OpenAIBackend:
                 task.cancel()
             for client in clients:
                 await client.close()
+
+    async def _alive(self, client: Any) -> bool:
+        """Whether the server answers a request for its model list (any HTTP answer, an error
+        status too) within ``timeout_s``: a server that answers is there, however slow a prompt."""
+        import openai
+
+        try:
+            async with asyncio.timeout(self.timeout_s):
+                await client.models.list()
+        except openai.APIStatusError:
+            return True
+        except Exception:  # a connection refused or dropped, a timeout: nobody there
+            return False
+        return True
 
     def _refuse_config(self, exc: Exception) -> None:
         """A refused key (401) or a path or model the server does not have (404) is the
