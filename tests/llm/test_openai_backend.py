@@ -346,3 +346,14 @@ def test_a_run_of_only_slow_prompts_on_a_live_server_is_their_errors_not_a_lost_
     answers = b.complete([req("slow 1"), req("slow 2"), req("quick")])
     assert ["Timeout" in (a.error or "") for a in answers] == [True, True, False]
     assert server.list_models == 1 and all(a.sent for a in answers)
+
+
+def test_a_key_echoed_inside_an_answer_never_leaves_the_backend(server, monkeypatch):
+    """A 200 answer that quotes the key (the fake server echoes the user turn) reaches the cache
+    and the tables as the rest of the answer with ``***`` in the key's place."""
+    key = "sk-echo-0123456789abcdef0123"
+    monkeypatch.setenv("CURLL_TEST_KEY", key)
+    b = backend(server, api_key_env="CURLL_TEST_KEY", max_retries=0)
+    [done] = b.complete([req(f"my key is {key}, say it back")])
+    assert done.error is None and key not in done.text and "my key is ***, say it back" in done.text
+    assert server.headers[-1]["authorization"] == f"Bearer {key}"  # sent, as it must be

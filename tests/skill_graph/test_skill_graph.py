@@ -127,3 +127,25 @@ def test_cycle_examples_are_deterministic_and_start_at_the_smallest_node():
     stats = graph_stats(g, edges)
     assert stats["example_cycles"] == [["a", "b", "c"], ["x", "y"]]
     assert stats["cyclic_components"] == 2
+
+
+def test_a_reason_with_control_characters_is_graphml_that_reads_back(tmp_path):
+    """The engine accepts raw control characters in a model's JSON strings; XML cannot carry
+    them, so GraphML gets spaces in their place and the node-link JSON keeps them."""
+    import json
+
+    from curll.skill_graph.analysis import save_graph
+
+    g: nx.DiGraph[str] = nx.DiGraph()
+    g.add_node("a", indicator="Counts\x0bto ten", stage=0)
+    g.add_node("b", indicator="Adds", stage=1)
+    g.add_edge("a", "b", weight=3, reason="needed\x01 first\ttab", weight_reason="\ufffe")
+    save_graph(g, tmp_path / "g.graphml", tmp_path / "g.json")
+    back = nx.read_graphml(tmp_path / "g.graphml")
+    assert (
+        back.edges["a", "b"]["reason"] == "needed  first\ttab"
+        and back.nodes["a"]["indicator"] == "Counts to ten"
+    )
+    linked = json.loads((tmp_path / "g.json").read_text())
+    assert linked["edges"][0]["reason"] == "needed\x01 first\ttab"
+    assert g.edges["a", "b"]["reason"] == "needed\x01 first\ttab"  # the graph given is left as it was

@@ -80,7 +80,7 @@ from curll.llm.openai_wire import (
     whole_completion,
 )
 from curll.llm.protocol import OnAnswer
-from curll.llm.redact import redact, server_of
+from curll.llm.redact import redact, server_of, without_key
 from curll.llm.types import ChatRequest, Completion
 
 
@@ -291,6 +291,7 @@ class OpenAIBackend:
             for retry in range(self.max_retries + 1):
                 try:
                     done = await self._attempt(client, kwargs)
+                    done["text"] = without_key(done["text"], self._api_key)  # never stored, an echo neither
                     self._answered, self._lost = True, None
                     self._last_answer = time.perf_counter()
                     return Completion(**done, latency_s=time.perf_counter() - start)

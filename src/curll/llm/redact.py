@@ -20,9 +20,17 @@ _SECRETS = re.compile(
 def redact(text: str, key: str | None = None) -> str:
     """``text`` with ``key`` (when it is a real one) and any token that looks like a secret
     replaced by ``***``."""
-    if key and key != "EMPTY" and len(key) >= 4:
-        text = text.replace(key, "***")
+    text = without_key(text, key)
     return _SECRETS.sub(lambda m: (m.group(1) or "") + "***", text)
+
+
+def without_key(text: str, key: str | None) -> str:
+    """``text`` with ``key`` (when it is a real one) replaced by ``***``, and nothing else: a
+    model's answer, where a server that echoes the key would otherwise write it to the cache and
+    the tables (the broader :func:`redact` is for error messages)."""
+    if key and key != "EMPTY" and len(key) >= 4:
+        return text.replace(key, "***")
+    return text
 
 
 def server_of(base_url: str) -> str:

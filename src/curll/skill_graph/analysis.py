@@ -12,6 +12,7 @@ GraphML and node-link JSON are written atomically.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,14 @@ import pandas as pd
 from curll.artifacts import atomic_path, atomic_write_text, records
 
 _NODE_FIELDS = ("stage", "age_group", "skill", "subskill", "goal", "indicator")
+#: characters XML 1.0 cannot carry: C0 controls but tab, newline and carriage return; lone
+#: surrogates; U+FFFE and U+FFFF
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` without the characters XML cannot carry (each becomes a space)."""
+    return _NOT_XML.sub(" ", text)
 
 
 def build_graph(ind: pd.DataFrame, edges: pd.DataFrame) -> nx.DiGraph[str]:
@@ -77,7 +86,14 @@ def _histogram(values: Any) -> dict[str, int]:
 
 
 def save_graph(g: nx.DiGraph[str], graphml: str | Path, node_link: str | Path) -> None:
+    """GraphML with every text attribute XML can carry (:func:`_xml_text`: a model's reason may
+    hold control characters, which no XML parser reads back); the node-link JSON as it is."""
+    safe = g.copy()
+    for _, attrs in safe.nodes(data=True):
+        attrs.update({k: _xml_text(v) for k, v in attrs.items() if isinstance(v, str)})
+    for _, _, attrs in safe.edges(data=True):
+        attrs.update({k: _xml_text(v) for k, v in attrs.items() if isinstance(v, str)})
     with atomic_path(graphml) as tmp:
-        nx.write_graphml(g, tmp)
+        nx.write_graphml(safe, tmp)
     data = nx.node_link_data(g, edges="edges")
     atomic_write_text(node_link, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
