@@ -87,8 +87,9 @@ def import_taxonomy(
 def sample_per_stage(df: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
     """At most ``n`` indicators per stage: a seeded sample that keeps the table's order (0: all).
 
-    The draw depends only on the seed, the stage and that stage's indicator ids, so it is
-    the same on every run and machine."""
+    The draw depends on the seed, the stage and the stage's rows in table order (pandas'
+    ``sample`` picks positions), so it is the same on every run and machine for the same
+    table; reordering the rows, or adding an indicator to a stage, may pick others."""
     if n <= 0:
         return df
     keep: list[int] = []
