@@ -15,9 +15,17 @@ from collections.abc import Iterator
 import pandas as pd
 from tqdm.auto import tqdm
 
-from curll.artifacts import write_json
+from curll.artifacts import json_text
 from curll.config import Params
-from curll.generate.merge import MergeStats, count_rows, merged, seed_fields, shard_paths, split_instances
+from curll.generate.merge import (
+    MergeStats,
+    check_parents,
+    count_rows,
+    merged,
+    seed_fields,
+    shard_paths,
+    split_instances,
+)
 from curll.instances import TYPES
 from curll.schemas import GenerationSchema, instance_schema
 from curll.streaming import write_table_streams
@@ -29,19 +37,21 @@ def run(params: Params) -> None:
     total = count_rows(shard_paths(shards, n))
     seeds = seed_fields(params.seeds.out.seeds, shards, n)
     stats = MergeStats()
+    passages: set[str] = set()
 
     def chunks() -> Iterator[list[pd.DataFrame]]:
         with tqdm(total=total, desc="generate_merge", unit="row") as bar:
             for gens in merged(shards, n):
                 tables = split_instances(gens, seeds)
+                check_parents(tables, passages, shards)
                 stats.add(gens, tables)
                 bar.update(len(gens))
                 yield [gens, *(tables[k] for k in TYPES)]
 
     typed = [(out.table(k), instance_schema(k)) for k in TYPES]
-    write_table_streams([(out.generations, GenerationSchema), *typed], chunks())
+    write_table_streams([(out.generations, GenerationSchema), *typed], chunks(),
+                        texts=lambda: {out.stats: json_text(stats.result())})  # fmt: skip
     result = stats.result()
-    write_json(out.stats, result)
     say(
         f"generate_merge: {total} requests -> "
         + ", ".join(f"{k} {v}" for k, v in result["instances"].items())

@@ -102,7 +102,7 @@ def test_an_unsorted_shard_and_a_repeated_request_are_named(tmp_path):
     shards(gens, 2, tmp_path)
     first = gens[gens["seed_id"].map(lambda s: shard_of(s, 2)) == 0].iloc[:3]
     write_table(sort_rows(first), tmp_path / shard_path_name(1, 2), GenerationSchema)  # shard 0's rows again
-    with pytest.raises(CurllError, match="appears in two shards"):
+    with pytest.raises(CurllError, match="appears twice in the shards"):
         list(merged(tmp_path, 2))
 
 

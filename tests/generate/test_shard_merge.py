@@ -114,13 +114,52 @@ def test_merge_splits_instances_and_checks_shards(tmp_path):
         write_table(df, tmp_path / shard_path_name(1, 3), GenerationSchema)
         read_shards(tmp_path, 3)
     write_table(df, tmp_path / shard_path_name(2, 3), GenerationSchema)
-    with pytest.raises(CurllError, match="appears in two shards"):
+    with pytest.raises(CurllError, match="appears twice in the shards"):
         read_shards(tmp_path, 3)
 
 
+def _two_shards(tmp_path: Path) -> list[pd.DataFrame]:
+    eng, _ = engine(answer)
+    return [generate_shard(seeds(), eng, tasks(), shard=i, n=2, pairs=PAIRS) for i in range(2)]
+
+
+@pytest.mark.parametrize(
+    ("column", "said"),
+    [("prompt_version", r"ir prompt version \w+ in generations-0000-of-0002.parquet but \w+ in generations-0001"),
+     ("model", r"model \S+ in generations-0000-of-0002.parquet but \S+ in generations-0001-of-0002.parquet")],
+)  # fmt: skip
+def test_shards_of_two_runs_are_refused_naming_one_of_each(tmp_path, column, said):
+    """A shard made again after the IR prompt (or the model) changed would mix two datasets."""
+    from curll.generate.shard import sort_rows
+
+    first, second = _two_shards(tmp_path)  # shard 0 holds the IR requests
+    again = first.iloc[:1].assign(request_key="f" * 64)  # one IR request made again, into shard 1
+    again[column] = "0123456789abcdef" if column == "prompt_version" else "another-model@x"
+    second = sort_rows(pd.concat([second, again], ignore_index=True))
+    for i, df in enumerate((first, second)):
+        write_table(df, tmp_path / shard_path_name(i, 2), GenerationSchema)
+    with pytest.raises(CurllError, match=f"not of one run: {said}"):
+        read_shards(tmp_path, 2)
+
+
+def test_questions_whose_passage_no_shard_holds_are_refused(tmp_path):
+    from curll.generate.merge import check_parents
+
+    first, second = _two_shards(tmp_path)
+    gens = pd.concat([first, second], ignore_index=True)
+    tables = split_instances(gens, seeds())
+    check_parents(tables, set(), tmp_path)  # complete: passes
+    gone = tables["context"]["instance_id"].iloc[0]
+    tables["context"] = tables["context"].iloc[1:]
+    with pytest.raises(
+        CurllError, match=f"cqa instance \\w+ is made on passage {gone}, which no shard holds"
+    ):
+        check_parents(tables, set(), tmp_path)
+
+
 def test_two_identical_passages_make_questions_of_their_own(tmp_path):
-    """Identical passages ask one identical CQA request; its rows used to share a request_key,
-    which merge refused as "appears in two shards" (with one shard)."""
+    """Identical passages ask one identical CQA request: each passage's questions still get a
+    request_key of their own, so merge finds no request twice."""
 
     def same_story(req):
         out = answer(req)

@@ -1,9 +1,10 @@
 """Merge the generate stage's shards and split them into typed instance tables, in bounded memory.
 
 Contract of :func:`merged`: reads ``generations-<i>-of-<n>.parquet`` for every i < n from
-``shard_dir`` (a missing shard is an error naming it), checks that no request appears twice,
-and yields the generations in chunks of at most ``chunk_rows``, in
-(task, stage, indicator_id, seed_id, parent_id) order over all shards (:data:`ORDER`). Each
+``shard_dir`` (a missing shard is an error naming it), checks that no request appears twice and
+that the shards are of one run (one model, one prompt version per task), and yields the
+generations in chunks of at most ``chunk_rows``, in (task, stage, indicator_id, seed_id,
+parent_id) order over all shards (:data:`ORDER`). Each
 shard is written in that order (``curll.generate.shard.sort_rows``), so the shards are merged
 as sorted streams: memory holds a batch per shard, plus the request keys and seed ids (for
 the duplicate check and the seed join), never the text of the table.
@@ -31,7 +32,7 @@ import pyarrow.parquet as pq
 from curll.errors import CurllError
 from curll.generate.shard import ORDER, instance_id, shard_path_name
 from curll.generate.tasks import items
-from curll.instances import TYPES
+from curll.instances import TYPES, made_on
 from curll.schemas.generation import GenerationSchema, Provenance, SeedSchema, instance_schema
 from curll.streaming import iter_table
 
@@ -74,7 +75,30 @@ def check_unique(paths: list[Path]) -> None:
     twice = counts.filter(pc.greater(counts.field("counts"), 1))
     if len(twice):
         key = str(twice.field("values")[0])
-        raise CurllError(f"request {key[:16]}... appears in two shards", file=paths[0].parent)
+        raise CurllError(f"request {key[:16]}... appears twice in the shards", file=paths[0].parent)
+
+
+def check_one_run(paths: list[Path]) -> None:
+    """Every shard made by one run: one model over all shards, and one prompt version per task
+    (a shard made again after a prompt or the model changed would mix two datasets); else a
+    CurllError naming a shard of each."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}  # ("model", "") or ("prompt", task) -> value -> shard
+    for p in paths:
+        try:
+            table = pq.read_table(p, columns=["task", "prompt_version", "model"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise CurllError(f"not a readable parquet file ({exc})", file=p) from None
+        for task, version, model in set(zip(*(table.column(c).to_pylist() for c in table.column_names),
+                                            strict=True)):  # fmt: skip
+            seen.setdefault(("model", ""), {}).setdefault(str(model), p.name)
+            seen.setdefault(("prompt", str(task)), {}).setdefault(str(version), p.name)
+    for (what, task), values in sorted(seen.items()):
+        if len(values) > 1:
+            (a, first), (b, second) = sorted(values.items(), key=lambda kv: kv[1])[:2]
+            said = f"model {a} in {first} but {b} in {second}" if what == "model" else (
+                f"{task} prompt version {a} in {first} but {b} in {second}")  # fmt: skip
+            raise CurllError(f"the shards are not of one run: {said}; make them again with one params",
+                             file=paths[0].parent)  # fmt: skip
 
 
 Key = tuple[str | int, ...]
@@ -98,6 +122,7 @@ def merged(shard_dir: str | Path, n: int, *, chunk_rows: int = 4096) -> Iterator
     """See the module docstring."""
     paths = shard_paths(shard_dir, n)
     check_unique(paths)
+    check_one_run(paths)
     streams = [_sorted_stream(p, i, chunk_rows) for i, p in enumerate(paths)]
     done = 0
     refs: list[tuple[pd.DataFrame, int]] = []
@@ -163,6 +188,23 @@ def split_instances(gens: pd.DataFrame, seeds: pd.DataFrame) -> dict[str, pd.Dat
                  "type": task.name, "q_index": i, **item}
             )  # fmt: skip
     return {k: pd.DataFrame(v, columns=list(instance_schema(k).to_schema().columns)) for k, v in out.items()}
+
+
+def check_parents(tables: dict[str, pd.DataFrame], seen: set[str], where: str | Path) -> None:
+    """Add the passages of ``tables`` (one chunk's :func:`split_instances`) to ``seen``, and check
+    that every instance made on a passage names one seen so far (passages sort first in
+    :data:`ORDER`, so every one comes before the questions made on it): else a CurllError naming
+    the instance and its missing passage (a shard's passages lost, or a shard of another run)."""
+    for name, kind in TYPES.items():
+        df = tables[name]
+        if made_on(name):
+            seen.update(df["instance_id"].tolist())
+        if kind.on:
+            lost = ~df[kind.link].isin(seen)
+            if lost.any():
+                row = df[lost].iloc[0]
+                raise CurllError(f"{name} instance {row['instance_id']} is made on passage {row[kind.link]}, "
+                                 "which no shard holds", file=where, field=kind.link)  # fmt: skip
 
 
 class MergeStats:
