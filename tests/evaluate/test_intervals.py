@@ -152,3 +152,29 @@ def test_a_model_missing_a_seed_is_refused_naming_the_bootstrap_key():
     ):
         crossed(rows, "record_id", 50, 1, fgt)
     assert crossed(rows, "record_id", 0, 1, fgt) == {}
+
+
+def test_a_cell_counts_the_degrees_of_freedom_of_its_own_items():
+    """A judge cell of 2 items in one stratum has 1 degree of freedom, not the family's 15: its
+    interval is as wide as so few items allow; a metric over every item keeps the family's."""
+    from curll.evaluate.intervals import cell_df
+
+    keys = pd.DataFrame({"item_id": [f"i{k}" for k in range(18)], "stage": [k // 6 for k in range(18)],
+                         "type": ["ir", "ir", "cqa", "cqa", "csqa", "csqa"] * 3})  # fmt: skip
+    df = cell_df(keys, seeds=1, family=15.0)
+    assert df("cell/joint/ir/2/1") == 1.0 and df("paired/joint-continual/sum/0/2") == 3.0
+    assert (
+        df("cell/joint/all/-1/0") == 3.0 and df("joint/ir/AP") == 15.0 and df("diff/a-b/all/mean_nll") == 15.0
+    )
+    assert cell_df(keys, seeds=3, family=2.0)("cell/joint/sum/1/1") == 2.0  # at most seeds - 1
+    rows = losses(0.4, seed=1)
+    weights = {"record_id": item_weights(keys_of(rows), 200, seed=5)}
+    family = bootstrap(rows, weights, fgt, df=15.0)["cell/continual/ir/1/0"]
+    own = bootstrap(rows, weights, fgt, df=lambda name: 1.0 if name.startswith("cell/") else 15.0)
+    assert (
+        own["continual/ir/FGT_nll_rise"]
+        == bootstrap(rows, weights, fgt, df=15.0)["continual/ir/FGT_nll_rise"]
+    )
+    width = own["cell/continual/ir/1/0"]
+    assert width.lo is not None and family.lo is not None and width.hi is not None and family.hi is not None
+    assert (width.hi - width.lo) / (family.hi - family.lo) == pytest.approx(12.706 / 2.131, rel=1e-3)

@@ -21,7 +21,9 @@ n the smallest stratum (of more than one item) and m the number of seeds (when m
 the (n-1)/n bias undone for the stratum of the fewest items, conservative for the larger ones.
 The interval is ``value +- t * se`` (the standard interval with a bootstrap standard error), t
 the 97.5% quantile of Student's t with ``df`` = items - strata degrees of freedom, or m - 1 when
-there are m > 1 seeds and that is fewer (the seeds' share of the spread has only m - 1), and
+there are m > 1 seeds and that is fewer (the seeds' share of the spread has only m - 1): the
+items and strata a value rests on, so a matrix cell counts its own stage's items of its kind
+(:func:`cell_df`), a CL metric every item; and
 the two-sided p-value of "the value is 0" is ``2 * P(T_df > |value| / se)``: the interval
 leaves out 0 exactly when p < 0.05.
 A value that no replicate moves gets no interval and no p-value; nor does one that no redraw
@@ -114,7 +116,7 @@ def inflation(items: pd.DataFrame, seeds: int) -> float:
 
 def bootstrap(
     rows: pd.DataFrame, weights: Mapping[str, pd.DataFrame], compute: Compute, *, inflate: float = 1.0,
-    df: float | None = None, chunk: int = 250, items: str | None = None,
+    df: float | Callable[[str], float] | None = None, chunk: int = 250, items: str | None = None,
 ) -> dict[str, Interval]:  # fmt: skip
     """``compute`` on ``rows`` with unit weights (the values), then on the replicates, ``chunk``
     at a time (memory: rows x chunk): a row's weight is the product over ``weights`` (column of
@@ -139,12 +141,19 @@ def bootstrap(
         fixed = {n for n, col in zip(names, _stacked(alone, names).T, strict=True) if _unmoved(col)}
     from scipy import stats  # type: ignore[import-untyped]
 
-    dist = stats.norm() if df is None else stats.t(df=max(1.0, df))
-    quantile = float(dist.ppf(0.975))
+    dists: dict[float | None, Any] = {}  # degrees of freedom -> (distribution, its 97.5% quantile)
+
+    def dist_of(name: str) -> Any:
+        d = df(name) if callable(df) else df
+        if d not in dists:
+            dist = stats.norm() if d is None else stats.t(df=max(1.0, d))
+            dists[d] = (dist, float(dist.ppf(0.975)))
+        return dists[d]
+
     return {
         name: Interval(_r(point[name]) if not math.isnan(point[name]) else None, None, None)
         if name in fixed
-        else _interval(point[name], reps[:, k], inflate, quantile, dist)
+        else _interval(point[name], reps[:, k], inflate, dist_of(name)[1], dist_of(name)[0])
         for k, name in enumerate(names)
     }
 
@@ -207,7 +216,32 @@ def crossed(rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Com
     keys = rows[[item, "stage", "type"]].drop_duplicates(item).rename(columns={item: "item_id"})
     weights = {item: item_weights(keys, samples, seed), "seed": seed_weights(seeds_of(rows), samples, seed)}
     small = small_sample(rows, item)
-    return bootstrap(rows, weights, compute, inflate=small["factor"], df=small["df"], items=item)
+    return bootstrap(rows, weights, compute, inflate=small["factor"], df=cell_df(keys, len(weights["seed"]),
+                     small["df"]), items=item)  # fmt: skip
+
+
+#: the kinds of a cell that pools every type of its stage
+POOLED = ("sum", "all")
+
+
+def cell_df(items: pd.DataFrame, seeds: int, family: float) -> Callable[[str], float]:
+    """A value's degrees of freedom by its name: a cell (``<family>/<order>/<kind>/<trained_to>/
+    <stage>``, e.g. ``cell/...``, ``gain/...``, ``paired/...``) rests on its own stage's items of
+    its kind (every type for a pooled kind, :data:`POOLED`), so its df is
+    :func:`degrees_of_freedom` of those items alone; any other value gets ``family``'s."""
+    cache: dict[tuple[int, str], float] = {}
+
+    def df(name: str) -> float:
+        parts = name.split("/")
+        if len(parts) != 5 or not parts[4].isdigit():
+            return family
+        stage, kind = int(parts[4]), parts[2]
+        if (stage, kind) not in cache:
+            mine = items[(items["stage"] == stage) & ((items["type"] == kind) | (kind in POOLED))]
+            cache[(stage, kind)] = float(degrees_of_freedom(mine, seeds)) if len(mine) else family
+        return cache[(stage, kind)]
+
+    return df
 
 
 def small_sample(rows: pd.DataFrame, item: str) -> dict[str, float]:
