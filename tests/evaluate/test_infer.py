@@ -84,3 +84,18 @@ def test_each_vllm_engine_is_shut_down_and_freed_before_the_next_model_loads(set
     first, second = (str(m.folder) for m in models)
     lives = [[("init", m), ("shutdown", m), ("freed", m), ("cleanup", "")] for m in (first, second)]
     assert events() == lives[0] + lives[1]  # the first engine ends before the second begins
+
+
+def test_two_runs_of_the_same_weights_give_the_same_answers(setup, embedded_model, tmp_path):
+    """Every order's stage-0 model of a seed has the same weights: sampled with the same seed,
+    they answer alike, whatever the run is named (the second from the cache)."""
+    _, items, p = setup
+    few = items.head(3)
+    for name in ("a", "b"):
+        shutil.copytree(embedded_model, tmp_path / name)
+    p = p.model_copy(update={"sampling": p.sampling.model_copy(update={"max_tokens": 8})})
+    cache = tmp_path / "cache.sqlite"
+    joint = infer.answer(SavedModel("seed-42/joint/0", "joint", 0, 42, tmp_path / "a"), few, p, cache)
+    cont = infer.answer(SavedModel("seed-42/continual/0", "continual", 0, 42, tmp_path / "b"), few, p, cache)
+    assert joint["answer"].tolist() == cont["answer"].tolist() and set(joint["run"]) != set(cont["run"])
+    assert joint["request_key"].tolist() == cont["request_key"].tolist()

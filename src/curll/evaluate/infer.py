@@ -54,13 +54,20 @@ def prompt_version(layout: str) -> str:
 ANSWER_COLUMNS = ["item_id", "run", "repeat", "order", "seed", "trained_to", "answer", "truncated"]
 
 
+#: the name every answering model goes by (with its folder's fingerprint): the weights, not the run
+WEIGHTS = "model"
+
+
 def answer(
     model: SavedModel, items: pd.DataFrame, p: InferParams, cache: str | Path, repeats: int = 1
 ) -> pd.DataFrame:
     """``repeats`` rows per item: ``model`` answering it, repeat r (all items of repeat 0 first,
     then of 1, ...) sampled with ``p.sampling``'s seed + r, its prompts in ``model.layout`` with
     the folder's tokenizer. Every item's prompt must fit ``p.prompt_tokens``
-    (:func:`curll.evaluate.items.drop_unfit` removes the others first)."""
+    (:func:`curll.evaluate.items.drop_unfit` removes the others first). The backend knows the
+    model as :data:`WEIGHTS` and its folder's fingerprint, not as its run: an answer is a function
+    of the weights, the prompt and the seed, so two runs of the same weights (every order's
+    stage-0 model of a seed) give the same answers, and the second reads them from the cache."""
     from curll.evaluate.layouts import load_tokenizer
     from curll.layouts import layout_of
 
@@ -76,7 +83,7 @@ def answer(
     rows: list[dict[str, Any]] = []
     # leaving the engine closes its backend: the model leaves memory (a vLLM engine its GPUs)
     # before the next model loads, on an error too
-    backend = trained_model_backend(folder, name, p, chat_template=layout_of(model.layout).template)
+    backend = trained_model_backend(folder, WEIGHTS, p, chat_template=layout_of(model.layout).template)
     with Engine(backend, RequestCache(cache), attempts=1,
                 batch_size=p.batch_size, desc=f"answer {name}") as engine:  # fmt: skip
         for repeat in range(repeats):  # one engine run a repeat: repeat 0's batches are those of k = 1
