@@ -19,7 +19,7 @@ from curll.artifacts import json_text
 from curll.config import Params
 from curll.generate.merge import (
     MergeStats,
-    check_parents,
+    Parents,
     count_rows,
     merged,
     seed_fields,
@@ -37,16 +37,17 @@ def run(params: Params) -> None:
     total = count_rows(shard_paths(shards, n))
     seeds = seed_fields(params.seeds.out.seeds, shards, n)
     stats = MergeStats()
-    passages: set[str] = set()
+    parents = Parents(shards)
 
     def chunks() -> Iterator[list[pd.DataFrame]]:
         with tqdm(total=total, desc="generate_merge", unit="row") as bar:
             for gens in merged(shards, n):
                 tables = split_instances(gens, seeds)
-                check_parents(tables, passages, shards)
+                parents.add(tables)
                 stats.add(gens, tables)
                 bar.update(len(gens))
                 yield [gens, *(tables[k] for k in TYPES)]
+        parents.check()  # after the last chunk, before anything is renamed into place
 
     typed = [(out.table(k), instance_schema(k)) for k in TYPES]
     write_table_streams([(out.generations, GenerationSchema), *typed], chunks(),

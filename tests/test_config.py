@@ -431,3 +431,21 @@ def test_a_key_typed_as_a_union_is_named_as_written_in_one_line(good, section, k
         parse_params(data, source="params.yaml")
     assert err.value.field == f"{section}.{key}"
     assert "\n" not in err.value.message and "valid number" in err.value.message, err.value.message
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "field", "said"),
+    [("train", "order", ["continual", "nope"], "train.order.1", "unknown order 'nope'"),
+     ("evaluate", "min_yield", {"judgeA": 2}, "evaluate.min_yield.judgeA", "less than or equal to 1"),
+     ("verify", "min_yield", {"ir": 1.5}, "verify.min_yield.ir", "less than or equal to 1")],
+)  # fmt: skip
+def test_a_bad_item_inside_a_union_typed_list_or_map_is_named_with_its_own_message(
+    good, section, key, value, field, said
+):
+    """A list of orders and a map by name are documented forms: the item at fault is named,
+    not the key with the scalar member's "should be a valid string"."""
+    data = copy.deepcopy(good)
+    data[section][key] = value
+    with pytest.raises(CurllError) as err:
+        parse_params(data, source="params.yaml")
+    assert err.value.field == field and said in err.value.message and "\n" not in err.value.message

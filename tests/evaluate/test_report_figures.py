@@ -102,6 +102,8 @@ def test_forgetting_scatter_shows_rho_and_n_in_its_title(tmp_path, monkeypatch):
     assert f"Spearman {plots.RHO} = -0.97" in got["forgetting vs out-degree"][1]
     report_figures.degree(fd.iloc[:2].assign(out_degree=[0, 1]), 1.0, "continual", tmp_path)
     assert "only 2 distinct out-degrees (1 of 2 at" in titles[1] and plots.RHO not in titles[1]
+    report_figures.degree(fd, -0.0032, "continual", tmp_path)  # rounds to zero: 0.00, not -0.00
+    assert titles[2].endswith(f"Spearman {plots.RHO} = 0.00")
 
 
 def test_the_rating_range_is_the_judge_schemas():

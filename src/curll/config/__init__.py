@@ -235,26 +235,34 @@ def _to_curll_error(exc: ValidationError, source: str | Path, data: Any = None) 
         else:
             msg = err["msg"] + _shown(err.get("input"))
         problems.setdefault(".".join(_written(loc, data, missing=kind == "missing")), msg)
+    deeper = [k for k in problems if any(o.startswith(k + ".") for o in problems)]
+    for k in deeper:  # a union's members disagree: the one that got inside the value says more
+        del problems[k]
     (key, msg), *rest = problems.items()
     msg += "".join(f"\n  - {k}: {m}" for k, m in rest)
     return CurllError(msg, file=source, field=key)
 
 
 def _written(loc: list[str], data: Any, *, missing: bool) -> list[str]:
-    """``loc`` up to the last part the params hold: pydantic adds a union member's name
-    (``float``, ``function-after[...]``) after a key whose value no member took, which is no key
-    the user wrote. A required key that is missing is kept (``missing``)."""
+    """``loc`` as the user wrote it: pydantic puts a union member's name (``float``,
+    ``tuple[...]``, ``function-after[...]``) after a key whose value no member took, which is no
+    key of the params; such a part is left out, and the parts after it (a list's index, a map's
+    key) are kept where the value has them. A required key that is missing is kept (``missing``)."""
     if data is None:
         return loc
+    out: list[str] = []
     at: Any = data
     for i, part in enumerate(loc):
         if isinstance(at, dict) and (part in at or (part.lstrip("-").isdigit() and int(part) in at)):
             at = at[part] if part in at else at[int(part)]  # YAML reads ``3:`` as an int key
         elif isinstance(at, list) and part.isdigit() and int(part) < len(at):
             at = at[int(part)]
+        elif missing and isinstance(at, dict) and i == len(loc) - 1:
+            pass  # the missing key itself
         else:
-            return loc[: i + 1] if missing and isinstance(at, dict) else loc[:i]
-    return loc
+            continue  # a union member's name
+        out.append(part)
+    return out
 
 
 def _shown(value: Any) -> str:

@@ -54,7 +54,8 @@ Compute = Callable[[pd.DataFrame, np.ndarray], Mapping[str, np.ndarray]]
 @dataclass(frozen=True)
 class Interval:
     """A value from all rows, the bounds of its 95% interval and the p-value of "it is 0"
-    (None when fewer than two replicates define it, or none moves it)."""
+    (None when some replicate leaves it undefined, when no replicate moves it, or when no
+    redraw of the items alone moves it: see the module docstring)."""
 
     value: float | None
     lo: float | None

@@ -21,6 +21,7 @@ import pandas as pd
 
 from curll.evaluate import plots
 from curll.evaluate.plots import MINUS, RHO
+from curll.evaluate.report_tables import two
 
 #: the judge's rating scale (:func:`curll.evaluate.judge.judge_schema`: 1-5)
 RATING = (1.0, 5.0)
@@ -137,7 +138,7 @@ def degree(fd: pd.DataFrame, rho: float | None, order: str, figs: Path) -> dict[
         said = (f"only {distinct} distinct out-degree{'s' if distinct != 1 else ''} ({most}): "
                 f"too few for a trend, no correlation shown")  # fmt: skip
     else:
-        said = f"Spearman {RHO} " + (f"= {rho:.2f}" if rho is not None else "undefined (FGT all equal)")
+        said = f"Spearman {RHO} " + (f"= {two(rho)}" if rho is not None else "undefined (FGT all equal)")
     title = f"{order}: forgetting per indicator (n = {n})\n{said}"
     path = plots.scatter(fd["out_degree"], fd["FGT"], title, figs / "forgetting_vs_out_degree.png",
                          xlabel="out-degree (edges into later stages)", ylabel="forgetting (FGT)",

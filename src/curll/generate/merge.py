@@ -190,21 +190,34 @@ def split_instances(gens: pd.DataFrame, seeds: pd.DataFrame) -> dict[str, pd.Dat
     return {k: pd.DataFrame(v, columns=list(instance_schema(k).to_schema().columns)) for k, v in out.items()}
 
 
-def check_parents(tables: dict[str, pd.DataFrame], seen: set[str], where: str | Path) -> None:
-    """Add the passages of ``tables`` (one chunk's :func:`split_instances`) to ``seen``, and check
-    that every instance made on a passage names one seen so far (passages sort first in
-    :data:`ORDER`, so every one comes before the questions made on it): else a CurllError naming
-    the instance and its missing passage (a shard's passages lost, or a shard of another run)."""
-    for name, kind in TYPES.items():
-        df = tables[name]
-        if made_on(name):
-            seen.update(df["instance_id"].tolist())
-        if kind.on:
-            lost = ~df[kind.link].isin(seen)
-            if lost.any():
-                row = df[lost].iloc[0]
-                raise CurllError(f"{name} instance {row['instance_id']} is made on passage {row[kind.link]}, "
-                                 "which no shard holds", file=where, field=kind.link)  # fmt: skip
+class Parents:
+    """Every instance made on a passage names a passage of the shards: :meth:`add` each chunk's
+    :func:`split_instances`, then :meth:`check` once all are in (passages and the questions on
+    them may come in any order). Memory: the passages' ids and the distinct ids questions name."""
+
+    def __init__(self, where: str | Path) -> None:
+        self.where = where
+        self.passages: set[str] = set()
+        self.named: dict[str, tuple[str, str, str]] = {}  # passage id -> (type, instance, link column)
+
+    def add(self, tables: dict[str, pd.DataFrame]) -> None:
+        for name, kind in TYPES.items():
+            df = tables[name]
+            if made_on(name):
+                self.passages.update(df["instance_id"].tolist())
+            if kind.on:
+                for parent, instance in zip(df[kind.link].tolist(), df["instance_id"].tolist(), strict=True):
+                    self.named.setdefault(parent, (name, instance, kind.link))
+
+    def check(self) -> None:
+        """A CurllError naming an instance whose passage no shard holds (a shard's passages
+        lost, or a shard of another run)."""
+        lost = sorted(set(self.named) - self.passages)
+        if lost:
+            name, instance, link = self.named[lost[0]]
+            raise CurllError(f"{name} instance {instance} is made on passage {lost[0]}, which no shard holds"
+                             + (f" ({len(lost)} passages missing)" if len(lost) > 1 else ""),
+                             file=self.where, field=link)  # fmt: skip
 
 
 class MergeStats:

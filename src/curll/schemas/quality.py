@@ -76,7 +76,7 @@ class UnitSchema(pa.DataFrameModel):
     hash; split: test for the best ``test_per_indicator``, then validation, then train.
     rating: the LLM's 1-5, 0 when its request failed, -1 for a unit outside the rated sample
     (``split.rate_per_indicator``), which always goes to train.
-    contaminated: a train unit dropped by decontamination (its split stays ``train``).
+    contaminated: a train or validation unit dropped by decontamination (its split stays as placed).
     topped_up: a unit moved from train to test so its stage has ``split.min_test_records`` test
     records of a type (:func:`curll.split.assign.top_up`).
     """
