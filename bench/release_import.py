@@ -84,6 +84,7 @@ def split_sample(root: Path, out: Path) -> None:
 
     p = load_params().split
     paths = {k: str(out / f"{k}.parquet") for k in ("ratings", "units", "records", "rejects")}
+    paths["stats"] = str(out / "stats.json")  # every output under ``out``, none in the repository
     imported = p.imported.model_copy(update={"dir": str(root), "train": 200, "validation": 200, "test": 200})
     split = p.model_copy(update={"imported": imported, "out": p.out.model_copy(update=paths)})
     imported_files(split, stages=[3], types=["cqa"])
