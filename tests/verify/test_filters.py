@@ -72,3 +72,11 @@ def test_set_checks_flag_rows_and_the_rejects_keep_code_and_detail_apart():
         ["qa_count", "1 pairs, expected 2"],
         ["exact_duplicate", " dup of x: y "],  # verbatim: never split on its colon
     ]
+
+
+def test_a_field_of_zero_width_characters_alone_is_empty():
+    """White space and zero-width characters show nothing: such a field is `empty`, not a
+    one-word prompt that later checks would call too short."""
+    row = {"instruction": "\u200b\u2060 \ufeff", "response": "Cats purr."}
+    assert flt.not_empty("instruction", "response")(row) == Drop("empty", "instruction")
+    assert flt.not_empty("response")(row) is None

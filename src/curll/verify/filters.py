@@ -18,6 +18,7 @@ import pandas as pd
 
 from curll.artifacts import records
 from curll.instances import spec
+from curll.text import canonical
 from curll.verify.verdict import Drop, Verdict
 
 Filter = Callable[[Mapping[str, Any]], Verdict]
@@ -40,7 +41,7 @@ def reject_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
 
 def not_empty(*fields: str) -> Filter:
     def check(row: Mapping[str, Any]) -> Verdict:
-        blank = [f for f in fields if not str(row[f]).strip()]
+        blank = [f for f in fields if not canonical(str(row[f])).strip()]  # zero-width alone is blank
         return Drop("empty", ", ".join(blank)) if blank else None
 
     return check
