@@ -5,8 +5,8 @@ generate's retry checks split a text: lower-cased runs of letters, digits and ap
 :data:`SPELLINGS` maps a British ending to its American one (organise -> organize, organiser
 -> organizer, colour -> color, centre -> center, catalogue -> catalog); the dictionary check
 tries each rule on a word it does not know, and verify's stems apply them all.
-:func:`canonical` is how the importers compare text typed in different ways (NFC, no
-zero-width characters).
+:func:`canonical` is how text typed in different ways compares as one (NFC, no zero-width
+characters): the importers' keys, verify's dedup and empty check, split's decontamination.
 """
 
 from __future__ import annotations

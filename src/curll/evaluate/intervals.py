@@ -93,7 +93,7 @@ def missing_seeds(rows: pd.DataFrame) -> list[str]:
     """``<order> trained to <stage>: seeds [...] of [...]`` for each model (``order``,
     ``trained_to``) of ``rows`` that lacks some training seed of ``rows`` (``seed``): the seed
     draw pairs models by seed, so it needs every model for every seed."""
-    every = sorted(int(s) for s in rows["seed"].unique())
+    every = seeds_of(rows)
     have: dict[tuple[str, int], set[int]] = {}
     for order, to, seed in zip(rows["order"], rows["trained_to"], rows["seed"], strict=True):
         have.setdefault((str(order), int(to)), set()).add(int(seed))
@@ -136,10 +136,11 @@ def bootstrap(
     for start in range(0, samples, chunk):
         got = compute(rows, _weights(rows, weights, start, min(chunk, samples - start)))
         reps[start : start + min(chunk, samples - start)] = _stacked(got, names)
-    fixed: set[str] = set()
     if items is not None and len(weights) > 1 and samples:
         alone = compute(rows, _weights(rows, {items: weights[items]}, 0, min(ITEM_CHECK, samples)))
-        fixed = {n for n, col in zip(names, _stacked(alone, names).T, strict=True) if _unmoved(col)}
+        for k, col in enumerate(_stacked(alone, names).T):
+            if _unmoved(col):  # no item draw moves it: as if no replicate did
+                reps[:, k] = point[names[k]]
     from scipy import stats  # type: ignore[import-untyped]
 
     dists: dict[float | None, Any] = {}  # degrees of freedom -> (distribution, its 97.5% quantile)
@@ -151,12 +152,7 @@ def bootstrap(
             dists[d] = (dist, float(dist.ppf(0.975)))
         return dists[d]
 
-    return {
-        name: Interval(_r(point[name]) if not math.isnan(point[name]) else None, None, None)
-        if name in fixed
-        else _interval(point[name], reps[:, k], inflate, dist_of(name)[1], dist_of(name)[0])
-        for k, name in enumerate(names)
-    }
+    return {name: _interval(point[name], reps[:, k], inflate, *dist_of(name)) for k, name in enumerate(names)}
 
 
 #: replicates that draw the items alone, to find the values no item draw moves
@@ -182,13 +178,12 @@ def _unmoved(col: np.ndarray) -> bool:
     return len(defined) < 2 or bool(np.all(defined == defined[0]))
 
 
-def _interval(value: float, reps: np.ndarray, inflate: float, quantile: float, dist: Any) -> Interval:
+def _interval(value: float, reps: np.ndarray, inflate: float, dist: Any, quantile: float) -> Interval:
     if math.isnan(value):
         return Interval(None, None, None)
     if np.isnan(reps).any() or _unmoved(reps):  # undefined in some replicate, or no spread
         return Interval(_r(value), None, None)
-    col = reps
-    se = inflate * float(np.std(col, ddof=1))
+    se = inflate * float(np.std(reps, ddof=1))
     p = float(2 * dist.sf(abs(value) / se)) if se > 0 else (1.0 if value == 0 else 0.0)
     return Interval(_r(value), _r(value - quantile * se), _r(value + quantile * se), min(1.0, p))
 

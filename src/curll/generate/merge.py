@@ -88,8 +88,10 @@ def check_one_run(paths: list[Path]) -> None:
             table = pq.read_table(p, columns=["task", "prompt_version", "model"])
         except (OSError, ValueError, KeyError) as exc:
             raise CurllError(f"not a readable parquet file ({exc})", file=p) from None
-        for task, version, model in set(zip(*(table.column(c).to_pylist() for c in table.column_names),
-                                            strict=True)):  # fmt: skip
+        distinct = table.group_by(table.column_names).aggregate([])  # one row a combination
+        for task, version, model in zip(
+            *(distinct.column(c).to_pylist() for c in table.column_names), strict=True
+        ):
             seen.setdefault(("model", ""), {}).setdefault(str(model), p.name)
             seen.setdefault(("prompt", str(task)), {}).setdefault(str(version), p.name)
     for (what, task), values in sorted(seen.items()):

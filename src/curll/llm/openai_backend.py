@@ -186,7 +186,7 @@ class OpenAIBackend:
                 timed_out = self._lost is not None and self._lost.startswith(AttemptTimeoutError.__name__)
                 if timed_out and await self._alive(clients[0]):
                     self._lost = None  # it answers: that prompt is slow (its own error), the server is there
-                if self._lost is not None and self._lost.startswith(AttemptTimeoutError.__name__):
+                elif timed_out:
                     raise CurllError(
                         f"no answer from the server at {self._where()} within timeout_s = "
                         f"{self.timeout_s:g} s ({self.max_retries} retries): is it running, and is "

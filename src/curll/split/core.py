@@ -63,9 +63,9 @@ def select(
         found = contaminated(units, held, n=p.decontamination.ngram, threshold=p.decontamination.threshold)
         return {h.train_id: h for h in found}
 
-    test = dict(of("test"))
-    worst = against(of("validation"), test)  # validation is held out from test too...
-    held = {**test, **{u: text for u, text in of("validation") if u not in worst}}
+    test, validation = dict(of("test")), dict(of("validation"))
+    worst = against(iter(validation.items()), test)  # validation is held out from test too...
+    held = {**test, **{u: text for u, text in validation.items() if u not in worst}}
     worst |= against(of("train"), held)  # ...and train from both
     split_of = dict(zip(placed["unit_id"], placed["split"], strict=True))
     placed["contaminated"] = placed["unit_id"].isin(set(worst))

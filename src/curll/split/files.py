@@ -46,8 +46,9 @@ def split_files(
     """See the module docstring. ``tables``: every instance type's verified table; ``rate``:
     the units to rate (with their ``content``) -> their ratings (RatingSchema)."""
     ids = {k: read_table(*tables[k], columns=IDS) for k in seeded()}
+    taxonomy = set(indicators["indicator_id"])
     for kind, df in ids.items():
-        known_indicators(df, set(indicators["indicator_id"]), tables[kind][0])
+        known_indicators(df, taxonomy, tables[kind][0])
     units = unit_index(ids, sources={k: tables[k][0] for k in ids})
     ws = Workspace()
     try:

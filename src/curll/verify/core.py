@@ -106,12 +106,15 @@ class _Run:
         self.metrics: dict[str, Any] = {}
         self._parts: dict[str, dict[str, Any]] = {}
 
-    def _batches(self, kind: str, desc: str) -> Iterator[pd.DataFrame]:
+    def _batches(self, kind: str, desc: str, *, first: bool = False) -> Iterator[pd.DataFrame]:
+        """``kind``'s table a batch at a time; on the ``first`` of its two passes, each batch's
+        indicators checked against the taxonomy."""
         path = self.inputs[kind]
         bar = tqdm(total=pq.ParquetFile(path).metadata.num_rows, desc=f"verify: {kind} ({desc})", unit="row")
         with bar:
             for df in iter_table(path, instance_schema(kind), batch_rows=self.batch_rows):
-                known_indicators(df, self.settings.topics.keys(), path)
+                if first:
+                    known_indicators(df, self.settings.topics.keys(), path)
                 yield df
                 bar.update(len(df))
 
@@ -142,11 +145,11 @@ class _Run:
         screen = Screen(kind, self.settings, self.encoder, self.topics, self.scratch, self.inputs[kind])
         t = spec(kind)
         if t.on:
-            for df in whole_groups(self._batches(kind, "checks"), t.link):
+            for df in whole_groups(self._batches(kind, "checks", first=True), t.link):
                 passages = self.passages.get(df[t.link]) if t.grounded else {}
                 screen.add_pairs(df, self.kept.get(t.on, set()), passages)
             return screen, {}
-        for df in self._batches(kind, "checks"):
+        for df in self._batches(kind, "checks", first=True):
             screen.add(df)
         dedup, pairs = screen.semantic()
         return screen, {"dedup": dedup, "dedup_pairs": pairs}
