@@ -91,14 +91,13 @@ def test_a_json_answer_caught_in_a_loop_stops_early_with_a_reason(embedded_model
     )  # fmt: skip
     schema = {"type": "object", "properties": {"text": {"type": "string", "maxLength": 900}},
               "required": ["text"], "additionalProperties": False}  # fmt: skip
-    [looped] = backend.complete(
-        [ChatRequest.build([("user", "x")], schema=schema, sampling=Sampling(max_tokens=400))]
-    )
+    # greedy: a sampled row would draw another token now and then (its seed comes from the
+    # model's path, a temp folder), and each such draw restarts the loop's count
+    greedy = Sampling(temperature=0.0, max_tokens=400)
+    [looped] = backend.complete([ChatRequest.build([("user", "x")], schema=schema, sampling=greedy)])
     assert looped.finish_reason == "loop" and looped.error is None  # an answer (stored), not a failed call
     assert looped.completion_tokens < 70  # caught within a few checks, not at max_tokens 400
     assert looped.text.startswith('{"text": "aaaa')
     backend.stop_loops = False
-    [ran_on] = backend.complete(
-        [ChatRequest.build([("user", "x")], schema=schema, sampling=Sampling(max_tokens=400))]
-    )
+    [ran_on] = backend.complete([ChatRequest.build([("user", "x")], schema=schema, sampling=greedy)])
     assert ran_on.finish_reason == "length" and ran_on.completion_tokens == 400
