@@ -45,12 +45,13 @@ def test_new_skill_clears_lower_levels(write):
 def test_header_variants_and_whitespace(write):
     path = write(
         "t.csv",
-        "Skill , Subskills,Goal,Stage-1, Stage 3\n" + '  Maths ,Number,  Count \t,"  Counts\n to 10  ",x\n',
+        "Skill , Subskills,Goal,Stage-1, Stage 3,stage - 4\n"
+        + '  Maths ,Number,  Count \t,"  Counts\n to 10  ",x,y\n',
     )
     df = import_taxonomy("curll-csv", [path]).table
     assert df[["skill", "goal"]].iloc[0].tolist() == ["Maths", "Count"]
-    assert df["indicator"].tolist() == ["Counts to 10", "x"]
-    assert df["stage"].tolist() == [1, 3]
+    assert df["indicator"].tolist() == ["Counts to 10", "x", "y"]
+    assert df["stage"].tolist() == [1, 3, 4]
 
 
 def test_ids_are_content_hashes_stable_under_reordering(write):
@@ -92,6 +93,9 @@ def test_stage_column_without_indicators_is_refused(write):
         (b",Skills,Goals,stage-1\n,Maths,Count,x\n", "missing column", 1, "Sub-skills"),
         (b",Skills,Sub-skills,Goals\n,Maths,N,Count\n", "no stage columns", 1, None),
         (b",Skills,Sub-skills,Goals,Stage-12\n,Maths,N,Count,x\n", "stage 12 is above 9", 1, "Stage-12"),
+        # a minus sign, not the joiner of "stage-1": not to be read as stage 1
+        (b",Skills,Sub-skills,Goals,Stage -1\n,Maths,N,Count,x\n", "cannot be negative", 1, "Stage -1"),
+        (b",Skills,Sub-skills,Goals,stage--2\n,Maths,N,Count,x\n", "cannot be negative", 1, "stage--2"),
         (  # an unquoted comma: the text after it would be lost, or every later cell shifted
             HEADER.encode() + b",Maths,Number,Count,Writes words, then reads them aloud,Spells\n",
             r"7 cells under a header of 6, the extra ones not empty \('Spells'\)",

@@ -13,7 +13,8 @@ Layout (one file per age range, e.g. ``age_0_5.csv`` and ``age_5_11.csv``)::
   ``Goal``/``Goals``, ``stage-k``/``Stage-k``/``Stage k``; other columns are ignored.
 - Cells are stripped and inner white space is folded.
 
-Failure behaviour: missing hierarchy or stage columns, a stage column with no
+Failure behaviour: missing hierarchy or stage columns, a negative stage (``stage -1``,
+``stage--1``; ``stage - 1`` is stage 1), a stage column with no
 indicator, an indicator with no skill/sub-skill/goal above it, and duplicate
 indicators raise :class:`CurllError` with the file, spreadsheet row and column.
 """
@@ -32,11 +33,15 @@ from curll.taxonomy.model import IndicatorRecord, normalise
 _LEVELS = ("skill", "subskill", "goal")
 _LEVEL_NAMES = {"skill": "Skills", "subskill": "Sub-skills", "goal": "Goals"}
 _STAGE_RE = re.compile(r"^stage[\s_-]*(\d+)$")
+# a minus sign rather than a joiner: "stage -1", "stage--1", "stage_-1" (not "stage-1", "stage - 1")
+_NEGATIVE_STAGE_RE = re.compile(r"^stage[\s_-]+-\d+$")
 
 
 def _header_key(cell: str) -> str | None:
     """Map a header cell to 'skill' / 'subskill' / 'goal' / 'stage:N', or None."""
     key = normalise(cell).lower()
+    if _NEGATIVE_STAGE_RE.match(key):
+        return "stage:-"
     m = _STAGE_RE.match(key)
     if m:
         return f"stage:{int(m.group(1))}"
@@ -58,6 +63,9 @@ def _columns(table: CsvTable) -> tuple[dict[str, int], dict[int, int]]:
         key = _header_key(cell)
         if key is None:
             continue
+        if key == "stage:-":
+            raise CurllError("a stage cannot be negative (stages count from 0)",
+                             file=table.path, row=1, field=cell.strip())  # fmt: skip
         if key.startswith("stage:"):
             stage = int(key.split(":")[1])
             if stage > MAX_STAGE:
