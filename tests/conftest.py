@@ -25,10 +25,18 @@ def reference_file(*parts: str) -> Path:
     return path
 
 
+#: variables that make rich, DVC and others write colour codes into a pipe (set by many CI
+#: runners): the tests read plain text, so the suite runs without them
+COLOUR_FORCING = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "CLICOLOR_FORCE", "PY_COLORS")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Under pytest-xdist each worker, and every process it starts, computes on one thread by
+    """Colour-forcing variables are dropped (:data:`COLOUR_FORCING`). Under pytest-xdist each
+    worker, and every process it starts, computes on one thread by
     default: two workers of as many threads as cores spin against each other (OpenMP waits
     busily). A thread count set explicitly (params, a test) still applies."""
+    for var in COLOUR_FORCING:
+        os.environ.pop(var, None)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
             os.environ.setdefault(var, "1")

@@ -19,7 +19,7 @@ import typer
 from curll.config import DEFAULT_PARAMS, Params, load_params
 from curll.errors import CurllError
 from pipeline.tools import importers
-from pipeline.tools.console import fail, say
+from pipeline.tools.console import fail, say, screen
 
 app = typer.Typer(
     name="curll",
@@ -181,7 +181,6 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     from datetime import UTC, datetime
 
     from rich import box
-    from rich.console import Console
     from rich.table import Table
 
     from curll.evaluate.headline import COLUMNS, UNITS, Identity, headline, identity, rows
@@ -200,9 +199,7 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
         table.add_column(name, no_wrap=True)
     for row in rows(head):
         table.add_row(*row)
-    console = Console()
-    if not console.is_terminal:  # a pipe or a file: no screen to wrap for
-        console = Console(width=120)
+    console = screen()
     console.print(run.line())
     if run.params_hash != now.params_hash:
         console.print(
@@ -221,7 +218,6 @@ def show_experiments(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     """``dvc exp show --json`` in the params file's folder, laid out by
     :mod:`pipeline.tools.experiments` (a row per experiment and order)."""
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -238,9 +234,7 @@ def show_experiments(params: ParamsOpt = DEFAULT_PARAMS) -> None:
         if row[0] and i:
             table.add_section()
         table.add_row(*(Text(cell) for cell in row))  # Text: "[joint, continual]" is not rich markup
-    console = Console()
-    if not console.is_terminal:  # a pipe or a file: no screen to wrap for
-        console = Console(width=120)
+    console = screen()
     console.print(table)
     console.print(
         "nats per answer token; gain: the unigram baseline's NLL minus the model's on its own stage"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 
 from rich.console import Console
@@ -11,6 +12,13 @@ from rich.markup import escape
 @cache
 def console() -> Console:
     return Console(stderr=True, highlight=False)
+
+
+def screen() -> Console:
+    """A console for tables on stdout: as wide as the terminal on a terminal, 120 columns into
+    a pipe or a file. Decided by stdout itself, not by rich's guess: with ``FORCE_COLOR`` set,
+    rich takes a pipe for an 80-column terminal and wraps cells that fit 120."""
+    return Console() if sys.stdout.isatty() else Console(width=120)
 
 
 def say(message: str) -> None:

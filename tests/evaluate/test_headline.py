@@ -95,6 +95,30 @@ def test_results_shows_the_identity_of_the_run_not_of_todays_params(tmp_path):
     assert f"params {run.params_hash} |" in curll("results", cwd=tmp_path).stdout  # today's identity
 
 
+def test_results_into_a_pipe_are_120_columns_wide_even_where_colour_is_forced(tmp_path):
+    """A CI runner's ``FORCE_COLOR`` makes rich take a pipe for an 80-column terminal."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from harness.commands import env
+
+    root = Path(__file__).resolve().parents[2]
+    (tmp_path / "params.yaml").write_text((root / "params.yaml").read_text())
+    out = tmp_path / "data" / "evaluate"
+    (out / "matrices").mkdir(parents=True)
+    recorded = {**identity(tmp_path / "params.yaml").record(), "params_hash": "0123456789ab"}
+    (out / "metrics.json").write_text(json.dumps({**METRICS, "run": recorded}))
+    shown = subprocess.run([sys.executable, "-m", "pipeline.tools.cli", "results"], cwd=tmp_path,
+                           env={**env(), "FORCE_COLOR": "1", "COLUMNS": "80"},
+                           capture_output=True, text=True, check=True).stdout  # fmt: skip
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
+    assert "`dvc status` says whether anything is stale" in plain  # one line, not wrapped at 80
+    assert "…" not in plain  # no column cut short
+    assert max(map(len, plain.splitlines())) <= 120
+
+
 def test_identity_of_a_run_on_imported_records_names_their_folder_not_the_llm(tmp_path):
     params = tmp_path / "params.yaml"
     params.write_text("llm:\n  use: a\n  profiles:\n    a: {model: m}\n"
