@@ -139,7 +139,7 @@ class FaultMix:
 class FaultyServer(FakeChatServer):
     """:class:`FakeChatServer` whose good answers satisfy each request's schema."""
 
-    def __init__(self, rate: float, seed: int = 0, timeout_sleep_s: float = 1.0, port: int = 0) -> None:
+    def __init__(self, rate: float, seed: int = 0, timeout_sleep_s: float = 3.0, port: int = 0) -> None:
         super().__init__(timeout_sleep_s=timeout_sleep_s, port=port)
         self.mix = FaultMix(rate, seed)
         self.pick = self.mix

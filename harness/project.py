@@ -53,7 +53,7 @@ def make_project(dest: Path, base_url: str, n_seeds: int = 4, **profile: object)
     params["llm"]["use"] = "server"
     params["split"]["rater"] = "server"
     server = params["llm"]["profiles"]["server"]
-    server.update(base_url=base_url, timeout_s=0.5, max_retries=4, concurrency=4, batch_size=16)
+    server.update(base_url=base_url, timeout_s=2.0, max_retries=4, concurrency=4, batch_size=16)
     server.update(profile)
     params["generate"]["pairs"] = {"cqa": 2, "csqa": 1}
     (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))

@@ -36,7 +36,8 @@ def server():
 
 
 def backend(server: FakeChatServer, **kw) -> OpenAIBackend:
-    kw.setdefault("timeout_s", 0.5)
+    # past a loaded machine's slowest good answer, below the fake server's 2 s "timeout"
+    kw.setdefault("timeout_s", 1.5)
     return OpenAIBackend("tiny", base_url=server.base_url, **kw)
 
 
@@ -319,7 +320,7 @@ def test_a_server_lost_mid_batch_stops_the_batch_and_the_next_one_raises(server)
     assert [a.sent for a in answers] == [True] + [False] * 5
     assert len(server.requests) == 2  # the five after the lost one were never sent
     server.hung = True  # nothing answers, the model list neither
-    with pytest.raises(CurllError, match=r"no answer from the server .* within timeout_s = 0.5 s") as err:
+    with pytest.raises(CurllError, match=r"no answer from the server .* within timeout_s = 1.5 s") as err:
         b.complete([req("again")])  # first request alone, and it times out too
     assert err.value.field == "timeout_s"
     assert len(server.requests) == 3 and server.list_models == 1

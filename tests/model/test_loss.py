@@ -84,7 +84,9 @@ def test_training_with_chunks_ends_where_training_without_does(tmp_path: Path):
     (a, loss_a), (b, loss_b) = models
     assert loss_a == pytest.approx(loss_b, rel=1e-4)
     for (name, pa), pb in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
-        torch.testing.assert_close(pa, pb, rtol=1e-3, atol=1e-4, msg=name)
+        # atol 1e-3: Adam turns a near-zero gradient whose float sum differs by CPU kind into a
+        # whole step (lr * sign); the losses above hold the chunked loss to 1e-4
+        torch.testing.assert_close(pa, pb, rtol=1e-3, atol=1e-3, msg=name)
     assert eval_loss(a, data, device="cpu", micro_batch=4, loss_chunk=16) == pytest.approx(
         eval_loss(a, data, device="cpu", micro_batch=4), rel=1e-4
     )
