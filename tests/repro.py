@@ -65,7 +65,7 @@ def shrink(params: dict[str, Any], encoder: Path | None = None) -> dict[str, Any
 
 @dataclass(frozen=True)
 class Reproduced:
-    path: Path  #: the repo; tests may change it (they run in file order, the smoke test first)
+    path: Path  #: the repo; tests may change it, and run in any order (xdist keeps no file order)
     first: subprocess.CompletedProcess[str]  #: the first ``dvc repro``, from nothing
 
 
