@@ -32,9 +32,9 @@ COLOUR_FORCING = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "CLICOLOR_
 
 def pytest_configure(config: pytest.Config) -> None:
     """Colour-forcing variables are dropped (:data:`COLOUR_FORCING`). Under pytest-xdist each
-    worker, and every process it starts, computes on one thread by
-    default: two workers of as many threads as cores spin against each other (OpenMP waits
-    busily). A thread count set explicitly (params, a test) still applies."""
+    worker, and every process it starts, computes on one thread by default: two workers of as
+    many threads as cores spin against each other (OpenMP waits busily). A thread count set
+    explicitly (params, a test) still applies."""
     for var in COLOUR_FORCING:
         os.environ.pop(var, None)
     if os.environ.get("PYTEST_XDIST_WORKER"):
