@@ -66,22 +66,22 @@ def one_rate(rate: float, n_seeds: int, root: Path) -> dict[str, object]:
 
 
 def kill_trials(n: int, n_seeds: int, root: Path, batch: int = 8) -> pd.DataFrame:
-    """``n`` kill -9 trials of ``dvc repro`` (generate) at seeded points, then a restart."""
+    """``n`` kill -9 trials of ``dvc repro`` (generate) at seeded points, then a restart, all
+    against the reference run's server: its address is part of the model's name on every row."""
+    rows = []
     with FaultyServer(rate=0.0) as server:
         ref = under_dvc(make_project(root / "ref", server.base_url, n_seeds=n_seeds, batch_size=batch))
         pristine = root / "pristine"
         shutil.copytree(ref, pristine)
         dvc("repro", cwd=ref)
-        total, port = len(server.requests), int(server.base_url.rsplit(":", 1)[1].split("/")[0])
-    expected = (ref / SHARD).read_bytes()
-    rows = []
-    for trial in range(n):
-        rng = random.Random(trial)
-        at, delay = rng.randrange(1, total - 1), rng.uniform(0.0, 0.05)  # kill mid-batch too
-        project = root / f"trial-{trial}"
-        shutil.copytree(pristine, project)
-        with FaultyServer(rate=0.0, port=port) as server:
-            server.latency_s = 0.02
+        total = len(server.requests)
+        expected = (ref / SHARD).read_bytes()
+        server.latency_s = 0.02
+        for trial in range(n):
+            rng = random.Random(trial)
+            at, delay = rng.randrange(1, total - 1), rng.uniform(0.0, 0.05)  # kill mid-batch too
+            project = root / f"trial-{trial}"
+            shutil.copytree(pristine, project)
             reached: list[float] = []
 
             def ready(c: Path = project, a: int = at, d: float = delay, seen: list[float] = reached) -> bool:
@@ -89,18 +89,19 @@ def kill_trials(n: int, n_seeds: int, root: Path, batch: int = 8) -> pd.DataFram
                     seen.append(time.perf_counter())
                 return bool(seen) and time.perf_counter() - seen[0] >= d
 
+            before = len(server.requests)
             killed = kill_when(["dvc", "repro"], project, ready)
-            stored, asked = stored_answers(project), len(server.requests)
+            stored, asked = stored_answers(project), len(server.requests) - before
             start = time.perf_counter()
             dvc("repro", cwd=project)
             restart_s = time.perf_counter() - start
-            again = len(server.requests) - asked
-        rows.append({
-            "trial": trial, "killed": killed, "stored at kill": stored, "of": total,
-            "asked again": again, "calls wasted": asked + again - total,  # the batch lost in flight
-            "byte-identical": (project / SHARD).read_bytes() == expected,
-            "temp files left": len(leftovers(project)), "restart s": round(restart_s, 1),
-        })  # fmt: skip
+            again = len(server.requests) - before - asked
+            rows.append({
+                "trial": trial, "killed": killed, "stored at kill": stored, "of": total,
+                "asked again": again, "calls wasted": asked + again - total,  # the batch lost in flight
+                "byte-identical": (project / SHARD).read_bytes() == expected,
+                "temp files left": len(leftovers(project)), "restart s": round(restart_s, 1),
+            })  # fmt: skip
     return pd.DataFrame(rows)
 
 
