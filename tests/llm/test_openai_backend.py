@@ -284,28 +284,30 @@ def test_a_server_nobody_answers_fails_fast_with_a_clear_error(monkeypatch):
     import curll.llm.openai_wire as wire
     from curll.errors import CurllError
 
-    with socket.socket() as s:  # a port nothing listens on
+    # bound but never listening, for the whole test: connections are refused, and no other
+    # process can take the port meanwhile
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    tries: list[int] = []
-    real = wire.retry_after
+        tries: list[int] = []
+        real = wire.retry_after
 
-    def counted(exc: Exception, retry: int) -> float | None:
-        tries.append(retry)
-        return real(exc, retry)
+        def counted(exc: Exception, retry: int) -> float | None:
+            tries.append(retry)
+            return real(exc, retry)
 
-    monkeypatch.setattr(ob, "retry_after", counted)
-    monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
-    params = load_params()
-    served = params.llm.profiles["server"].model_copy(
-        update={"model": "tiny", "base_url": f"http://127.0.0.1:{port}/v1", "max_retries": 2}
-    )
-    llm = params.llm.model_copy(update={"profiles": {**params.llm.profiles, "srv": served}})
-    dead = make_backend(llm, models=params.llm_models, profile="srv")
-    with pytest.raises(CurllError, match=f"cannot reach the server at http://127.0.0.1:{port}/v1") as err:
-        dead.complete([req(f"q{i}") for i in range(20)])
-    assert err.value.field == "llm.profiles.srv.base_url"  # the key to fix, as params.yaml spells it
-    assert tries == [0, 1, 2]  # one request's retries, not 20 requests' (60)
+        monkeypatch.setattr(ob, "retry_after", counted)
+        monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
+        params = load_params()
+        served = params.llm.profiles["server"].model_copy(
+            update={"model": "tiny", "base_url": f"http://127.0.0.1:{port}/v1", "max_retries": 2}
+        )
+        llm = params.llm.model_copy(update={"profiles": {**params.llm.profiles, "srv": served}})
+        dead = make_backend(llm, models=params.llm_models, profile="srv")
+        with pytest.raises(CurllError, match=f"cannot reach the server at http://127.0.0.1:{port}/v1") as err:
+            dead.complete([req(f"q{i}") for i in range(20)])
+        assert err.value.field == "llm.profiles.srv.base_url"  # the key to fix, as params.yaml spells it
+        assert tries == [0, 1, 2]  # one request's retries, not 20 requests' (60)
 
 
 def test_a_server_lost_mid_batch_stops_the_batch_and_the_next_one_raises(server):
