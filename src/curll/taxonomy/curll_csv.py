@@ -40,8 +40,6 @@ _NEGATIVE_STAGE_RE = re.compile(r"^stage[\s_-]+-\d+$")
 def _header_key(cell: str) -> str | None:
     """Map a header cell to 'skill' / 'subskill' / 'goal' / 'stage:N', or None."""
     key = normalise(cell).lower()
-    if _NEGATIVE_STAGE_RE.match(key):
-        return "stage:-"
     m = _STAGE_RE.match(key)
     if m:
         return f"stage:{int(m.group(1))}"
@@ -60,12 +58,12 @@ def _columns(table: CsvTable) -> tuple[dict[str, int], dict[int, int]]:
     levels: dict[str, int] = {}
     stages: dict[int, int] = {}
     for idx, cell in enumerate(table.header):
+        if _NEGATIVE_STAGE_RE.match(normalise(cell).lower()):
+            raise CurllError("a stage cannot be negative (stages count from 0)",
+                             file=table.path, row=1, field=cell.strip())  # fmt: skip
         key = _header_key(cell)
         if key is None:
             continue
-        if key == "stage:-":
-            raise CurllError("a stage cannot be negative (stages count from 0)",
-                             file=table.path, row=1, field=cell.strip())  # fmt: skip
         if key.startswith("stage:"):
             stage = int(key.split(":")[1])
             if stage > MAX_STAGE:
