@@ -1,6 +1,7 @@
 """DVC stage ``generate_merge``: join the generate shards into one table and typed instances.
 
-Reads every shard of ``generate.out.shards`` and the seeds they name; writes
+Reads every shard of ``generate.out.shards`` and the seeds table; checks that the shards hold
+exactly the requests that table plans (:mod:`curll.generate.plan`); writes
 ``out.generations`` (every request, rejects included), one table per instance type in
 ``out.tables`` (``<type>.parquet``: context, ir, cqa, csqa) and ``out.stats`` (requests by
 task and status, instances per type and stage, tokens). Streams: memory holds a chunk of rows
@@ -26,6 +27,7 @@ from curll.generate.merge import (
     shard_paths,
     split_instances,
 )
+from curll.generate.plan import check_plan
 from curll.instances import TYPES
 from curll.schemas import GenerationSchema, instance_schema
 from curll.streaming import write_table_streams
@@ -34,7 +36,9 @@ from pipeline.tools.console import say
 
 def run(params: Params) -> None:
     out, shards, n = params.generate_merge.out, params.generate.out.shards, params.generate.shards
-    total = count_rows(shard_paths(shards, n))
+    paths = shard_paths(shards, n)
+    total = count_rows(paths)
+    check_plan(paths, params.seeds.out.seeds)
     seeds = seed_fields(params.seeds.out.seeds, shards, n)
     stats = MergeStats()
     parents = Parents(shards)
