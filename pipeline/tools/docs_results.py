@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from curll.evaluate.findings import summary
+from curll.evaluate.findings import not_beating, summary
 from curll.evaluate.headline import DASH, fmt
 from curll.orders import ranked
 
@@ -43,18 +43,22 @@ def headline(m: Mapping[str, Any]) -> str:
         return summary(m)[0]
     per = {o: base["orders"][o] for o in ranked(base["orders"])}
     gains = ", ".join(f"{o} {fmt((v['gain'], v.get('lo'), v.get('hi')))}" for o, v in per.items())
+    models = sum(v["models"] for v in per.values())
     if base["all_beat"]:
-        verdict = "every order's models beat the unigram baseline on their own stage"
+        verdict = f"every trained model ({models}) beats the unigram baseline on its own stage"
+        tests = f"and {claims['held']} of {claims['tests']} curriculum tests hold"
     else:
-        losing = ", ".join(o for o, v in per.items() if not v["beats"])
-        verdict = f"not every order's models beat the unigram baseline on their own stage ({losing} do not)"
+        losing = models - sum(v["beating"] for v in per.values())
+        verdict = (f"{losing} of the {models} trained models are not shown to beat the unigram baseline on "
+                   f"their own stage ({not_beating(base)})")  # fmt: skip
+        tests = "so no curriculum test is made"
     judges = m.get("judge_controls") or {}
     who = ", ".join(judges.get("scored_by") or [])
     judged = ("no judge scored the run" if not who else f"the judge ({who}) passes its controls"
               if judges.get("panel_informative")
               else f"the judge ({who}) fails its controls, so no claim rests on judge scores")  # fmt: skip
-    return (f"On the default params {verdict} (gain in nats per answer token, 95% interval: {gains}), "
-            f"and {claims['held']} of {claims['tests']} tests hold; {judged}.")  # fmt: skip
+    return (f"On the default params {verdict}; mean gain per order in nats per answer token, 95% "
+            f"interval: {gains}; {tests}; {judged}.")  # fmt: skip
 
 
 def report(m: Mapping[str, Any]) -> str:
@@ -71,11 +75,12 @@ def report(m: Mapping[str, Any]) -> str:
 
 
 def tests(m: Mapping[str, Any]) -> str:
-    """Every test made (and every one not made), with its value, interval and adjusted p."""
+    """Every test made (and every one not made), with its value, interval and adjusted p (Holm within
+    a curriculum family; the gate's tests are not adjusted)."""
     listed = (m.get("claims") or {}).get("list") or []
     if not listed:
         return "No test was made (no intervals: `evaluate.bootstrap.samples: 0`)."
-    rows = ["| family | what | value [95%] | p | Holm p | holds |", "|---|---|---|---|---|---|"]
+    rows = ["| family | what | value [95%] | p | adjusted p | holds |", "|---|---|---|---|---|---|"]
     for c in listed:
         held = "not tested" if c["p_holm"] is None else ("yes" if c["holds"] else "no")
         holm = "" if c["p_holm"] is None else f"{c['p_holm']:.3g}"

@@ -17,8 +17,10 @@ METRICS: dict[str, Any] = {
         "joint": {"all": {"mean_nll": 4.41, "mean_nll_lo": 4.05, "mean_nll_hi": 4.77}},
         "untrained": {"all": {"mean_nll": 9.0}},
     },
-    "baseline": {"orders": {"continual": {"beats": True, "gain": 0.49, "lo": 0.25, "hi": 0.74},
-                            "joint": {"beats": False, "gain": 0.1, "lo": -0.2, "hi": 0.4}}},
+    "baseline": {"orders": {"continual": {"beats": True, "gain": 0.49, "lo": 0.25, "hi": 0.74,
+                                          "models": 5, "beating": 5},
+                            "joint": {"beats": False, "gain": 0.1, "lo": -0.2, "hi": 0.4,
+                                      "models": 5, "beating": 2}}},
     "judge_controls": {"panel_informative": False,
                        "judges": {"j": {"informative": False, "sign_test_p": 0.2706}}},
 }  # fmt: skip
@@ -30,8 +32,8 @@ def test_rows_give_every_trained_order_with_intervals_and_an_en_dash_where_absen
     got = {r[0]: r for r in rows(h)}
     assert set(got) == {"continual", "joint"} and all(len(r) == len(COLUMNS) for r in got.values())
     assert got["continual"][1:] == ["4.81 [4.51, 5.12]", "0.17 [-0.15, 0.50]", "-0.11 [-0.47, 0.24]",
-                                    "5.20", "0.49 [0.25, 0.74]", "yes"]  # fmt: skip
-    assert got["joint"][2:5] == ["\u2013"] * 3 and got["joint"][-1] == "no"
+                                    "5.20", "0.49 [0.25, 0.74]", "5/5"]  # fmt: skip
+    assert got["joint"][2:5] == ["\u2013"] * 3 and got["joint"][-1] == "2/5"  # models beating it
     assert h.judge_line() == "judge panel failed its controls: j not informative (sign test p 0.271)"
     recorded = {**METRICS, "baseline": {"orders": {o: {**v, "unigram": 5.123} for o, v in
                                                     METRICS["baseline"]["orders"].items()}}}  # fmt: skip

@@ -61,7 +61,7 @@ def exp_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     orders."""
     repo = tmp_path_factory.mktemp("views")
     wide = (-10.123, -10.123, -10.123)
-    orders = [Order(o, wide, wide, wide, -10.1, wide, False) for o in ("independent", "joint", "continual")]
+    orders = [Order(o, wide, wide, wide, -10.1, wide, (0, 5)) for o in ("independent", "joint", "continual")]
     h = Headline(orders, False, [Judge("j", False, 0.5)])
     (repo / "write.py").write_text(
         "import json, os, yaml\nos.makedirs('data/evaluate/headline', exist_ok=True)\n"

@@ -2,14 +2,17 @@
 
 A claim is one value with its bootstrap interval and p-value (:mod:`curll.evaluate.intervals`),
 tested against 0, in two families tested in sequence (serial gatekeeping: Dmitrienko,
-Offen & Westfall 2003), each corrected by Holm's method (a claim holds when its adjusted p is
-below :data:`ALPHA`; the family-wise error of all claims stays at most ALPHA):
+Offen & Westfall 2003; a claim holds when its adjusted p is below :data:`ALPHA`, and the
+family-wise error of all claims stays at most ALPHA):
 
-1. ``baseline`` (the gate): per trained order, ``gain_own``, the unigram baseline's NLL minus
-   the model's on each model's own stage. An order beats the baseline when its claim holds and
-   the gain is positive.
-2. ``curriculum``, tested only if every order beats the baseline (else its claims are listed
-   as not tested: a model that does not beat token frequencies supports no curriculum claim):
+1. ``baseline`` (the gate): per trained model (an order trained up to stage t), its gain on
+   its own stage t, the unigram baseline's NLL minus the model's (``gain/<order>/all/<t>/<t>``).
+   A model beats the baseline when the gain is above 0 with p below ALPHA. The gate passes when
+   every model beats it: an intersection-union test (Berger 1982), whose error is at most ALPHA
+   with each model tested at ALPHA, so these p-values are not adjusted (``p_holm`` is ``p``).
+   Each order's mean gain over its models (``gain_own``) is shown with its interval, not tested.
+2. ``curriculum``, tested only if the gate passes (else its claims are listed as not tested:
+   a model that does not beat token frequencies supports no curriculum claim):
    per order, the loss's transfer metrics at the last stage (BWT of continual; FWT against the
    independent models; zero-shot FWT against the untrained model) and the paired difference
    of ``mean_nll`` between every two orders; and the same on judge scores (summed types) only
@@ -33,12 +36,14 @@ from curll.orders import pair_of, ranked
 
 ALPHA = 0.05
 
-#: per family: (kind of the matrices tested, metric -> (wording, how it is tested)); the
-#: curriculum families' entries are the CL metrics with a test (:data:`curll.evaluate.cl.METRICS`)
+#: the gate's wording (what, positive meaning, negative meaning) and the kind it pools
+GATE: Wording = ("gain over the unigram baseline on its own stage (nats a token)",
+                 "the model beats a unigram model of its training answers",
+                 "a unigram model of its training answers beats it")  # fmt: skip
+GATE_KIND = "all"
+#: per curriculum family: (kind of the matrices tested, metric -> (wording, how it is tested)):
+#: the CL metrics with a test (:data:`curll.evaluate.cl.METRICS`)
 TESTS: dict[str, tuple[str, dict[str, tuple[Wording, str]]]] = {
-    "baseline": ("all", {"gain_own": (("gain over the unigram baseline on its own stage (nats a token)",
-                                       "the model beats a unigram model of its training answers",
-                                       "a unigram model of its training answers beats it"), "value")}),
     "loss": ("all", {m.loss_name: (m.loss, m.test) for m in METRICS.values() if m.test}),
     "judge": ("sum", {m.name: (m.judge, m.test) for m in METRICS.values() if m.test}),
 }  # fmt: skip
@@ -58,11 +63,12 @@ class Claim:
     direction: str  # what the sign of the value means
 
     def sentence(self) -> str:
+        parts = self.key.split("/")
         subject = (
-            " - ".join(pair_of(self.key.split("/")[1]))
-            if self.key.startswith("diff/")
-            else self.key.split("/")[0]
-        )
+            " - ".join(pair_of(parts[1])) if parts[0] == "diff"
+            else f"{parts[1]} trained to stage {parts[3]}" if parts[0] == "gain"
+            else parts[0]
+        )  # fmt: skip
         span = f"{self.value:.3f}"
         if self.lo is not None and self.hi is not None:
             span += f" [{self.lo:.3f}, {self.hi:.3f}]"
@@ -86,14 +92,38 @@ def _tested(family: str, bounds: Mapping[str, Interval]) -> list[tuple[str, str,
     return out
 
 
+def gate_keys(loss: Mapping[str, Interval]) -> list[str]:
+    """``gain/<order>/all/<t>/<t>`` of every trained model in ``loss`` (the loss family's
+    bounds), orders in the registry's order, stages ascending."""
+    keys = [k.split("/") for k in loss]
+    mine = [p for p in keys if len(p) == 5 and p[0] == "gain" and p[2] == GATE_KIND and p[3] == p[4]]
+    rank = {o: i for i, o in enumerate(ranked({p[1] for p in mine}))}
+    return ["/".join(p) for p in sorted(mine, key=lambda p: (rank[p[1]], int(p[3])))]
+
+
+def _beats(iv: Interval) -> bool:
+    return iv.p is not None and iv.value is not None and iv.p < ALPHA and iv.value > 0
+
+
 def claims(bounds: Mapping[str, Mapping[str, Interval]], *, judge_informative: bool) -> list[Claim]:
-    """The baseline family, then the curriculum family if every baseline claim holds with a
-    positive gain (``bounds``: family -> name -> Interval; ``loss`` holds the baseline's values
-    too); the judge's tests only if ``judge_informative``."""
-    gate = _family([("baseline", bounds.get("loss", {}))])
-    passed = bool(gate) and all(c.holds and c.value > 0 for c in gate)
+    """The gate's claims (one per trained model, not adjusted), then the curriculum family if
+    every model beats the baseline (``bounds``: family -> name -> Interval; ``loss`` holds the
+    gate's cells too); the judge's tests only if ``judge_informative``."""
+    loss = bounds.get("loss", {})
+    keys = gate_keys(loss)
+    gate = [_claim("baseline", k, *GATE, loss[k], loss[k].p) for k in keys if loss[k].p is not None]
+    passed = bool(keys) and all(_beats(loss[k]) for k in keys)
     judged = [("judge", bounds.get("judge", {}))] if judge_informative else []
-    return gate + _family([("loss", bounds.get("loss", {})), *judged], tested=passed)
+    return gate + _family([("loss", loss), *judged], tested=passed)
+
+
+def _claim(family: str, key: str, what: str, up: str, down: str, iv: Interval, p_adj: float | None) -> Claim:
+    assert iv.value is not None and iv.p is not None
+    a, b = pair_of(key.split("/")[1]) if key.startswith("diff/") else ("", "")
+    meaning = (up if iv.value > 0 else down).format(a=a, b=b)
+    p_adj = None if p_adj is None else round(p_adj, 6)
+    holds = p_adj is not None and p_adj < ALPHA
+    return Claim(family, key, what, iv.value, iv.lo, iv.hi, round(iv.p, 6), p_adj, holds, meaning)
 
 
 def _family(sources: list[tuple[str, Mapping[str, Interval]]], *, tested: bool = True) -> list[Claim]:
@@ -102,25 +132,50 @@ def _family(sources: list[tuple[str, Mapping[str, Interval]]], *, tested: bool =
     rows = [(family, key, what, up, down, source[key])
             for family, source in sources for key, what, up, down in _tested(family, source)]  # fmt: skip
     adjusted = holm({f"{f}:{k}": float(iv.p) for f, k, *_, iv in rows if iv.p is not None})
-    out = []
-    for family, key, what, up, down, iv in rows:
-        assert iv.value is not None and iv.p is not None
-        p_adj = round(adjusted[f"{family}:{key}"], 6) if tested else None
-        a, b = pair_of(key.split("/")[1])
-        meaning = (up if iv.value > 0 else down).format(a=a, b=b)
-        holds = p_adj is not None and p_adj < ALPHA
-        out.append(Claim(family, key, what, iv.value, iv.lo, iv.hi, round(iv.p, 6), p_adj, holds, meaning))
-    return out
+    return [_claim(family, key, what, up, down, iv, adjusted[f"{family}:{key}"] if tested else None)
+            for family, key, what, up, down, iv in rows]  # fmt: skip
 
 
-def baseline_verdict(found: list[Claim]) -> dict[str, Any]:
-    """Per trained order, from the baseline claims: its own-stage gain over the unigram baseline
-    with interval and Holm-adjusted p, and ``beats``: the claim holds and the gain is positive.
-    ``all_beat``: every order beats it (the curriculum claims were tested)."""
-    gate = [c for c in found if c.family == "baseline"]
-    per = {c.key.split("/")[0]: {"gain": c.value, "lo": c.lo, "hi": c.hi, "p_holm": c.p_holm,
-                                 "beats": c.holds and c.value > 0} for c in gate}  # fmt: skip
-    return {"orders": per, "all_beat": bool(per) and all(v["beats"] for v in per.values())}
+def baseline_verdict(loss: Mapping[str, Interval]) -> dict[str, Any]:
+    """The gate, from the loss family's bounds: ``models``, per ``<order>/<t>``, the gain on its
+    own stage with interval and p and ``beats`` (gain > 0, p < ALPHA); ``orders``, per trained
+    order, its models' mean gain (``gain_own``) with interval, how many models it has and how
+    many beat the baseline, and ``beats`` (all of them); ``all_beat``: every model beats it (the
+    curriculum claims were tested)."""
+    models: dict[str, dict[str, Any]] = {}
+    for key in gate_keys(loss):
+        _, order, _, stage, _ = key.split("/")
+        iv = loss[key]
+        p = None if iv.p is None else round(iv.p, 6)
+        models[f"{order}/{stage}"] = {"gain": iv.value, "lo": iv.lo, "hi": iv.hi, "p": p, "beats": _beats(iv)}
+    orders: dict[str, dict[str, Any]] = {}
+    for name, m in models.items():
+        order = name.split("/")[0]
+        if order not in orders:
+            mean = loss.get(f"{order}/{GATE_KIND}/gain_own", Interval(None, None, None))
+            orders[order] = {"gain": mean.value, "lo": mean.lo, "hi": mean.hi, "models": 0, "beating": 0}
+        orders[order]["models"] += 1
+        orders[order]["beating"] += int(m["beats"])
+    for v in orders.values():
+        v["beats"] = v["beating"] == v["models"]
+    test = f"every trained model's own-stage gain > 0 with p < {ALPHA} (intersection-union: not adjusted)"
+    return {"test": test, "models": models, "orders": orders,
+            "all_beat": bool(models) and all(m["beats"] for m in models.values())}  # fmt: skip
+
+
+def not_beating(base: Mapping[str, Any]) -> str:
+    """The models of ``base`` (:func:`baseline_verdict`) not shown to beat the baseline, by order:
+    ``independent trained to 0, 1 and 4; continual trained to 3``."""
+    by: dict[str, list[str]] = {}
+    for name, m in base.get("models", {}).items():
+        if not m["beats"]:
+            order, stage = name.split("/")
+            by.setdefault(order, []).append(stage)
+    return "; ".join(f"{o} trained to {_and(stages)}" for o, stages in by.items())
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def summary(metrics: Mapping[str, Any]) -> list[str]:
@@ -130,15 +185,17 @@ def summary(metrics: Mapping[str, Any]) -> list[str]:
     if not base or not base["orders"]:
         return ["No intervals were computed (evaluate.bootstrap.samples: 0): no claim is made."]
     per = {o: base["orders"][o] for o in ranked(base["orders"])}  # in the registry's order
-    gains = "; ".join(f"{o} {v['gain']:.3f} [{_f(v['lo'])}, {_f(v['hi'])}]" for o, v in per.items())
+    gains = "; ".join(f"{o} {_f(v['gain'])} [{_f(v['lo'])}, {_f(v['hi'])}]" for o, v in per.items())
+    models = sum(v["models"] for v in per.values())
+    means = f"mean gain per order in nats per answer token, 95% interval: {gains}"
     if base["all_beat"]:
-        out = [f"Every order's models beat the unigram baseline on their own stage (gain in nats per answer "
-               f"token, 95% interval: {gains}; Holm over the orders)."]  # fmt: skip
+        out = [f"Every trained model beats the unigram baseline on its own stage (each of the {models} "
+               f"with p < {ALPHA}; {means})."]  # fmt: skip
     else:
-        losing = [o for o, v in per.items() if not v["beats"]]
-        out = [f"Not shown to beat the unigram baseline on their own stage: {', '.join(losing)} (gain in"
-               f" nats per answer token, 95% interval: {gains}). No curriculum claim is tested at this"
-               " scale."]  # fmt: skip
+        losing = models - sum(v["beating"] for v in per.values())
+        out = [f"Not shown to beat the unigram baseline on its own stage: {not_beating(base)} ({losing} of "
+               f"{models} models; each must have a gain above 0 with p < {ALPHA}; {means}). No curriculum "
+               "claim is tested at this scale."]  # fmt: skip
     compute = metrics.get("compute")
     if compute:
         out.append(
@@ -153,23 +210,26 @@ def summary(metrics: Mapping[str, Any]) -> list[str]:
         why = "; ".join(f"{name}: {j['why']}" for name, j in judge.get("judges", {}).items() if j.get("why"))
         out.append("The judge panel failed its controls" + (f" ({why})" if why else "")
                    + ": judge scores support no claim.")  # fmt: skip
-    listed = metrics.get("claims", {}).get("list", [])
+    listed = [c for c in metrics.get("claims", {}).get("list", []) if c["family"] != "baseline"]
     tested = [c for c in listed if c["p_holm"] is not None]
     held = [c for c in tested if c["holds"]]
-    for c in held:
-        if c["family"] != "baseline":
-            out.append(Claim(**c).sentence())
-    skipped = len(listed) - len(tested)
-    out.append(f"{len(held)} of {len(tested)} tests made hold (Holm within each family, alpha {ALPHA})"
-               + (f"; {skipped} curriculum tests not made." if skipped else "."))  # fmt: skip
+    out += [Claim(**c).sentence() for c in held]
+    if tested:
+        out.append(
+            f"{len(held)} of {len(tested)} curriculum tests hold (Holm within each family, alpha {ALPHA})."
+        )
+    elif listed:
+        out.append(f"{len(listed)} curriculum tests not made (the baseline gate failed).")
     return out
 
 
 def as_json(found: list[Claim]) -> dict[str, Any]:
     made = [c for c in found if c.p_holm is not None]
-    return {"alpha": ALPHA, "correction": "holm within each family, baseline family first (gatekeeping)",
-            "tests": len(made), "held": sum(c.holds for c in made), "not_tested": len(found) - len(made),
-            "list": [asdict(c) for c in found]}  # fmt: skip
+    curriculum = [c for c in made if c.family != "baseline"]
+    return {"alpha": ALPHA, "correction": "baseline: none (intersection-union gate); the curriculum "
+            "families: Holm within each, tested only when the gate passes (serial gatekeeping)",
+            "tests": len(curriculum), "held": sum(c.holds for c in curriculum),
+            "not_tested": len(found) - len(made), "list": [asdict(c) for c in found]}  # fmt: skip
 
 
 def _f(v: float | None) -> str:

@@ -27,8 +27,9 @@ from typing import Any
 COLUMNS = ("order", "NLL [95%]", "FGT [95%]", "BWT [95%]", "unigram", "gain [95%]", "beats")
 UNITS = ("nats per answer token. NLL: the last model's mean over stages (lower is better); FGT, "
          "BWT: of that loss (BWT > 0: later stages lowered it); unigram: the baseline's NLL on each "
-         "model's own stage; gain: unigram minus the model there (> 0: lower loss); beats: gain > 0 with "
-         "Holm-adjusted p < 0.05 over the orders")  # fmt: skip
+         "model's own stage; gain: unigram minus the model there (> 0: lower loss), the mean over the "
+         "order's models; beats: how many of the order's models have a gain > 0 with p < 0.05 on their "
+         "own stage")  # fmt: skip
 DASH = "\u2013"  # an absent value
 #: the judge's file among :func:`metric_files`; every other file is an order's
 JUDGE_FILE = "judge.json"
@@ -46,7 +47,7 @@ class Order:
     bwt: Span
     unigram: float | None
     gain: Span
-    beats: bool | None
+    beats: tuple[int, int] | None  #: (models that beat the unigram baseline, models)
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,8 @@ def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
                 _num(b.get("hi", loss.get("gain_own_hi"))))  # fmt: skip
         spans = (_span(loss, "mean_nll"), _span(loss, "FGT_nll_rise"), _span(loss, "BWT_nll_fall"))
         unigram = _num(b["unigram"]) if "unigram" in b else _unigram_own(matrices, order)
-        out.append(Order(order, *spans, unigram, gain, b.get("beats")))
+        beats = (int(b["beating"]), int(b["models"])) if "models" in b else None
+        out.append(Order(order, *spans, unigram, gain, beats))
     controls = metrics.get("judge_controls", {})
     judges = [Judge(name, bool(c.get("informative")), _num(c.get("sign_test_p")))
               for name, c in controls.get("judges", {}).items()]  # fmt: skip
@@ -158,7 +160,7 @@ def fmt(span: Span, digits: int = 2) -> str:
 def rows(h: Headline) -> list[list[str]]:
     """One row of strings per order, in :data:`COLUMNS`' order (an absent value: an en dash)."""
     return [[o.order, fmt(o.nll), fmt(o.fgt), fmt(o.bwt), fmt((o.unigram, None, None)), fmt(o.gain),
-             DASH if o.beats is None else ("yes" if o.beats else "no")] for o in h.orders]  # fmt: skip
+             DASH if o.beats is None else f"{o.beats[0]}/{o.beats[1]}"] for o in h.orders]  # fmt: skip
 
 
 def metric_files(h: Headline) -> dict[str, dict[str, float | bool | None]]:

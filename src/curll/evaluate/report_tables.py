@@ -122,13 +122,14 @@ def summary_table(section: dict[str, Any]) -> pd.DataFrame:
 
 
 def claims_table(metrics: dict[str, Any]) -> list[str]:
-    """Every test made, held or not: value, interval, p and Holm-adjusted p."""
+    """Every test made, held or not: value, interval, p and adjusted p (Holm; the gate's: p)."""
     listed = metrics.get("claims", {}).get("list", [])
     if not listed:
         return []
     table = pd.DataFrame(listed)[["family", "key", "value", "lo", "hi", "p", "p_holm", "holds"]]
-    return ["<h3>Every test made (95% intervals; two-sided p; Holm within each family, the curriculum "
-            "family tested only when every order beats the unigram baseline)</h3>",
+    return ["<h3>Every test made (95% intervals; two-sided p; baseline: one test per trained model, "
+            "not adjusted, the curriculum families tested only when every model beats the unigram "
+            "baseline; Holm within each curriculum family)</h3>",
             render(table, {"p": p_value, "p_holm": p_value})]  # fmt: skip
 
 

@@ -137,7 +137,7 @@ def compute(
         family_bounds["loss"] = _loss_section(res, losses, kinds, samples, seed)
     if samples:
         found = claims(family_bounds, judge_informative=judge_informative)
-        res.metrics["baseline"] = baseline_verdict(found)
+        res.metrics["baseline"] = baseline_verdict(family_bounds.get("loss", {}))
         for order, verdict in res.metrics["baseline"]["orders"].items():  # the baseline's own-stage NLL
             uni = res.matrices.get(f"loss_{order}_all_unigram")
             verdict["unigram"] = None if uni is None else _own_stage(uni.values)
