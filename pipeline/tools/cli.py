@@ -208,7 +208,9 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
         )
     console.print(table)
     console.print(UNITS)
-    console.print(head.judge_line())
+    for line in (head.gate_line(), head.judge_line()):
+        if line:
+            console.print(line)
 
 
 @app.command(

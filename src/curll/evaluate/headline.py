@@ -102,6 +102,18 @@ class Headline:
         verdict = "passed" if self.informative else "failed"
         return f"judge panel {verdict} its controls: " + ("; ".join(each) or "no judge")
 
+    def gate_line(self) -> str:
+        """Whether every trained model beats the unigram baseline on its own stage, the gate of
+        every curriculum test (:mod:`curll.evaluate.findings`); "" for a run without the count."""
+        counts = [o.beats for o in self.orders if o.beats is not None]
+        if not counts:
+            return ""
+        beating, models = sum(b for b, _ in counts), sum(n for _, n in counts)
+        said = "trained models beat the unigram baseline on their own stage"
+        if beating == models:
+            return f"baseline gate passed: all {models} {said}"
+        return f"baseline gate failed: {beating} of {models} {said} (all must): no curriculum claim is tested"
+
 
 def _num(v: Any) -> float | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)

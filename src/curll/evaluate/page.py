@@ -62,12 +62,13 @@ def figures(rep: Report) -> list[str]:
 
 def header(head: Headline, ident: Identity) -> list[str]:
     """The page's opening: the run's identity and the headline table (the table ``curll
-    results`` prints, from :func:`curll.evaluate.headline.rows`) and the judge's verdict."""
+    results`` prints, from :func:`curll.evaluate.headline.rows`), the baseline gate's and the
+    judge's verdicts."""
     cells = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows(head))
+    verdicts = [f"<p>{html.escape(line)}</p>" for line in (head.gate_line(), head.judge_line()) if line]
     return [f"<p class='identity'>{html.escape(ident.line())}</p>",
-            f"<table><tr>{cells}</tr>{body}</table>", f"<p>{html.escape(UNITS)}</p>",
-            f"<p>{html.escape(head.judge_line())}</p>"]  # fmt: skip
+            f"<table><tr>{cells}</tr>{body}</table>", f"<p>{html.escape(UNITS)}</p>", *verdicts]  # fmt: skip
 
 
 def write_html(
