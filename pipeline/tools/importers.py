@@ -40,13 +40,16 @@ def parse_stages(text: str | None) -> list[int] | None:
 
 
 def parse_pairs(text: str, option: str, *, number: bool = False) -> dict[str, str]:
-    """``"a=x,b=y"`` -> ``{"a": "x", "b": "y"}``; with ``number`` every value must be an int."""
+    """``"a=x,b=y"`` -> ``{"a": "x", "b": "y"}``; with ``number`` every value must be an int; a
+    key given twice is an error (which one was meant cannot be told)."""
     out: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         key, eq, value = part.partition("=")
         if not eq or not key.strip() or not value.strip() or (number and not value.strip().isdigit()):
             kind = "NAME=STAGE" if number else "KEY=COLUMN"
             raise CurllError(f"expected {kind} pairs separated by commas, got {part!r}", field=option)
+        if key.strip() in out:
+            raise CurllError(f"{key.strip()!r} is given twice", field=option)
         out[key.strip()] = value.strip()
     return out
 
@@ -93,6 +96,10 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
                 allowed = "skill and goal, and optionally subskill, indicator and grade"
                 raise CurllError(f"name {allowed}; got {sorted(named)}", field="--columns")
             stage_of = {k: int(v) for k, v in parse_pairs(grades or "", "--grades", number=True).items()}
+            for grade, stage in stage_of.items():
+                if stage > MAX_STAGE:
+                    raise CurllError(f"grade {grade!r} maps to stage {stage}; stages go 0..{MAX_STAGE}",
+                                     field="--grades")  # fmt: skip
             table = TableLayout(grades=stage_of, **named)
         got = import_taxonomy(
             layout,

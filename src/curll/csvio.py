@@ -5,8 +5,10 @@ with their spreadsheet row numbers (header = row 1); short rows are padded with 
 so importers can index columns safely (and empty cells past the header dropped). It refuses,
 naming the file and row: an empty file, a file with a header and no data rows, a row with
 non-empty cells past the header's (an unquoted comma, which would shift every later cell),
-text that is not UTF-8 (the row of the first bad byte), and a quote that is never closed
-(which would swallow every later row into one cell; named by the row it opens on).
+text that is not UTF-8 (the row of the first bad byte), a NUL byte (a UTF-16 or binary file
+read as text), and a quote that is never closed (which would swallow every later row into one
+cell; named by the row it opens on). :meth:`CsvTable.column` refuses a name that two columns
+share (which one was meant cannot be told).
 """
 
 from __future__ import annotations
@@ -28,11 +30,16 @@ class CsvTable:
     rows: list[tuple[int, list[str]]]
 
     def column(self, *names: str) -> int | None:
-        """Index of the first header cell equal (after strip) to one of ``names``."""
+        """Index of the header cell equal (after strip) to the first of ``names`` the header has;
+        a CurllError (row 1, naming it) when two cells hold that name."""
         stripped = [h.strip() for h in self.header]
         for name in names:
-            if name in stripped:
-                return stripped.index(name)
+            at = [i for i, h in enumerate(stripped) if h == name]
+            if len(at) > 1:
+                raise CurllError(f"two columns are named {name!r} (columns {at[0] + 1} and {at[1] + 1}): "
+                                 "keep one", file=self.path, row=1, field=name)  # fmt: skip
+            if at:
+                return at[0]
         return None
 
 
@@ -55,6 +62,9 @@ def read_csv(path: str | Path) -> CsvTable:
         ) from None
     if not text.strip():
         raise CurllError("file is empty", file=p)
+    if "\x00" in text:
+        raise CurllError("holds NUL bytes (a UTF-16 or binary file?): re-save it as UTF-8 CSV text", file=p,
+                         row=text[: text.index("\x00")].count("\n") + 1)  # fmt: skip
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     records: list[list[str]] = []
     start = 1  # the line the record being read starts on

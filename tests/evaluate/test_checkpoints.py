@@ -22,7 +22,7 @@ from curll.evaluate.items import fit_prompt
 from curll.evaluate.layouts import load_tokenizer
 from curll.evaluate.models import scored_models, untrained_models
 from curll.evaluate.nll import record_nll
-from curll.model.hf import load_hf
+from curll.model.hf import load_hf, unreadable
 from harness.checkpoints import EOS, hub_tokenizer, save_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -222,18 +222,30 @@ def _tokenizer_config(folder: Path, drop: str = "", **changes: Any) -> None:
         special.write_text(json.dumps(kept))
 
 
-def test_a_tied_checkpoint_ignores_a_stored_output_matrix_as_transformers_does(checkpoint, tmp_path):
+def test_a_tied_checkpoint_may_store_its_output_matrix_only_as_the_embeddings(checkpoint, tmp_path):
+    """A stored copy of the embeddings changes nothing; another matrix is refused: transformers
+    scores with it (untied) while the config says tied."""
     from safetensors.torch import load_file, save_file
     from transformers import AutoModelForCausalLM
 
     shutil.copytree(checkpoint, tmp_path / "tied")
     weights = tmp_path / "tied" / "model.safetensors"
     state = load_file(str(weights))
+    state["lm_head.weight"] = state["model.embed_tokens.weight"].clone()  # the same matrix, stored twice
+    save_file(state, str(weights), metadata={"format": "pt"})
+    assert unreadable(tmp_path / "tied") == ""
+    ids = torch.tensor([[1, 2, 3, 4]])
+    hf: Any = AutoModelForCausalLM.from_pretrained(tmp_path / "tied")
+    hf.eval()
+    mine = load_hf(tmp_path / "tied")
+    mine.eval()
+    with torch.no_grad():
+        theirs, ours = hf(ids).logits, mine(ids)  # (1, T, V) each
+    assert ours.shape == theirs.shape and torch.allclose(ours, theirs, atol=1e-4)
     state["lm_head.weight"] = torch.randn_like(state["model.embed_tokens.weight"])  # not the embeddings
     save_file(state, str(weights), metadata={"format": "pt"})
-    ours = load_hf(tmp_path / "tied").state_dict()["model.embed_tokens.weight"]
-    theirs = AutoModelForCausalLM.from_pretrained(tmp_path / "tied").state_dict()["model.embed_tokens.weight"]
-    assert torch.equal(ours, theirs) and torch.equal(ours, state["model.embed_tokens.weight"])
+    why = unreadable(tmp_path / "tied")
+    assert "stores a lm_head.weight that differs from model.embed_tokens.weight" in why
 
 
 @pytest.mark.parametrize(

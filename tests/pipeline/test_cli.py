@@ -167,6 +167,14 @@ def test_import_options_that_cannot_mean_what_they_say_are_refused_on_one_line(t
         (["vocab", "import", "--stages", "0-20", str(aoa)], "field '--stages': stages go 0..9, got '0-20'"),
         (["vocab", "import", "--seed", "-1", str(aoa)], "field '--seed': must be 0..4294967295, got -1"),
         (["taxonomy", "import", *table, "--grades", "K=0,k=1", str(src)], "'K' and 'k' differ only in case"),
+        (
+            ["taxonomy", "import", *table, "--grades", "K=0,1=1,K=1", str(src)],
+            "field '--grades': 'K' is given twice",
+        ),
+        (
+            ["taxonomy", "import", *table, "--grades", "K=0,3=12", str(src)],
+            "field '--grades': grade '3' maps to stage 12; stages go 0..9",
+        ),
     ]:
         proc = curll(*args, "--out", str(tmp_path / "o"), cwd=tmp_path, check=False)
         assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)

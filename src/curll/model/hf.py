@@ -80,7 +80,8 @@ def unreadable(folder: Path) -> str:
     is): ``config.json`` of the Llama architecture with nothing our module does not implement
     (rope scaling, another activation, biases, a head size of its own: its loss would be another
     model's), and one ``model.safetensors`` whose tensors are the config's, name for name and
-    shape for shape (read from the file's header, not its data)."""
+    shape for shape (read from the file's header, not its data; with tied embeddings a stored
+    output matrix must equal the embeddings, read in full)."""
     import json
 
     try:
@@ -136,8 +137,14 @@ def _tensor_mismatch(folder: Path, weights: Path) -> str:
         want.pop(TIED, None)
     with safe_open(str(weights), "pt") as f:
         have = {k: list(f.get_slice(k).get_shape()) for k in f.keys()}  # noqa: SIM118
+        embed = "model.embed_tokens.weight"
+        stored = cfg.tie_embeddings and TIED in have and embed in have  # tied, yet stored: the same matrix?
+        if stored and (have[TIED] != have[embed] or not torch.equal(f.get_tensor(TIED), f.get_tensor(embed))):
+            return (f"config.json ties the output matrix to the embeddings (tie_word_embeddings), but "
+                    f"model.safetensors stores a {TIED} that differs from {embed}, and loaders disagree "
+                    f"on which one scores: save it without {TIED}, or untied")  # fmt: skip
     if cfg.tie_embeddings:
-        have.pop(TIED, None)  # tied: the embeddings are the output matrix, as transformers reads it
+        have.pop(TIED, None)  # tied and the same matrix as the embeddings: nothing of its own
     for k in sorted(set(want) | set(have)):
         if k not in have:
             return f"model.safetensors has no {k}, which the config's model needs"
@@ -150,7 +157,8 @@ def _tensor_mismatch(folder: Path, weights: Path) -> str:
 
 def load_hf(path: str | Path) -> CausalLM:
     """A Llama-architecture folder's weights in our module (a ValueError when they do not match
-    its config). With tied embeddings a stored output matrix is ignored, as transformers does."""
+    its config). With tied embeddings a stored output matrix is dropped: :func:`unreadable`
+    refuses one that is not the embeddings."""
     from safetensors.torch import load_file
 
     cfg = config_of(path)

@@ -11,10 +11,12 @@ Layout (one file per age range, e.g. ``age_0_5.csv`` and ``age_5_11.csv``)::
   forward-filled: an empty cell means "no indicator here".
 - Header variants are accepted: ``Skill``/``Skills``, ``Sub-skill(s)``/``Subskill(s)``,
   ``Goal``/``Goals``, ``stage-k``/``Stage-k``/``Stage k``; other columns are ignored.
-- Cells are stripped and inner white space is folded.
+- Cells are stripped and inner white space is folded; a placeholder (``N/A``, ``#N/A``, ``-``)
+  is an empty cell.
 
 Failure behaviour: missing hierarchy or stage columns, a negative stage (``stage -1``,
-``stage--1``; ``stage - 1`` is stage 1), a stage column with no
+``stage--1``; ``stage - 1`` is stage 1), a header that starts with ``stage`` but gives no
+stage number (``Stage 3 (revised)``), a stage column with no
 indicator, an indicator with no skill/sub-skill/goal above it, and duplicate
 indicators raise :class:`CurllError` with the file, spreadsheet row and column.
 """
@@ -23,12 +25,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 
 from curll.csvio import CsvTable, read_csv
 from curll.errors import CurllError
 from curll.schemas import MAX_STAGE
-from curll.taxonomy.model import IndicatorRecord, normalise
+from curll.taxonomy.model import IndicatorRecord, cell_text, normalise
 
 _LEVELS = ("skill", "subskill", "goal")
 _LEVEL_NAMES = {"skill": "Skills", "subskill": "Sub-skills", "goal": "Goals"}
@@ -63,6 +66,10 @@ def _columns(table: CsvTable) -> tuple[dict[str, int], dict[int, int]]:
                              file=table.path, row=1, field=cell.strip())  # fmt: skip
         key = _header_key(cell)
         if key is None:
+            if normalise(cell).lower().startswith("stage"):  # a stage whose number cannot be read
+                raise CurllError("a header that starts with 'stage' must read 'stage-k' (k the stage's "
+                                 "number); rename the column if it holds no stage",
+                                 file=table.path, row=1, field=cell.strip())  # fmt: skip
             continue
         if key.startswith("stage:"):
             stage = int(key.split(":")[1])
@@ -96,7 +103,7 @@ def read_curll_csv(path: str | Path) -> Iterator[IndicatorRecord]:
     found = dict.fromkeys(stages, 0)
 
     def cells_of(_: int, row: list[str]) -> Iterator[tuple[int, int]]:
-        return ((stage, col) for stage, col in stages.items() if normalise(row[col]))
+        return ((stage, col) for stage, col in stages.items() if cell_text(row[col]))
 
     for rec in walk_rows(table, levels, cells_of):
         found[rec.stage] += 1
@@ -125,7 +132,7 @@ def walk_rows(
     current: dict[str, str | None] = dict.fromkeys(order)
     for row_no, cells in table.rows:
         for depth, level in enumerate(order):
-            value = normalise(cells[levels[level]])
+            value = cell_text(cells[levels[level]])
             if value:
                 current[level] = value
                 for lower in order[depth + 1 :]:
@@ -144,7 +151,7 @@ def walk_rows(
                 skill=str(current["skill"]),
                 subskill=str(current.get("subskill") or current["skill"]),
                 goal=str(current["goal"]),
-                indicator=normalise(cells[col]),
+                indicator=cell_text(cells[col]),
                 source=table.path.name,
                 source_row=row_no,
                 source_field=table.header[col].strip(),
@@ -158,12 +165,13 @@ def read_curll_csvs(paths: Sequence[str | Path]) -> Iterator[IndicatorRecord]:
 
 
 def expand_inputs(paths: Sequence[str | Path], pattern: str) -> list[Path]:
-    """Files as given; a folder contributes its files matching ``pattern``, sorted."""
+    """Files as given; a folder contributes its files whose name matches ``pattern`` in any case,
+    sorted."""
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
-            matches = sorted(p.glob(pattern))
+        if p.is_dir():  # AGE_5_11.CSV is a CSV file too
+            matches = sorted(f for f in p.iterdir() if f.is_file() and fnmatch(f.name.lower(), pattern))
             if not matches:
                 raise CurllError(f"folder has no {pattern} files", file=p)
             out.extend(matches)

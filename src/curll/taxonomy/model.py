@@ -35,6 +35,17 @@ def normalise(text: str) -> str:
     return _WS.sub(" ", canonical(text)).strip()
 
 
+#: what a spreadsheet cell holds for "nothing here" (casefolded): read as an empty cell
+PLACEHOLDERS = frozenset({"-", "\u2013", "\u2014", "n/a", "na", "#n/a", "nan", "null", "none"})
+
+
+def cell_text(raw: str) -> str:
+    """:func:`normalise` of a CSV cell, "" for a placeholder (:data:`PLACEHOLDERS`: ``N/A``,
+    ``#N/A``, ``-``...): such a cell is empty, never an indicator or a skill named "N/A"."""
+    text = normalise(raw)
+    return "" if text.casefold() in PLACEHOLDERS else text
+
+
 def age_group(stage: int) -> str:
     """Ages covered by a stage: stage 0 is up to age 5, stage k is age 4+k to 5+k."""
     return "0-5" if stage == 0 else f"{4 + stage}-{5 + stage}"

@@ -12,12 +12,13 @@ an indicator's sub-skill is its skill), the goal, and either the indicator and g
 (first shape: ``grades`` maps the grade *values* to stages) or nothing more (second shape:
 ``grades`` maps grade *column headers* to stages, and every non-empty cell in those columns
 is an indicator). A grade mapped to ``None`` is left out on purpose. Header names match
-after white-space folding, ignoring case; hierarchy cells fill down as in the CurLL layout.
+after white-space folding, ignoring case; hierarchy cells fill down as in the CurLL layout, and
+a placeholder cell (``N/A``, ``-``) is an empty one.
 
 Failure behaviour (:class:`CurllError`, naming file, row and column): a named column missing
-from the header; a grade column of ``grades`` missing (second shape); a grade value that
-``grades`` does not map, or an empty grade next to an indicator (first shape); an indicator
-with no skill or goal on its row or above it.
+from the header, or two columns of that name; a grade column of ``grades`` missing (second
+shape); a grade value that ``grades`` does not map, or an empty grade next to an indicator
+(first shape); an indicator with no skill or goal on its row or above it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 from curll.csvio import CsvTable, read_csv
 from curll.errors import CurllError
 from curll.taxonomy.curll_csv import expand_inputs, walk_rows
-from curll.taxonomy.model import IndicatorRecord, normalise
+from curll.taxonomy.model import IndicatorRecord, cell_text, normalise
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def read_table(path: str | Path, layout: TableLayout) -> Iterator[IndicatorRecor
     columns = {_find(table, header, "grades"): stage for header, stage in layout.grades.items()}
     wanted = {col: stage for col, stage in columns.items() if stage is not None}
     yield from walk_rows(
-        table, levels, lambda _, row: ((s, c) for c, s in wanted.items() if normalise(row[c]))
+        table, levels, lambda _, row: ((s, c) for c, s in wanted.items() if cell_text(row[c]))
     )
 
 
@@ -87,7 +88,7 @@ def _one_a_row(table: CsvTable, levels: dict[str, int], layout: TableLayout) -> 
     grades = {normalise(k).lower(): v for k, v in layout.grades.items()}
 
     def cells_of(row_no: int, cells: list[str]) -> Iterator[tuple[int, int]]:
-        if not normalise(cells[text_col]):
+        if not cell_text(cells[text_col]):
             return
         grade = normalise(cells[grade_col])
         if grade.lower() not in grades:
@@ -106,9 +107,12 @@ def _one_a_row(table: CsvTable, levels: dict[str, int], layout: TableLayout) -> 
 def _find(table: CsvTable, header: str, key: str) -> int:
     """Index of the column named ``header`` (white space folded, any case); else CurllError."""
     wanted = normalise(header).lower()
-    for idx, cell in enumerate(table.header):
-        if normalise(cell).lower() == wanted:
-            return idx
+    at = [idx for idx, cell in enumerate(table.header) if normalise(cell).lower() == wanted]
+    if len(at) > 1:
+        raise CurllError(f"two columns are named {header!r} (columns {at[0] + 1} and {at[1] + 1}): keep one",
+                         file=table.path, row=1, field=header)  # fmt: skip
+    if at:
+        return at[0]
     raise CurllError(
         f"no column {header!r} (taxonomy.{'grades' if key == 'grades' else 'columns.' + key}); the "
         f"header has {[h.strip() for h in table.header]}", file=table.path, row=1, field=header,

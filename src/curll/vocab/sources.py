@@ -10,10 +10,11 @@ Formats:
   Verb, Adjective, Adverb). Which row of a repeated (lemma, AoA) is kept, ``dedup``:
 
   - ``lemma_row`` (default): rows missing lemma, ``AoA_Kup_lem`` or ``Perc_known_lem`` are
-    dropped first (``NA``/``#N/A``/empty mean missing); then of the repeats the lemma's own
-    row (``Word`` == lemma: "and", Conjunction) wins when the file has one, else the first;
-    only then are other parts of speech dropped, so an inflection's tag ("ands", Noun;
-    "anybodies" before "anybody") never stands in for its lemma's.
+    dropped first (``NA``/``#N/A``/empty mean missing; a lemma ``nan`` or ``null`` is a
+    word); then of the repeats the lemma's own row (``Word`` == lemma: "and", Conjunction)
+    wins when the file has one, else the first; only then are other parts of speech dropped,
+    so an inflection's tag ("ands", Noun; "anybodies" before "anybody") never stands in for
+    its lemma's.
   - ``first_row``: the CurLL authors' procedure, step by step: of the four columns, repeats
     of (lemma, AoA) over *all* rows keep the first in file order (a missing value is a
     value here, as in pandas), then rows with any missing value are dropped (missing as
@@ -25,9 +26,10 @@ Formats:
 - ``curll-words``: curll's own list (the built-in vocabulary), columns
   ``word,pos,stage``; the stage column is the band and aoa/perc_known are unknown.
 
-Failure behaviour: a missing column, a non-numeric or out-of-range age or share, an
-unknown part of speech (``curll-words``) or a bad stage raise :class:`CurllError`
-naming the file, spreadsheet row and column.
+Failure behaviour: a missing column (or two of one name), a non-numeric or out-of-range age or
+share, a word kept with two ages of acquisition (``kuperman``), an unknown part of speech
+(``curll-words``) or a bad stage raise :class:`CurllError` naming the file, spreadsheet row and
+column.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from curll.schemas import MAX_STAGE, POS_TAGS
 from curll.text import canonical
 
 MISSING = frozenset({"", "NA", "N/A", "#N/A", "NaN", "nan", "NULL"})
+#: a lemma cell with no word in it (``lemma_row``): "nan" (a grandmother) and "null" are words
+NO_LEMMA = frozenset({"", "NA", "N/A", "#N/A"})
 #: the strings pandas.read_csv reads as missing by default (its ``na_values``): the authors'
 #: procedure (``first_row``) loaded the norms with pandas, so "null" (a lemma) is missing there
 PANDAS_MISSING = frozenset({
@@ -60,6 +64,20 @@ class Candidate:
     aoa: float | None
     perc_known: float | None
     band: int
+    row: int = 0  #: the source file's spreadsheet row (0: not from a file)
+
+
+def _one_age(candidates: list[Candidate], path: Path) -> list[Candidate]:
+    """``candidates`` unless a (word, pos) has two of them (two ages of acquisition): then a
+    CurllError naming the word and both rows."""
+    seen: dict[tuple[str, str], Candidate] = {}
+    for c in candidates:
+        first = seen.setdefault((c.word, c.pos), c)
+        if first is not c:
+            raise CurllError(f"{c.word!r} ({c.pos}) has two ages of acquisition, {first.aoa} in row "
+                             f"{first.row} and {c.aoa} in this row: keep one", file=path, row=c.row,
+                             field=KUPERMAN_COLUMNS[2])  # fmt: skip
+    return candidates
 
 
 def aoa_band(aoa: float) -> int:
@@ -116,19 +134,19 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
             if (raw_lemma, aoa) not in first:  # a row with a gap takes its key, then is dropped
                 whole = raw_lemma is not None and cells[pos_c] not in PANDAS_MISSING
                 first[(raw_lemma, aoa)] = (
-                    Candidate(lemma, pos, aoa, known, aoa_band(aoa))
+                    Candidate(lemma, pos, aoa, known, aoa_band(aoa), row)
                     if whole and aoa is not None and known is not None else None
                 )  # fmt: skip
             continue
-        if aoa is None or known is None or lemma in MISSING:
+        if aoa is None or known is None or lemma in NO_LEMMA:
             continue
         own = word_c is not None and canonical(cells[word_c].strip()) == lemma
         kept = chosen.get((lemma, aoa))
         if kept is None or (own and not kept[1]):  # duplicates first, over every part of speech
-            chosen[(lemma, aoa)] = (Candidate(lemma, pos, aoa, known, aoa_band(aoa)), own)
+            chosen[(lemma, aoa)] = (Candidate(lemma, pos, aoa, known, aoa_band(aoa), row), own)
     if dedup == "first_row":
-        return [c for c in first.values() if c is not None and c.pos in POS_TAGS]
-    return [c for c, _ in chosen.values() if c.pos in POS_TAGS]  # then the content-word filter
+        return _one_age([c for c in first.values() if c is not None and c.pos in POS_TAGS], table.path)
+    return _one_age([c for c, _ in chosen.values() if c.pos in POS_TAGS], table.path)  # content words
 
 
 def read_curll_words(path: str | Path) -> list[Candidate]:
