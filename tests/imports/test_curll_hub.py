@@ -175,6 +175,19 @@ def test_folders_that_are_not_repositories_are_refused_by_name(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+def test_data_in_a_format_not_read_beside_the_parquet_files_is_refused_not_left_out(tmp_path):
+    repo = write_repo(tmp_path, "stage2_cqa", "cqa", {"train": rows("cqa", 2, 2)})
+    (repo / "data" / "test.jsonl").write_text('{"context": "A cat.", "cqa": []}\n')
+    with pytest.raises(
+        CurllError, match=r"test.jsonl: holds 1 data file\(s\) in a format curll does not read"
+    ):
+        import_release([(repo, None)], tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+    (repo / "data" / "test.jsonl").unlink()
+    (repo / "README.md").write_text("a card\n")  # the card beside data/ is no data file
+    assert import_release([(repo, None)], tmp_path / "x")["records"] == 2
+
+
 def test_the_command_imports_and_exits_2_with_one_line_on_bad_input(tmp_path):
     folder = write_repo(tmp_path, "stage3_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 3, 4)})
     proc = curll("release", "import", "--layout", "curll-hub", "--out", "out", str(folder), cwd=tmp_path)

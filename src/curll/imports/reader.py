@@ -33,6 +33,10 @@ class Source:
     files: tuple[tuple[Path, str], ...]
 
 
+#: data files a Hub dataset may hold that curll does not read (it reads the parquet shards)
+_OTHER_DATA = (".jsonl", ".json", ".csv", ".tsv", ".arrow")
+
+
 def parse_source(arg: str) -> tuple[Path, str | None]:
     """``PATH`` or ``KIND=PATH`` (KIND one of :data:`KINDS`, for a folder not named stage<N>_<kind>)."""
     head, sep, tail = arg.partition("=")
@@ -104,6 +108,11 @@ def open_source(folder: Path, kind_name: str | None) -> Source:
     kind = KINDS[kind_name if kind_name is not None else named[1]]  # type: ignore[index]
     files = []
     shards: dict[str, list[tuple[int, int, Path]]] = {}
+    other = sorted(p for p in (folder / "data").glob("*") if p.suffix.lower() in _OTHER_DATA)
+    if other:  # the same split in another format, or more rows: either way not silently left out
+        raise CurllError(f"holds {len(other)} data file(s) in a format curll does not read beside the Hub's "
+                         "parquet files (only <split>-NNNNN-of-NNNNN.parquet is read): move them out",
+                         file=other[0])  # fmt: skip
     for path in sorted((folder / "data").glob("*.parquet")):
         m = DATA_FILE.match(path.name)
         if m is None or m["split"] not in SPLIT_NAMES:
