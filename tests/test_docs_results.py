@@ -42,7 +42,9 @@ def test_a_changed_result_makes_the_blocks_stale_and_a_rewrite_follows_it(tmp_pa
     root = _copy(tmp_path)
     m = json.loads((root / docs_results.METRICS).read_text(encoding="utf-8"))
     order = next(iter(m["baseline"]["orders"]))
-    m["baseline"]["orders"][order].update(gain=-0.5, lo=-0.9, hi=-0.1, beats=False, beating=0)
+    for name, v in m["baseline"]["orders"].items():  # every model of this order fails, the others beat it
+        v.update(beats=name != order, beating=0 if name == order else v["models"])
+    m["baseline"]["orders"][order].update(gain=-0.5, lo=-0.9, hi=-0.1)
     for name, model in m["baseline"]["models"].items():
         model["beats"] = not name.startswith(f"{order}/")
     m["baseline"]["all_beat"] = False

@@ -139,3 +139,13 @@ def test_a_judge_that_failed_says_what_its_controls_showed_not_that_it_cannot_pr
                "judge_controls": {"panel_informative": False, "judges": {"j": {"why": why}}}}  # fmt: skip
     [line] = [s for s in summary(metrics) if "failed its controls" in s]
     assert f"(j: {why})" in line and "does not rate" not in line
+
+
+def test_the_models_not_beating_the_baseline_are_named_in_the_registrys_order_whatever_the_json_order():
+    from curll.evaluate.findings import not_beating
+
+    models = {f"{o}/{s}": {"beats": s == 1} for o in ("continual", "independent") for s in (10, 2, 0, 1)}
+    assert (
+        not_beating({"models": models})
+        == "independent trained to 0, 2 and 10; continual trained to 0, 2 and 10"
+    )

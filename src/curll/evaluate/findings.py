@@ -164,14 +164,15 @@ def baseline_verdict(loss: Mapping[str, Interval]) -> dict[str, Any]:
 
 
 def not_beating(base: Mapping[str, Any]) -> str:
-    """The models of ``base`` (:func:`baseline_verdict`) not shown to beat the baseline, by order:
-    ``independent trained to 0, 1 and 4; continual trained to 3``."""
-    by: dict[str, list[str]] = {}
-    for name, m in base.get("models", {}).items():
+    """The models of ``base`` (:func:`baseline_verdict`) not shown to beat the baseline, by order
+    in the registry's order, stages ascending: ``independent trained to 0, 1 and 4; continual
+    trained to 3``."""
+    by: dict[str, list[int]] = {}
+    for name, m in base.get("models", {}).items():  # read back from JSON: keys in any order
         if not m["beats"]:
             order, stage = name.split("/")
-            by.setdefault(order, []).append(stage)
-    return "; ".join(f"{o} trained to {_and(stages)}" for o, stages in by.items())
+            by.setdefault(order, []).append(int(stage))
+    return "; ".join(f"{o} trained to {_and([str(s) for s in sorted(by[o])])}" for o in ranked(by))
 
 
 def _and(items: list[str]) -> str:
