@@ -8,11 +8,14 @@ the client's timeout), ``"malformed"`` (HTTP 200 with a broken JSON body), ``"no
 (a valid envelope whose content is not JSON), ``"schema-invalid"`` (JSON content that
 matches no task schema), ``"400"`` (an invalid request), ``"503"``, ``"500-invalid"``
 (llama.cpp's way of refusing an unsupported ``response_format``), ``"401"`` (a key is
-required), ``"401-echo"`` and ``"500-echo"`` (the key echoed back in the error, as OpenAI does),
+required), ``"400-echo"``, ``"401-echo"`` and ``"500-echo"`` (the key echoed back in the error, as
+OpenAI does),
 ``"403"``, ``"404"`` (no such path), ``"404-model"`` (no such model), ``"trickle"`` (headers at
 once, then the body a byte every ``trickle_s``: never idle, never on time), and 200 bodies of odd
 shape: ``"usage-null"`` (null token counts), ``"content-parts"`` (content as a list of text
-parts), ``"content-number"`` (content a number) and ``"choices-object"`` (choices not a list). With the script
+parts), ``"content-number"`` (content a number), ``"content-null"`` (no content, the answer in
+``reasoning_content`` as a reasoning parser leaves it), ``"refusal"`` (no content, a refusal)
+and ``"choices-object"`` (choices not a list). With the script
 empty, ``pick(body)`` (when set) chooses each request's action. ``latency_s`` delays every
 answer; while ``gate`` is cleared every request waits, in flight, until it is set.
 ``GET /v1/models`` lists the one model (``list_models`` counts those requests); with ``hung``
@@ -151,7 +154,7 @@ class FakeChatServer:
                     )
                 if action == "401":
                     return self._send(401, b'{"error": {"message": "a key is required"}}')
-                if action in ("401-echo", "500-echo"):  # as OpenAI does: the key and header in the message
+                if action in ("400-echo", "401-echo", "500-echo"):  # as OpenAI does: the key and header in it
                     sent = self.headers.get("Authorization", "")
                     key = sent.removeprefix("Bearer ")
                     message = f"Incorrect API key provided: {key}. Header was: Authorization: {sent}"
@@ -192,6 +195,10 @@ class FakeChatServer:
                     "content-parts": {"choices": [{"finish_reason": "stop", "message": {"role": "assistant",
                                       "content": [{"type": "text", "text": content}]}}]},
                     "content-number": {"choices": [{"finish_reason": "stop", "message": {"content": 123}}]},
+                    "content-null": {"choices": [{"finish_reason": "stop", "message": {"role": "assistant",
+                                     "content": None, "reasoning_content": content}}]},
+                    "refusal": {"choices": [{"finish_reason": "stop", "message": {"role": "assistant",
+                                "content": None, "refusal": "I cannot help with that."}}]},
                     "choices-object": {"choices": {"0": reply["choices"][0]}},
                 }  # fmt: skip
                 reply.update(odd.get(action, {}))

@@ -44,21 +44,25 @@ def test_a_key_the_server_echoes_is_found_nowhere(tmp_path, monkeypatch):
     with FaultyServer(rate=0.0) as server:
         project = make_project(tmp_path / "p", server.base_url)
         under_dvc(project)
-        # every attempt of the requests about indicator "(0)" fails: stored rejects
-        server.pick = lambda body: "500-echo" if "order (0)" in json.dumps(body["messages"]) else "ok"
+        # every attempt of the requests about indicator "(0)" is refused as invalid: stored rejects
+        server.pick = lambda body: "400-echo" if "order (0)" in json.dumps(body["messages"]) else "ok"
         proc = dvc("repro", cwd=project)
         assert all(h.get("authorization") == f"Bearer {KEY}" for h in server.headers)  # it was sent
         shard = next((project / "data" / "generate" / "shards").glob("*.parquet"))
         assert b"Incorrect API key provided: ***" in text_of(shard)  # the reject is stored, redacted
         assert (project / "dvc.lock").is_file() and (project / ".curll").is_dir()
         assert hits(project, "Incorrect API key provided") != []  # the search sees the stored errors
+        # a server error that may pass stops the stage (nothing stored), its message redacted
+        server.pick = lambda body: "500-echo" if "order (0)" in json.dumps(body["messages"]) else "ok"
+        failed = dvc("repro", "-f", "-s", "generate", cwd=project, check=False)
         # a refused key stops the stage, its message redacted too
         server.pick = lambda body: "401-echo"
         refused = dvc("repro", "-f", "-s", "generate", cwd=project, check=False)
+    assert failed.returncode != 0 and "failed in a way that may pass" in failed.stderr
     assert refused.returncode != 0 and "refused the key (HTTP 401: " in refused.stderr
-    assert "Incorrect API key provided: ***" in refused.stderr
+    assert "Incorrect API key provided: ***" in refused.stderr + failed.stderr
     assert hits(project, KEY) == [] and hits(project, KEY[-12:]) == []
-    assert KEY not in proc.stdout + proc.stderr + refused.stdout + refused.stderr
+    assert all(KEY not in p.stdout + p.stderr for p in (proc, failed, refused))
 
 
 SECRET = "s3cr3t-9f2b7c"

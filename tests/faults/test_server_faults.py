@@ -4,6 +4,8 @@ JSON and JSON that matches no schema. ``bench/faults.py`` prints the same at mor
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -39,12 +41,13 @@ def test_ten_percent_faults_cost_retries_only_and_a_rerun_asks_nothing(tmp_path)
         pd.testing.assert_frame_equal(pd.read_parquet(project / SHARD), first)
 
 
-def test_every_call_failing_stops_the_stage_with_the_reasons(tmp_path):
+def test_every_call_failing_stops_the_stage_with_the_reason(tmp_path):
     with FaultyServer(rate=1.0, seed=1) as server:
         project = make_project(tmp_path / "p", server.base_url, max_retries=1)
         run = run_generate(project)
-    assert run.returncode == 2
-    assert "too little kept (generate.min_yield)" in run.output and "Traceback" not in run.output
+    assert run.returncode == 2 and "Traceback" not in run.output
+    # server errors, rate limits and broken bodies may pass: the stage stops without keeping them
+    assert "failed in a way that may pass" in run.output and "run the stage again" in run.output
     assert not (project / SHARD).exists()
 
 
@@ -60,3 +63,41 @@ def test_a_client_error_is_final_and_a_transient_one_is_retried(tmp_path, fault,
         assert run.returncode == 0, run.output
         assert [r["seed"] for r in server.requests[: len(seeds)]] == seeds
         assert len(server.requests) == 4 + len(seeds) - 1  # context, IR, CQA, CSQA + the faults
+
+
+@pytest.mark.parametrize("fault", ["500", "content-null"])
+def test_a_spell_of_server_failures_stops_the_stage_and_the_rerun_asks_only_those(tmp_path, fault):
+    """Failures that may pass (a 500 past every retry; a body with null content, as a reasoning
+    parser sends) are no answers: the stage stops, storing none of them, so DVC records nothing
+    and the next run asks only those requests, once the server is well again."""
+    with FaultyServer(rate=0.0) as server:
+        project = make_project(tmp_path / "p", server.base_url, max_retries=1)
+        server.pick = lambda body: fault if "order (0)" in json.dumps(body["messages"]) else "ok"
+        run = run_generate(project)
+        assert run.returncode == 2 and "failed in a way that may pass" in run.output, run.output
+        assert not (project / SHARD).exists()
+        spell = len(server.requests)
+        server.pick = lambda body: "ok"  # the server is well again
+        again = run_generate(project)
+        assert again.returncode == 0, again.output
+        rows = pd.read_parquet(project / SHARD)
+        assert (rows["status"] == "ok").all() and len(rows) == 16
+        failed = {
+            json.dumps(r["messages"])
+            for r in server.requests[:spell]
+            if "order (0)" in json.dumps(r["messages"])
+        }
+        asked = [json.dumps(r["messages"]) for r in server.requests[spell:]]
+        assert failed and set(asked) >= failed  # asked again ...
+        answered_before = {json.dumps(r["messages"]) for r in server.requests[:spell]} - failed
+        assert not answered_before & set(asked)  # ... and nothing that was answered
+
+
+def test_a_refusal_is_kept_as_the_models_reject_not_asked_again_forever(tmp_path):
+    with FaultyServer(rate=0.0) as server:
+        project = make_project(tmp_path / "p", server.base_url, max_retries=0)
+        server.pick = lambda body: "refusal" if "order (0)" in json.dumps(body["messages"]) else "ok"
+        run = run_generate(project)
+    assert run.returncode == 0, run.output
+    rows = pd.read_parquet(project / SHARD)
+    assert rows.loc[rows["status"] == "reject", "reason"].str.contains("the model refused").any()

@@ -23,7 +23,9 @@ change an answer that was already accepted).
 Nothing raises for a bad answer: a parse failure is a recorded reject, never a crash.
 
 :meth:`Engine.close` (or leaving ``with engine:``) closes the backend when it has a
-``close`` (the llamacpp backend stops its servers) and the cache.
+``close`` (the llamacpp backend stops its servers) and the cache; leaving it without an error
+then raises a :class:`~curll.errors.CurllError` when some request's last attempt failed in a way
+that may pass (:meth:`Engine.check_settled`), so a stage never ends on a server's bad spell.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from typing import Any, Self, cast
 import jsonschema
 from tqdm.auto import tqdm
 
+from curll.errors import CurllError
 from curll.llm.cache import RequestCache
 from curll.llm.protocol import AnswersAsTheyCome, Backend, OnAnswer, takes_on_answer
 from curll.llm.types import ChatRequest, Completion, Result
@@ -96,6 +99,7 @@ class Engine:
         self.backend_calls = 0  # requests actually sent to the backend (cache misses, retries included)
         self.new_requests = 0  # first attempts sent to the backend (not cached; identical ones once)
         self.usage: list[Usage] = []  # one per run (see curll.llm.usage)
+        self.unsettled: list[str] = []  # the reasons of results whose last attempt failed transiently
         self.usage_log = None if usage_log is None else Path(usage_log)
 
     def __enter__(self) -> Self:
@@ -105,6 +109,20 @@ class Engine:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+        if kind is None:
+            self.check_settled()
+
+    def check_settled(self) -> None:
+        """A CurllError when a result's last attempt failed in a way that may pass (a server
+        error, a rate limit, a timeout: :attr:`Result.transient`). Such a reject is no answer of
+        the model's and nothing of it is stored, so the stage must not end as if it were done:
+        run again, it asks only those requests (a pipeline would otherwise keep the rejects for
+        good, since nothing it depends on changed)."""
+        if self.unsettled:
+            n, first = len(self.unsettled), " ".join(self.unsettled[0].split())[:160]
+            raise CurllError(f"{n} request(s) to {self.backend.model} failed in a way that may pass (first: "
+                             f"{first}) and nothing of them is stored: run the stage again (dvc repro) to "
+                             "ask only them")  # fmt: skip
 
     def close(self) -> None:
         """Release what the backend holds (servers, worker processes) and the cache."""
@@ -175,6 +193,7 @@ class Engine:
                     completion_tokens=ans.completion_tokens,
                     latency_s=ans.latency_s,
                     cached=hit,
+                    transient=ans.error is not None and ans.transient,
                 )
             pending = sorted(still)
             if not pending:
@@ -183,6 +202,7 @@ class Engine:
         done = [r for r in results if r is not None]
         usage.ok = sum(r.status == "ok" for r in done)
         usage.rejected = len(done) - usage.ok
+        self.unsettled += [r.reason or "" for r in done if r.transient]
         usage.seconds = time.perf_counter() - start
         if self.progress and requests:
             tqdm.write(usage.line())

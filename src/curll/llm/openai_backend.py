@@ -46,11 +46,12 @@
   the server being ``base_url`` without credentials: the same model name on another server
   is another model, and its cached answers are not reused.
 - A request that still fails (or returns a body that is not a valid completion) yields
-  ``Completion(error=...)``; it never raises. A server that cannot be reached at all is
-  another matter: until the server has answered once (and again after a request lost its
-  connection for good), a batch sends its first request alone, and when that one cannot
-  connect after all its retries :meth:`OpenAIBackend.complete` raises a :class:`CurllError`
-  naming the server and the params key its caller gives (``url_key``:
+  ``Completion(error=...)``, ``transient`` when the failure was one it retries (a server
+  error, a rate limit, a timeout, a malformed body: it may pass later); it never raises. A
+  server that cannot be reached at all is another matter: until the server has answered once
+  (and again after a request lost its connection for good), a batch sends its first request
+  alone, and when that one cannot connect after all its retries :meth:`OpenAIBackend.complete`
+  raises a :class:`CurllError` naming the server and the params key its caller gives (``url_key``:
   ``llm.profiles.<name>.base_url`` for an ``openai`` profile; its ``timeout_s`` where the server
   took connections but sent no answer in time). A request has lost the server for good only
   when no request got an answer while it was retried (one slow prompt is its own timeout); a
@@ -74,6 +75,7 @@ from curll.config.llm import JsonMode
 from curll.errors import CurllError, one_line
 from curll.llm.openai_wire import (
     AttemptTimeoutError,
+    RefusalError,
     describe,
     retry_after,
     stream_completion,
@@ -287,7 +289,7 @@ class OpenAIBackend:
             start = time.perf_counter()
             if self._lost is not None:  # another request lost the server for good
                 why = f"not sent: the server did not answer ({self._lost})"
-                return Completion(text="", error=why, sent=False)
+                return Completion(text="", error=why, sent=False, transient=True)
             for retry in range(self.max_retries + 1):
                 try:
                     done = await self._attempt(client, kwargs)
@@ -308,7 +310,12 @@ class OpenAIBackend:
                         error = redact(describe(exc), self._api_key)
                         if not connected and self._last_answer <= start:  # nobody got through since
                             self._lost = error
-                        return Completion(text="", latency_s=time.perf_counter() - start, error=error)
+                        return Completion(
+                            text="",
+                            latency_s=time.perf_counter() - start,
+                            error=error,
+                            transient=wait is not None and not isinstance(exc, RefusalError),
+                        )
                     await asyncio.sleep(wait)
             raise AssertionError("unreachable: the last retry returns")
         finally:

@@ -79,6 +79,11 @@ async def stream_completion(client: Any, kwargs: dict[str, Any], heard: list[boo
     }
 
 
+class RefusalError(ValueError):
+    """A completion whose model refused (``message.refusal``, no content): no answer, and one a
+    later call would most likely give again (so not a failure that may pass)."""
+
+
 def _field(obj: Any, name: str) -> Any:
     """``obj.name`` or ``obj[name]``; None when it has neither (the client does not validate a
     body's fields: a server's odd JSON arrives as dicts, lists or strings)."""
@@ -96,11 +101,20 @@ def completion_fields(resp: Any) -> dict[str, Any]:
     """Text, token counts and finish reason of a chat completion as the client parsed it; a
     ValueError saying what is wrong where the body is not one (retried as a malformed answer).
     ``content`` as a list of parts (some servers send ``[{"type": "text", "text": ...}]``) is
-    their text joined."""
+    their text joined. A null ``content`` (a refusal, or a reasoning parser that kept the answer
+    in ``reasoning_content``) is no answer: a ValueError, never stored as an empty one."""
     choices = _field(resp, "choices")
     if not isinstance(choices, list) or not choices:
         raise ValueError(f"the answer is not a chat completion with choices (got {type(resp).__name__})")
-    content = _field(_field(choices[0], "message"), "content")
+    message = _field(choices[0], "message")
+    content = _field(message, "content")
+    if content is None and _field(message, "refusal"):
+        said = " ".join(str(_field(message, "refusal")).split())[:120]
+        raise RefusalError(f"message.content is null: the model refused ({said})")
+    if content is None or (content == "" and _field(message, "reasoning_content")):
+        why = ("its text in reasoning_content: turn the server's reasoning parser off"
+               if _field(message, "reasoning_content") else "no text")  # fmt: skip
+        raise ValueError(f"message.content is {'null' if content is None else 'empty'} ({why})")
     if isinstance(content, list):
         parts = [_field(part, "text") for part in content]
         if not all(isinstance(p, str) for p in parts):
@@ -111,7 +125,7 @@ def completion_fields(resp: Any) -> dict[str, Any]:
     usage = _field(resp, "usage")
     finish = _field(choices[0], "finish_reason")
     return {
-        "text": content or "",
+        "text": content,
         "prompt_tokens": _count(_field(usage, "prompt_tokens")),
         "completion_tokens": _count(_field(usage, "completion_tokens")),
         "finish_reason": finish if isinstance(finish, str) else "",

@@ -69,7 +69,9 @@ class ChatRequest:
 @dataclass(frozen=True)
 class Completion:
     """What a backend returns for one request. ``error`` set means no usable answer; ``sent``
-    False: the backend never sent it (its server was lost before its turn)."""
+    False: the backend never sent it (its server was lost before its turn); ``transient``: the
+    error may pass if asked again later (a server error, a rate limit, a timeout, a lost
+    connection, a malformed body), not an answer of the model's."""
 
     text: str
     prompt_tokens: int = 0
@@ -78,6 +80,7 @@ class Completion:
     finish_reason: str = ""
     error: str | None = None
     sent: bool = True
+    transient: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,9 @@ class Result:
 
     ``status`` is ``ok`` (``parsed`` holds the schema-valid object, or None without a
     schema) or ``reject`` (``reason`` says why: backend error, invalid JSON, schema
-    violation, empty text). ``text`` is the raw output of the last attempt.
+    violation, empty text). ``text`` is the raw output of the last attempt. ``transient``: the
+    last attempt failed at the backend in a way that may pass (:class:`Completion`), so
+    nothing of it is stored and a rerun asks it again.
     """
 
     key: str
@@ -101,6 +106,7 @@ class Result:
     completion_tokens: int
     latency_s: float
     cached: bool
+    transient: bool = False
 
 
 def ordered_json(obj: Any) -> str:
