@@ -148,57 +148,57 @@ class Engine:
         model = self.backend.model
         results: list[Result | None] = [None] * len(requests)
         pending = list(range(len(requests)))
-        # the bar counts first answers as batches return; retries show in its postfix
-        bar = tqdm(total=len(requests), desc=self.desc, unit="req", disable=not self.progress)
-        stored = self._stored_attempts(requests, tries)
-        for attempt in range(tries):
-            # an attempt that left no entry while a later one is stored failed in an earlier run
-            skipped = [
-                i for i in pending if attempt not in stored[i] and max(stored[i], default=-1) > attempt
-            ]
-            now = sorted(set(pending) - set(skipped))
-            asked = [requests[i].retry(attempt) for i in now]
-            if attempt:
-                bar.set_postfix_str(f"attempt {attempt + 1}: {len(asked)} retried")
-            else:
-                bar.update(len(skipped))
-            answers, cached, sent = self._answer(asked, bar if attempt == 0 else None)
-            if attempt == 0:
-                self.new_requests += sent
-                usage.cached = sum(cached)
-            usage.sent += sent
-            for ans, hit in zip(answers, cached, strict=True):
-                if not hit:
-                    usage.prompt_tokens += ans.prompt_tokens
-                    usage.completion_tokens += ans.completion_tokens
-            still = skipped
-            for i, req, ans, hit in zip(now, asked, answers, cached, strict=True):
-                parsed, reason = _parsed(ans, req)
-                if reason is None and check is not None:
-                    reason = check(req, parsed)
-                if reason is not None and attempt + 1 < tries:
-                    still.append(i)
-                    usage.retry(reason)
-                    continue
-                results[i] = Result(
-                    key=requests[i].key(model),
-                    status="ok" if reason is None else "reject",
-                    text=ans.text,
-                    parsed=parsed,
-                    reason=reason,
-                    attempts=attempt + 1,
-                    model=model,
-                    backend=self.backend.name,
-                    prompt_tokens=ans.prompt_tokens,
-                    completion_tokens=ans.completion_tokens,
-                    latency_s=ans.latency_s,
-                    cached=hit,
-                    transient=ans.error is not None and ans.transient,
-                )
-            pending = sorted(still)
-            if not pending:
-                break
-        bar.close()
+        # the bar counts first answers as batches return; retries show in its postfix; closed on an
+        # error too, so a message after it starts on a line of its own
+        with tqdm(total=len(requests), desc=self.desc, unit="req", disable=not self.progress) as bar:
+            stored = self._stored_attempts(requests, tries)
+            for attempt in range(tries):
+                # an attempt that left no entry while a later one is stored failed in an earlier run
+                skipped = [
+                    i for i in pending if attempt not in stored[i] and max(stored[i], default=-1) > attempt
+                ]
+                now = sorted(set(pending) - set(skipped))
+                asked = [requests[i].retry(attempt) for i in now]
+                if attempt:
+                    bar.set_postfix_str(f"attempt {attempt + 1}: {len(asked)} retried")
+                else:
+                    bar.update(len(skipped))
+                answers, cached, sent = self._answer(asked, bar if attempt == 0 else None)
+                if attempt == 0:
+                    self.new_requests += sent
+                    usage.cached = sum(cached)
+                usage.sent += sent
+                for ans, hit in zip(answers, cached, strict=True):
+                    if not hit:
+                        usage.prompt_tokens += ans.prompt_tokens
+                        usage.completion_tokens += ans.completion_tokens
+                still = skipped
+                for i, req, ans, hit in zip(now, asked, answers, cached, strict=True):
+                    parsed, reason = _parsed(ans, req)
+                    if reason is None and check is not None:
+                        reason = check(req, parsed)
+                    if reason is not None and attempt + 1 < tries:
+                        still.append(i)
+                        usage.retry(reason)
+                        continue
+                    results[i] = Result(
+                        key=requests[i].key(model),
+                        status="ok" if reason is None else "reject",
+                        text=ans.text,
+                        parsed=parsed,
+                        reason=reason,
+                        attempts=attempt + 1,
+                        model=model,
+                        backend=self.backend.name,
+                        prompt_tokens=ans.prompt_tokens,
+                        completion_tokens=ans.completion_tokens,
+                        latency_s=ans.latency_s,
+                        cached=hit,
+                        transient=ans.error is not None and ans.transient,
+                    )
+                pending = sorted(still)
+                if not pending:
+                    break
         done = [r for r in results if r is not None]
         usage.ok = sum(r.status == "ok" for r in done)
         usage.rejected = len(done) - usage.ok
