@@ -150,7 +150,8 @@ class Engine:
         pending = list(range(len(requests)))
         # the bar counts first answers as batches return; retries show in its postfix; closed on an
         # error too, so a message after it starts on a line of its own
-        with tqdm(total=len(requests), desc=self.desc, unit="req", disable=not self.progress) as bar:
+        bar = tqdm(total=len(requests), desc=self.desc, unit="req", disable=not self.progress)
+        try:
             stored = self._stored_attempts(requests, tries)
             for attempt in range(tries):
                 # an attempt that left no entry while a later one is stored failed in an earlier run
@@ -199,6 +200,8 @@ class Engine:
                 pending = sorted(still)
                 if not pending:
                     break
+        finally:
+            bar.close()
         done = [r for r in results if r is not None]
         usage.ok = sum(r.status == "ok" for r in done)
         usage.rejected = len(done) - usage.ok
