@@ -95,9 +95,13 @@ def test_a_spell_of_server_failures_stops_the_stage_and_the_rerun_asks_only_thos
 
 def test_a_refusal_is_kept_as_the_models_reject_not_asked_again_forever(tmp_path):
     with FaultyServer(rate=0.0) as server:
-        project = make_project(tmp_path / "p", server.base_url, max_retries=0)
+        project = make_project(tmp_path / "p", server.base_url, max_retries=3)
         server.pick = lambda body: "refusal" if "order (0)" in json.dumps(body["messages"]) else "ok"
         run = run_generate(project)
+        refused = [r for r in server.requests if "order (0)" in json.dumps(r["messages"])]
     assert run.returncode == 0, run.output
+    # not retried by the backend: each of the engine's attempts (a new seed each) asks once
+    asked = [(json.dumps(r["messages"]), r["seed"]) for r in refused]
+    assert refused and len(set(asked)) == len(asked)
     rows = pd.read_parquet(project / SHARD)
     assert rows.loc[rows["status"] == "reject", "reason"].str.contains("the model refused").any()

@@ -75,7 +75,6 @@ from curll.config.llm import JsonMode
 from curll.errors import CurllError, one_line
 from curll.llm.openai_wire import (
     AttemptTimeoutError,
-    RefusalError,
     describe,
     retry_after,
     stream_completion,
@@ -314,7 +313,7 @@ class OpenAIBackend:
                             text="",
                             latency_s=time.perf_counter() - start,
                             error=error,
-                            transient=wait is not None and not isinstance(exc, RefusalError),
+                            transient=wait is not None,  # retried to the end: may pass
                         )
                     await asyncio.sleep(wait)
             raise AssertionError("unreachable: the last retry returns")

@@ -155,6 +155,8 @@ def retry_after(exc: Exception, retry: int) -> float | None:
     """Seconds to wait before retrying after ``exc``, or None when it is final."""
     import openai
 
+    if isinstance(exc, RefusalError):
+        return None  # the model's own answer: asked again at once it would refuse again
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         if status not in RETRY_STATUS and status < 500:
