@@ -105,3 +105,19 @@ def test_a_refusal_is_kept_as_the_models_reject_not_asked_again_forever(tmp_path
     assert refused and len(set(asked)) == len(asked)
     rows = pd.read_parquet(project / SHARD)
     assert rows.loc[rows["status"] == "reject", "reason"].str.contains("the model refused").any()
+
+
+def test_with_failures_reject_a_request_the_server_keeps_failing_is_kept_as_a_reject(tmp_path):
+    """The way out when the same request fails at every run: ``llm.failures: reject``."""
+    import yaml
+
+    with FaultyServer(rate=0.0) as server:
+        project = make_project(tmp_path / "p", server.base_url, max_retries=1)
+        params = yaml.safe_load((project / "params.yaml").read_text())
+        params["llm"]["failures"] = "reject"
+        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        server.pick = lambda body: "500" if "order (0)" in json.dumps(body["messages"]) else "ok"
+        run = run_generate(project)
+    assert run.returncode == 0, run.output
+    rows = pd.read_parquet(project / SHARD)
+    assert rows.loc[rows["status"] == "reject", "reason"].str.startswith("InternalServerError").any()

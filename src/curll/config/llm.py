@@ -188,6 +188,11 @@ class LLMParams(Section):
     use: Annotated[StrictStr, Field(min_length=1)]
     cache: PathStr = Field(description="SQLite request cache shared by every LLM stage (not a DVC output)")
     attempts: Positive = Field(description="tries per request before it is kept as a reject")
+    failures: Literal["stop", "reject"] = Field(
+        description="a request still failing at the server after every retry (5xx, 429, a timeout, no "
+        "answer in the body): stop (the stage stops, writing nothing; run again it asks only those) "
+        "or reject (kept as a reject, like a bad answer)"
+    )
     profiles: dict[ProfileName, Profile] = Field(min_length=1)
 
     @model_validator(mode="after")

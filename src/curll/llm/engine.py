@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, Literal, Self, cast
 
 import jsonschema
 from tqdm.auto import tqdm
@@ -87,6 +87,7 @@ class Engine:
         progress: bool = True,
         desc: str = "llm",
         usage_log: str | Path | None = None,
+        failures: Literal["stop", "reject"] = "stop",
     ) -> None:
         if attempts < 1:
             raise ValueError("attempts must be >= 1")
@@ -100,6 +101,7 @@ class Engine:
         self.new_requests = 0  # first attempts sent to the backend (not cached; identical ones once)
         self.usage: list[Usage] = []  # one per run (see curll.llm.usage)
         self.unsettled: list[str] = []  # the reasons of results whose last attempt failed transiently
+        self.failures = failures  # "reject": such results are kept as rejects (check_settled passes)
         self.usage_log = None if usage_log is None else Path(usage_log)
 
     def __enter__(self) -> Self:
@@ -117,12 +119,13 @@ class Engine:
         error, a rate limit, a timeout: :attr:`Result.transient`). Such a reject is no answer of
         the model's and nothing of it is stored, so the stage must not end as if it were done:
         run again, it asks only those requests (a pipeline would otherwise keep the rejects for
-        good, since nothing it depends on changed)."""
-        if self.unsettled:
+        good, since nothing it depends on changed). With ``failures="reject"`` they stay rejects."""
+        if self.unsettled and self.failures == "stop":
             n, first = len(self.unsettled), " ".join(self.unsettled[0].split())[:160]
             raise CurllError(f"{n} request(s) to {self.backend.model} failed in a way that may pass (first: "
                              f"{first}) and nothing of them is stored: run the stage again (dvc repro) to "
-                             "ask only them")  # fmt: skip
+                             "ask only them; if they fail again, set llm.failures: reject to keep them as "
+                             "rejects", field="llm.failures")  # fmt: skip
 
     def close(self) -> None:
         """Release what the backend holds (servers, worker processes) and the cache."""

@@ -111,6 +111,7 @@ def engine_from_params(
         batch_size=p.batch_size,
         desc=desc,
         usage_log=Path(llm.cache).with_name("usage.jsonl"),
+        failures=llm.failures,
     )
 
 
