@@ -87,7 +87,8 @@ def test_generate_stops_when_the_server_fails_every_request(tmp_path):
         server.script.extend(["500"] * 1000)
         prof = data["llm"]["profiles"]["server"]
         prof.update(base_url=server.base_url, max_retries=1, timeout_s=5)
-        data["llm"].update(use="server", cache=str(tmp_path / "cache.sqlite"), attempts=2)
+        # kept as rejects, so the yield floor is what stops it (llm.failures: stop would stop first)
+        data["llm"].update(use="server", cache=str(tmp_path / "cache.sqlite"), attempts=2, failures="reject")
         data["seeds"]["out"]["seeds"] = str(tmp_path / "seeds.parquet")
         data["generate"]["out"]["shards"] = str(tmp_path / "shards")
         for name, prompt in data["generate"]["prompts"].items():
