@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from curll.evaluate.findings import not_beating, summary
+from curll.evaluate.findings import gate_counts, not_beating, summary
 from curll.evaluate.headline import DASH, fmt
 from curll.orders import ranked
 
@@ -43,12 +43,12 @@ def headline(m: Mapping[str, Any]) -> str:
         return summary(m)[0]
     per = {o: base["orders"][o] for o in ranked(base["orders"])}
     gains = ", ".join(f"{o} {fmt((v['gain'], v.get('lo'), v.get('hi')))}" for o, v in per.items())
-    models = sum(v["models"] for v in per.values())
+    models, beating = gate_counts(base)
     if base["all_beat"]:
         verdict = f"every trained model ({models}) beats the unigram baseline on its own stage"
         tests = f"and {claims['held']} of {claims['tests']} curriculum tests hold"
     else:
-        losing = models - sum(v["beating"] for v in per.values())
+        losing = models - beating
         verdict = (f"{losing} of the {models} trained models are not shown to beat the unigram baseline on "
                    f"their own stage ({not_beating(base)})")  # fmt: skip
         tests = "so no curriculum test is made"
@@ -75,14 +75,16 @@ def report(m: Mapping[str, Any]) -> str:
 
 
 def tests(m: Mapping[str, Any]) -> str:
-    """Every test made (and every one not made), with its value, interval and adjusted p (Holm within
-    a curriculum family; the gate's tests are not adjusted)."""
+    """Every test made (and every one not made), with its value, interval and adjusted p (Holm over
+    the curriculum tests; the gate's tests are not adjusted, each a model alone)."""
     listed = (m.get("claims") or {}).get("list") or []
     if not listed:
         return "No test was made (no intervals: `evaluate.bootstrap.samples: 0`)."
     rows = ["| family | what | value [95%] | p | adjusted p | holds |", "|---|---|---|---|---|---|"]
     for c in listed:
         held = "not tested" if c["p_holm"] is None else ("yes" if c["holds"] else "no")
+        if c["family"] == "baseline" and c["p_holm"] is not None:
+            held += " (this model alone)"  # a part of the gate, not a claim of its own
         holm = "" if c["p_holm"] is None else f"{c['p_holm']:.3g}"
         value = fmt((c["value"], c["lo"], c["hi"]), 3)
         cells = [c["family"], f"`{c['key']}`: {c['what']}", value, f"{c['p']:.3g}", holm, held]

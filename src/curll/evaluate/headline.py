@@ -29,7 +29,7 @@ UNITS = ("nats per answer token. NLL: the last model's mean over stages (lower i
          "BWT: of that loss (BWT > 0: later stages lowered it); unigram: the baseline's NLL on each "
          "model's own stage; gain: unigram minus the model there (> 0: lower loss), the mean over the "
          "order's models; beats: how many of the order's models have a gain > 0 with p < 0.05 on their "
-         "own stage")  # fmt: skip
+         "own stage, each tested alone (the baseline gate needs all of them)")  # fmt: skip
 DASH = "\u2013"  # an absent value
 #: the judge's file among :func:`metric_files`; every other file is an order's
 JUDGE_FILE = "judge.json"
@@ -109,10 +109,12 @@ class Headline:
         if not counts:
             return ""
         beating, models = sum(b for b, _ in counts), sum(n for _, n in counts)
-        said = "trained models beat the unigram baseline on their own stage"
         if beating == models:
-            return f"baseline gate passed: all {models} {said}"
-        return f"baseline gate failed: {beating} of {models} {said} (all must): no curriculum claim is tested"
+            return (f"baseline gate passed: every one of the {models} trained models beats the unigram "
+                    "baseline on its own stage (each at p < 0.05: an intersection-union test)")  # fmt: skip
+        return (f"baseline gate failed: {models - beating} of {models} trained models not shown to beat the "
+                "unigram baseline on their own stage (each tested alone at p < 0.05; the gate needs all): "
+                "no curriculum claim is tested")  # fmt: skip
 
 
 def _num(v: Any) -> float | None:
