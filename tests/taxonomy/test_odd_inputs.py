@@ -21,11 +21,15 @@ def test_a_placeholder_cell_is_no_indicator(write, placeholder):
     assert df["indicator"].tolist() == ["Counts to 10", "Counts to 100", "Adds within 5", "Counts back"]
 
 
-def test_a_placeholder_in_a_hierarchy_cell_fills_down_like_an_empty_one(write):
-    path = write("t.csv", HEADER + ROWS + ",N/A,-,#N/A,Counts on,\n")
+def test_a_placeholder_in_a_hierarchy_cell_means_none_not_as_above(write):
+    path = write("t.csv", HEADER + ROWS + ",,N/A,Pick a book,Picks one,\n")
     df = import_taxonomy("curll-csv", [path]).table
-    assert df.iloc[-1][["skill", "subskill", "goal", "indicator"]].tolist() == ["Maths", "Number", "Count",
-                                                                                "Counts on"]  # fmt: skip
+    got = df.iloc[-1][["skill", "subskill", "goal", "indicator"]].tolist()
+    assert got == ["Maths", "Maths", "Pick a book", "Picks one"]  # no sub-skill: the skill, not "Number"
+    path = write("u.csv", HEADER + ROWS + ",,,#N/A,Counts on,\n")
+    with pytest.raises(CurllError, match="indicator has no Goals value on this row or above it") as err:
+        import_taxonomy("curll-csv", [path])
+    assert err.value.row == 4
 
 
 @pytest.mark.parametrize("header", ["Stage 3 (revised)", "stage three", "Stage-2b"])

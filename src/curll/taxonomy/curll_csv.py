@@ -12,7 +12,7 @@ Layout (one file per age range, e.g. ``age_0_5.csv`` and ``age_5_11.csv``)::
 - Header variants are accepted: ``Skill``/``Skills``, ``Sub-skill(s)``/``Subskill(s)``,
   ``Goal``/``Goals``, ``stage-k``/``Stage-k``/``Stage k``; other columns are ignored.
 - Cells are stripped and inner white space is folded; a placeholder (``N/A``, ``#N/A``, ``-``)
-  is an empty cell.
+  in a stage column is no indicator, and in a hierarchy column means none (``walk_rows``).
 
 Failure behaviour: missing hierarchy or stage columns, a negative stage (``stage -1``,
 ``stage--1``; ``stage - 1`` is stage 1), a header that starts with ``stage`` but gives no
@@ -125,16 +125,19 @@ def walk_rows(
     ``levels`` maps ``skill``, ``goal`` and optionally ``subskill`` to column indices (a table
     with no sub-skill column gives each indicator its skill as sub-skill); ``cells_of(row_no, cells)``
     names the non-empty indicator cells of that spreadsheet row as ``(stage, column)``. A hierarchy cell left
-    empty repeats the value above it; a new value at a level clears the levels beneath it.
+    empty repeats the value above it; a new value at a level clears the levels beneath it. A
+    placeholder (``N/A``) is "none" there, not "as above": a sub-skill of none is the skill; a
+    skill or goal of none leaves the indicators below it without one (an error).
     An indicator with an empty level on its row and above it raises CurllError naming the
     file, row and column."""
     order = [level for level in _LEVELS if level in levels]
     current: dict[str, str | None] = dict.fromkeys(order)
     for row_no, cells in table.rows:
         for depth, level in enumerate(order):
-            value = cell_text(cells[levels[level]])
-            if value:
-                current[level] = value
+            raw = cells[levels[level]]
+            value = cell_text(raw)
+            if value or normalise(raw):  # a value, or a placeholder: "none here", not "as above"
+                current[level] = value if value or level == "subskill" else None  # no sub-skill: the skill
                 for lower in order[depth + 1 :]:
                     current[lower] = None
         for stage, col in cells_of(row_no, cells):
