@@ -13,6 +13,8 @@ after its shards, so a rerun finds every answer and asks nothing twice. Locks ke
 safe beside other jobs (:func:`curll.llm.cache.shard_guard`): a fold waits for no shard job
 (``run`` leaves the caches of shards still running elsewhere for a later fold; ``fold``
 refuses), a second job on one shard and a second ``run`` are refused before asking anything.
+A shard whose requests failed in a way that may pass (``llm.failures: stop``) writes nothing
+and stops only itself: the other shards run, then the stage fails naming it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from curll.errors import CurllError
 from curll.generate.shard import generate_shard, shard_path_name, shard_seeds, shard_yields
 from curll.generate.tasks import tasks as generation_tasks
 from curll.llm.cache import fold_shards, run_guard, shard_guard
+from curll.llm.engine import UnsettledError
 from curll.llm.factory import engine_from_params, make_task
 from curll.llm.locks import BusyError
 from curll.schemas import GenerationSchema
@@ -41,6 +44,7 @@ def run(params: Params) -> None:
         for stale in out.glob("generations-*-of-*.parquet"):
             if not stale.name.endswith(f"-of-{n:04d}.parquet"):
                 stale.unlink()
+    unsettled: list[tuple[int, UnsettledError]] = []
     with run_guard(params.llm.cache):
         _fold_if_idle(params)  # what a killed run or `curll generate shard I` left
         if p.runner == "ray":
@@ -49,9 +53,16 @@ def run(params: Params) -> None:
             for line in run_on_ray(partial(shard, params), range(n), address=p.ray_address):
                 say(line)
         else:
-            for i in range(n):
-                say(shard(params, i))
+            for i in range(n):  # a shard with failures that may pass stops only itself
+                try:
+                    say(shard(params, i))
+                except UnsettledError as exc:
+                    unsettled.append((i, exc))
         _fold_if_idle(params)
+    if unsettled:
+        (i, first), others = unsettled[0], len(unsettled) - 1
+        also = f" (and {others} more shard(s) like it)" if others else ""
+        raise CurllError(f"shard {i}/{n}{also}: {first.message}", field=first.field)
 
 
 def fold(params: Params) -> None:

@@ -121,3 +121,25 @@ def test_with_failures_reject_a_request_the_server_keeps_failing_is_kept_as_a_re
     assert run.returncode == 0, run.output
     rows = pd.read_parquet(project / SHARD)
     assert rows.loc[rows["status"] == "reject", "reason"].str.startswith("InternalServerError").any()
+
+
+def test_a_shard_whose_requests_may_pass_stops_only_itself_and_the_run_says_which(tmp_path):
+    import yaml
+
+    from curll.generate.shard import shard_of
+    from harness.project import seeds
+
+    table = seeds(4)
+    ir = table[table["type"] == "ir"]
+    part = next(t for s, t in zip(ir["seed_id"], ir["template"], strict=True) if shard_of(s, 2) == 0)
+    with FaultyServer(rate=0.0) as server:
+        project = make_project(tmp_path / "p", server.base_url, max_retries=1)
+        params = yaml.safe_load((project / "params.yaml").read_text())
+        params["generate"]["shards"] = 2
+        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        server.pick = lambda body: "500" if part in json.dumps(body["messages"]) else "ok"
+        run = run_generate(project)
+    assert run.returncode == 2 and "shard 0/2: 1 request(s)" in run.output, run.output
+    shards = project / "data" / "generate" / "shards"
+    assert not (shards / "generations-0000-of-0002.parquet").exists()
+    assert (shards / "generations-0001-of-0002.parquet").exists()  # the other shard ran and was kept

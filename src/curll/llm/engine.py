@@ -76,6 +76,10 @@ def _parsed(ans: Completion, req: ChatRequest) -> tuple[Any, str | None]:
     return parse(ans.text, req.schema)
 
 
+class UnsettledError(CurllError):
+    """Raised by :meth:`Engine.check_settled`: requests failed in a way that may pass."""
+
+
 class Engine:
     def __init__(
         self,
@@ -122,10 +126,10 @@ class Engine:
         good, since nothing it depends on changed). With ``failures="reject"`` they stay rejects."""
         if self.unsettled and self.failures == "stop":
             n, first = len(self.unsettled), " ".join(self.unsettled[0].split())[:160]
-            raise CurllError(f"{n} request(s) to {self.backend.model} failed in a way that may pass (first: "
-                             f"{first}) and nothing of them is stored: run the stage again (dvc repro) to "
-                             "ask only them; if they fail again, set llm.failures: reject to keep them as "
-                             "rejects", field="llm.failures")  # fmt: skip
+            raise UnsettledError(f"{n} request(s) to {self.backend.model} failed in a way that may pass "
+                                 f"(first: {first}) and nothing of them is stored: run the stage again (dvc "
+                                 "repro) to ask only them; if they fail again, set llm.failures: reject to "
+                                 "keep them as rejects", field="llm.failures")  # fmt: skip
 
     def close(self) -> None:
         """Release what the backend holds (servers, worker processes) and the cache."""
