@@ -35,7 +35,8 @@ def card_keys(params: Params) -> list[str]:
     stage asked. dvc.yaml declares the same keys for this stage (tests/pipeline/test_dvc_yaml.py
     checks), so any edit the card would show reruns it."""
     profiles = dict.fromkeys([params.llm.use, params.split.rater])
-    return [*DATA_SECTIONS, "llm.use", "llm.attempts", *(f"llm.profiles.{name}" for name in profiles)]
+    llm = ["llm.use", "llm.attempts", "llm.failures"]  # how the answers were asked and kept
+    return [*DATA_SECTIONS, *llm, *(f"llm.profiles.{name}" for name in profiles)]
 
 
 def card_params(params: Params) -> dict[str, Any]:
