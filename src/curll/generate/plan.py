@@ -59,7 +59,7 @@ def check_plan(paths: list[Path], seeds_path: str | Path) -> None:
 
 
 def _seed_plan(seeds_path: str | Path) -> arrow.Array:
-    """ "seed_id|type" of every seed in the table (two columns streamed)."""
+    """Every seed of the table as ``seed_id|type`` (two columns streamed)."""
     parts = [
         arrow.array((df["seed_id"] + "|" + df["type"]).tolist(), arrow.string())
         for df in iter_table(seeds_path, SeedSchema, columns=["seed_id", "type"])
