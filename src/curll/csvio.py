@@ -34,13 +34,18 @@ class CsvTable:
         a CurllError (row 1, naming it) when two cells hold that name."""
         stripped = [h.strip() for h in self.header]
         for name in names:
-            at = [i for i, h in enumerate(stripped) if h == name]
-            if len(at) > 1:
-                raise CurllError(f"two columns are named {name!r} (columns {at[0] + 1} and {at[1] + 1}): "
-                                 "keep one", file=self.path, row=1, field=name)  # fmt: skip
-            if at:
-                return at[0]
+            at = self.only([i for i, h in enumerate(stripped) if h == name], name)
+            if at is not None:
+                return at
         return None
+
+    def only(self, at: list[int], name: str) -> int | None:
+        """The one index of ``at`` (the columns that match ``name``), None for none; a CurllError
+        (row 1, naming it) for two: which one was meant cannot be told."""
+        if len(at) > 1:
+            raise CurllError(f"two columns are named {name!r} (columns {at[0] + 1} and {at[1] + 1}): "
+                             "keep one", file=self.path, row=1, field=name)  # fmt: skip
+        return at[0] if at else None
 
 
 def read_csv(path: str | Path) -> CsvTable:

@@ -25,7 +25,8 @@ Nothing raises for a bad answer: a parse failure is a recorded reject, never a c
 :meth:`Engine.close` (or leaving ``with engine:``) closes the backend when it has a
 ``close`` (the llamacpp backend stops its servers) and the cache; leaving it without an error
 then raises a :class:`~curll.errors.CurllError` when some request's last attempt failed in a way
-that may pass (:meth:`Engine.check_settled`), so a stage never ends on a server's bad spell.
+that may pass (:meth:`Engine.check_settled`; not with ``failures="reject"``, which keeps such
+requests as rejects).
 """
 
 from __future__ import annotations

@@ -101,8 +101,9 @@ def completion_fields(resp: Any) -> dict[str, Any]:
     """Text, token counts and finish reason of a chat completion as the client parsed it; a
     ValueError saying what is wrong where the body is not one (retried as a malformed answer).
     ``content`` as a list of parts (some servers send ``[{"type": "text", "text": ...}]``) is
-    their text joined. A null ``content`` (a refusal, or a reasoning parser that kept the answer
-    in ``reasoning_content``) is no answer: a ValueError, never stored as an empty one."""
+    their text joined. A null ``content`` (a refusal: :class:`RefusalError`), or a null or empty
+    one beside ``reasoning_content`` (a reasoning parser kept the answer there), is no answer: a
+    ValueError, never stored as an empty one."""
     choices = _field(resp, "choices")
     if not isinstance(choices, list) or not choices:
         raise ValueError(f"the answer is not a chat completion with choices (got {type(resp).__name__})")

@@ -35,13 +35,13 @@ def normalise(text: str) -> str:
     return _WS.sub(" ", canonical(text)).strip()
 
 
-#: what a spreadsheet cell holds for "nothing here" (casefolded): read as an empty cell
+#: what a spreadsheet cell holds for "nothing here" (casefolded): no text (:func:`cell_text`)
 PLACEHOLDERS = frozenset({"-", "\u2013", "\u2014", "n/a", "na", "#n/a", "nan", "null", "none"})
 
 
 def cell_text(raw: str) -> str:
     """:func:`normalise` of a CSV cell, "" for a placeholder (:data:`PLACEHOLDERS`: ``N/A``,
-    ``#N/A``, ``-``...): such a cell is empty, never an indicator or a skill named "N/A"."""
+    ``#N/A``, ``-``...): never an indicator or a skill named "N/A"."""
     text = normalise(raw)
     return "" if text.casefold() in PLACEHOLDERS else text
 

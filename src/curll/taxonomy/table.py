@@ -13,7 +13,8 @@ an indicator's sub-skill is its skill), the goal, and either the indicator and g
 ``grades`` maps grade *column headers* to stages, and every non-empty cell in those columns
 is an indicator). A grade mapped to ``None`` is left out on purpose. Header names match
 after white-space folding, ignoring case; hierarchy cells fill down as in the CurLL layout, and
-a placeholder cell (``N/A``, ``-``) is an empty one.
+a placeholder cell (``N/A``, ``-``) is no indicator, and none in a hierarchy column (the CurLL
+layout's ``walk_rows``).
 
 Failure behaviour (:class:`CurllError`, naming file, row and column): a named column missing
 from the header, or two columns of that name; a grade column of ``grades`` missing (second
@@ -107,12 +108,11 @@ def _one_a_row(table: CsvTable, levels: dict[str, int], layout: TableLayout) -> 
 def _find(table: CsvTable, header: str, key: str) -> int:
     """Index of the column named ``header`` (white space folded, any case); else CurllError."""
     wanted = normalise(header).lower()
-    at = [idx for idx, cell in enumerate(table.header) if normalise(cell).lower() == wanted]
-    if len(at) > 1:
-        raise CurllError(f"two columns are named {header!r} (columns {at[0] + 1} and {at[1] + 1}): keep one",
-                         file=table.path, row=1, field=header)  # fmt: skip
-    if at:
-        return at[0]
+    at = table.only(
+        [idx for idx, cell in enumerate(table.header) if normalise(cell).lower() == wanted], header
+    )
+    if at is not None:
+        return at
     raise CurllError(
         f"no column {header!r} (taxonomy.{'grades' if key == 'grades' else 'columns.' + key}); the "
         f"header has {[h.strip() for h in table.header]}", file=table.path, row=1, field=header,
