@@ -27,6 +27,7 @@ import pandas as pd
 
 from curll.artifacts import records as records_of
 from curll.chat import CUT, question_of, turns_of
+from curll.draws import bottom_k
 from curll.instances import TYPES, bases
 from curll.taxonomy.model import age_group
 
@@ -41,8 +42,9 @@ TOO_LONG = "prompt_too_long"
 def build_items(
     records: pd.DataFrame, indicators: pd.DataFrame, types: tuple[str, ...], *, max_per_type: int, seed: int
 ) -> pd.DataFrame:
-    """Test items of ``types``; at most ``max_per_type`` per stage and type (0: all), a sample
-    drawn with ``seed`` from the records sorted by id (so the same records give the same items).
+    """Test items of ``types``; at most ``max_per_type`` per stage and type (0: all), a
+    :func:`curll.draws.bottom_k` draw of their ids with ``seed`` (the same records give the same
+    items in any order; one record more changes at most one pick of its stage and type).
     A record whose indicator the taxonomy lacks (imported from a release) has no goal, and the
     age group of its stage (:func:`curll.taxonomy.model.age_group`)."""
     test = records[records["split"] == "test"].sort_values("record_id")
@@ -66,10 +68,7 @@ def build_items(
                      seen.get(key, 1), ""])  # fmt: skip
     items = pd.DataFrame(rows, columns=ITEM_COLUMNS)
     if max_per_type:
-        rng = np.random.default_rng(seed)
-        keep = [g.index[np.sort(rng.choice(len(g), size=min(len(g), max_per_type), replace=False))]
-                for _, g in items.groupby(["stage", "type"], sort=True)]  # fmt: skip
-        items = items.loc[np.concatenate(keep)] if keep else items
+        items = items[bottom_k(items, max_per_type, seed, key="item_id", by=["stage", "type"])]
     return items.sort_values(["stage", "type", "item_id"]).reset_index(drop=True)
 
 

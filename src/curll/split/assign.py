@@ -1,8 +1,8 @@
 """Test / validation / train assignment per (stage, indicator, unit type).
 
 Within each group, units are ranked by rating (highest first); ties are broken by
-``sha256(f"{seed}:{unit_id}")``, so the order depends only on the seed and the ids (not on
-row order) and another seed reorders ties. Ranks 1..test go to test, the next ``val`` to
+``seeded_key(seed, unit_id)`` (:mod:`curll.draws`), so the order depends only on the seed and
+the ids (not on row order) and another seed reorders ties. Ranks 1..test go to test, the next ``val`` to
 validation, the rest to train; with ``max_holdout`` < 1, test and validation together take
 at most that share of a group (rounded down; test first), so a group of a few units still
 leaves some to train (the paper's 25 + 25 assume thousands per indicator). :func:`top_up`
@@ -12,15 +12,12 @@ than the evaluation needs (``split.min_test_records``).
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Mapping
 
 import pandas as pd
 
-
-def tie_key(seed: int, unit_id: str) -> str:
-    return hashlib.sha256(f"{seed}:{unit_id}".encode()).hexdigest()
+from curll.draws import seeded_key
 
 
 def assign(
@@ -28,7 +25,7 @@ def assign(
 ) -> pd.DataFrame:
     """Columns unit_id, type, stage, indicator_id, rating, rank, split (sorted by group and rank)."""
     df = ratings[["unit_id", "type", "stage", "indicator_id", "rating"]].copy()
-    df["_tie"] = [tie_key(seed, u) for u in df["unit_id"]]
+    df["_tie"] = [seeded_key(seed, u) for u in df["unit_id"]]
     df = df.sort_values(
         ["stage", "indicator_id", "type", "rating", "_tie"], ascending=[True, True, True, False, True]
     )
@@ -69,7 +66,7 @@ def top_up(placed: pd.DataFrame, records: Mapping[str, Counter[str]], need: int,
             if split == "test":
                 have.update(records.get(unit, none))
         made = {t for _, unit, *_rest in rows for t in records.get(unit, none)}
-        train = sorted((r for r in rows if r[5] == "train"), key=lambda r: (-r[4], tie_key(seed, r[1])))
+        train = sorted((r for r in rows if r[5] == "train"), key=lambda r: (-r[4], seeded_key(seed, r[1])))
         left = Counter((indicator, kind) for _, _, indicator, kind, _, _ in train)
         for index, unit, indicator, kind, _, _ in train:
             short = {t for t in made if have[t] < need}

@@ -39,6 +39,7 @@ import pandas as pd
 
 from curll.artifacts import empty_table, json_text
 from curll.config.verify import SplitParams
+from curll.draws import seeded_key
 from curll.errors import CurllError
 from curll.instances import TYPES
 from curll.schemas import RatingSchema, RecordSchema, RejectSchema, UnitSchema
@@ -77,15 +78,11 @@ def repositories(folder: Path) -> list[Path]:
     return found
 
 
-def _key(seed: int, unit_id: str) -> bytes:
-    return hashlib.sha256(f"{seed}\x1f{unit_id}".encode()).digest()[:8]
-
-
 def units_of(records: pd.DataFrame, seed: int) -> pd.DataFrame:
     """UnitSchema rows for the units of ``records``: see the module docstring."""
     first = records.drop_duplicates("unit_id").copy()
     first["type"] = first["type"].map(_UNIT_TYPE)
-    first["key"] = [_key(seed, u) for u in first["unit_id"]]
+    first["key"] = [seeded_key(seed, u) for u in first["unit_id"]]
     first = first.sort_values(["stage", "indicator_id", "type", "key"])
     first["rank"] = first.groupby(["stage", "indicator_id", "type"]).cumcount() + 1
     units = first.assign(rating=-1, contaminated=False, topped_up=False)

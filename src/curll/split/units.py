@@ -24,12 +24,12 @@ import pandas as pd
 
 from curll.artifacts import empty_table, records
 from curll.config.llm import MaxChars
+from curll.draws import bottom_k
 from curll.errors import CurllError
 from curll.instances import TYPES, made_on, seeded
 from curll.llm.engine import Engine
 from curll.llm.tasks import Task, TaskDef, ask, provenance
 from curll.schemas import RatingSchema
-from curll.split.assign import tie_key
 
 UNIT_COLUMNS = ["unit_id", "type", "stage", "indicator_id", "content"]
 
@@ -122,10 +122,8 @@ def build_units(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 def rated_sample(units: pd.DataFrame, k: int, seed: int) -> pd.DataFrame:
     """The units to rate, in the units' order: at most ``k`` per (stage, indicator_id, type),
-    chosen by ``tie_key(seed, unit_id)`` (independent of row order)."""
-    order = pd.Series([tie_key(seed, u) for u in units["unit_id"]], index=units.index)
-    rank = order.groupby([units["stage"], units["indicator_id"], units["type"]]).rank(method="first")
-    return units[rank.to_numpy(dtype=float) <= k]
+    a :func:`curll.draws.bottom_k` draw of their ``unit_id`` (independent of row order)."""
+    return units[bottom_k(units, k, seed, key="unit_id", by=["stage", "indicator_id", "type"])]
 
 
 def rate(units: pd.DataFrame, indicators: pd.DataFrame, engine: Engine, task: Task) -> pd.DataFrame:

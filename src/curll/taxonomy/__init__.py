@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from curll.artifacts import validate, write_table_and_stats
+from curll.draws import bottom_k
 from curll.errors import CurllError
 from curll.schemas import IndicatorSchema
 from curll.taxonomy.curll_csv import read_curll_csvs
@@ -85,18 +86,13 @@ def import_taxonomy(
 
 
 def sample_per_stage(df: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
-    """At most ``n`` indicators per stage: a seeded sample that keeps the table's order (0: all).
-
-    The draw depends on the seed, the stage and the stage's rows in table order (pandas'
-    ``sample`` picks positions), so it is the same on every run and machine for the same
-    table; reordering the rows, or adding an indicator to a stage, may pick others."""
+    """At most ``n`` indicators per stage (0: all), in the table's order: a
+    :func:`curll.draws.bottom_k` draw of their ``indicator_id``, so it depends on the seed and
+    the indicators, not on the order of the rows; adding an indicator to a stage changes at
+    most one of its picks."""
     if n <= 0:
         return df
-    keep: list[int] = []
-    for stage, group in df.groupby("stage", sort=True):
-        picked = group.sample(n=min(n, len(group)), random_state=seed + int(str(stage)))
-        keep.extend(picked.index)
-    return df.loc[sorted(keep)].reset_index(drop=True)
+    return df[bottom_k(df, n, seed, key="indicator_id", by=["stage"])].reset_index(drop=True)
 
 
 def save_taxonomy(
