@@ -60,6 +60,14 @@ def test_every_card_layout_imports_with_the_right_counts_and_valid_records(tmp_p
     assert json.loads((tmp_path / "out" / "stats.json").read_text()) == stats
 
 
+def test_each_file_keeps_the_split_its_name_gives_in_any_kind_of_repository(tmp_path):
+    """The import converts what a folder holds: unlike split's draw, it sets nothing aside."""
+    folder = write_repo(tmp_path / "hub", "stage2_cqa_eval", "cqa_eval",
+                        {"train": rows("cqa_eval", 2, 3), "test": rows("cqa_eval", 2, 2)})  # fmt: skip
+    stats = import_release([(folder, None)], tmp_path / "out", system=SYSTEM)
+    assert stats["by_stage_type_split"] == {"2/cqa/train": 3, "2/cqa/test": 2}
+
+
 def test_records_are_laid_out_as_curll_lays_out_its_own(tmp_path, release):
     folders, _ = release
     import_release([(f, None) for f in folders], tmp_path / "out", system=SYSTEM)

@@ -167,21 +167,30 @@ def test_a_trained_stage_or_evaluated_type_the_import_lacks_is_refused_and_nothi
     assert not (tmp_path / "split").exists() or not any((tmp_path / "split").glob("*.parquet"))
 
 
-def test_a_train_repositorys_val_and_test_files_are_set_aside(tmp_path: Path):
-    """Test and validation come from the _eval repositories alone: stage<N>_instruct's own val and
-    test files (which the card lists) are counted, never drawn."""
+def test_a_train_repositorys_val_and_test_files_and_an_eval_repositorys_train_file_are_set_aside(
+    tmp_path: Path,
+):
+    """Test and validation come from the _eval repositories alone, train from the others:
+    stage<N>_instruct's own val and test files (which the card lists), and a train file in an
+    _eval repository, are counted, never drawn."""
     root = tmp_path / "releases"
     write_repo(root, "stage0_instruct", "instruct", {"train": rows("instruct", 0, 6, tag="a"),
                                                      "val": rows("instruct", 0, 5, tag="b"),
                                                      "test": rows("instruct", 0, 7, tag="c")})  # fmt: skip
-    write_repo(root, "stage0_instruct_eval", "instruct_eval", {"test": rows("instruct_eval", 0, 4, tag="e")})
+    write_repo(
+        root,
+        "stage0_instruct_eval",
+        "instruct_eval",
+        {"test": rows("instruct_eval", 0, 4, tag="e"), "train": rows("instruct_eval", 0, 3, tag="d")},
+    )
     p = params(tmp_path, root, train=100, validation=100, test=100)
     stats = run(p, types=("ir",))
     records = pd.read_parquet(p.out.records)
     assert counts(records) == {(0, "ir", "train"): 6, (0, "ir", "test"): 4}
-    assert not records["messages"].str.contains("thing [bc]", regex=True).any()
+    assert not records["messages"].str.contains("thing [bcd]", regex=True).any()
     assert stats["set_aside"] == {"stage0_instruct/data/val-00000-of-00001.parquet": 5,
-                                  "stage0_instruct/data/test-00000-of-00001.parquet": 7}  # fmt: skip
+                                  "stage0_instruct/data/test-00000-of-00001.parquet": 7,
+                                  "stage0_instruct_eval/data/train-00000-of-00001.parquet": 3}  # fmt: skip
 
 
 def test_a_folder_not_named_as_its_repository_is_refused_by_name(tmp_path: Path):
