@@ -5,8 +5,10 @@ the ``tokenizer``, ``train`` and ``evaluate_loss`` stages on the given split rec
 order, the own-stage gain over the unigram baseline (:mod:`curll.evaluate.values`: mean over
 stages k of the unigram's NLL minus the model's, on stage k's answers of ``--split``, for the
 model trained up to k) with its 95% interval (:mod:`curll.evaluate.intervals`: records within
-stage and type, and the seeds), and the wall time of train + loss. Prints one Markdown table
-row per candidate, the layout of docs/benchmarks.md. The default split is validation: settings
+stage and type, and the seeds), how many of the order's models pass the pipeline's baseline
+gate on ``--split`` (:func:`curll.evaluate.findings.baseline_verdict`: each model's gain on its
+own stage > 0 with p < 0.05), and the wall time of train + loss. Prints one Markdown table row
+per candidate, the layout of docs/benchmarks.md. The default split is validation: settings
 chosen there leave the test split, which the pipeline's claims are tested on, unseen.
 
 Usage: python -m bench.settings --records data/split/records.parquet [--only NAME ...]
@@ -21,7 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import yaml
 
@@ -89,16 +90,30 @@ def loss_bounds(losses: pd.DataFrame, samples: int, split: str = "test") -> dict
     return crossed(rows, "record_id", samples, 42, lambda r, w: loss_values(r, w, ["all"]))
 
 
-def gains(
-    losses: pd.DataFrame, samples: int, split: str = "validation"
-) -> dict[str, tuple[float, float | None, float | None]]:
-    bounds = loss_bounds(losses, samples, split)
-    out = {}
-    for order in ("independent", "joint", "continual"):
-        iv = bounds.get(f"{order}/all/gain_own")
-        if iv is not None and iv.value is not None:
-            out[order] = (iv.value, iv.lo, iv.hi)
-    return out
+ORDERS = ("independent", "joint", "continual")
+
+
+def gate(losses: pd.DataFrame, samples: int, split: str = "validation") -> dict[str, dict[str, Any]]:
+    """Per order, as the pipeline's gate reports it (:func:`baseline_verdict`'s ``orders``): the
+    mean own-stage gain with its interval, its ``models`` and how many are ``beating``."""
+    from curll.evaluate.findings import baseline_verdict
+
+    return dict(baseline_verdict(loss_bounds(losses, samples, split))["orders"])
+
+
+def row(name: str, wall: float, orders: dict[str, dict[str, Any]]) -> str:
+    """One Markdown row: each order's gain [lo, hi] and its models beating the baseline, then
+    all models beating it."""
+    cells = []
+    for order in ORDERS:
+        o = orders.get(order)
+        if o is None or o["gain"] is None:
+            cells.append("")
+            continue
+        bounds = f" [{o['lo']:+.3f}, {o['hi']:+.3f}]" if o["lo"] is not None and o["hi"] is not None else ""
+        cells.append(f"{o['gain']:+.3f}{bounds}, {o['beating']}/{o['models']}")
+    models, beating = (sum(o[k] for o in orders.values()) for k in ("models", "beating"))
+    return f"| {name} | {wall:.0f} | " + " | ".join(cells) + f" | {beating}/{models} |"
 
 
 def main() -> None:
@@ -113,8 +128,9 @@ def main() -> None:
     from pipeline import evaluate_loss, tokenizer, train
 
     base = yaml.safe_load(Path("params.yaml").read_text())
-    print("| settings | train + loss (s) | independent gain | joint gain | continual gain |")
-    print("|---|---|---|---|---|")
+    print("| settings | train + loss (s) | " + " | ".join(f"{o} gain, beating" for o in ORDERS)
+          + " | models beating |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
     for name, overrides in CANDIDATES.items():
         if args.only and name not in args.only:
             continue
@@ -125,11 +141,8 @@ def main() -> None:
             train.run(params)
             evaluate_loss.run(params)
             wall = time.perf_counter() - start
-            got = gains(pd.read_parquet(params.evaluate.out.losses), args.samples, args.split)
-        found = (got.get(o, (np.nan, None, None)) for o in ("independent", "joint", "continual"))
-        cells = [f"{v:+.3f} [{lo:+.3f}, {hi:+.3f}]" if lo is not None and hi is not None else f"{v:+.3f}"
-                 for v, lo, hi in found]  # fmt: skip
-        print(f"| {name} | {wall:.0f} | " + " | ".join(cells) + " |", flush=True)
+            got = gate(pd.read_parquet(params.evaluate.out.losses), args.samples, args.split)
+        print(row(name, wall, got), flush=True)
 
 
 if __name__ == "__main__":
