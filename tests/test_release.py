@@ -48,6 +48,8 @@ def test_release_loads_with_datasets_and_card_configs(tmp_path):
     text = (tmp_path / "rel" / "README.md").read_text()
     assert "config_name: stage_1" in text and params_hash({"a": 1}) in text
     assert "| 0 | train | 1 | 1 |" in text  # cqa, ir
+    flat = " ".join(text.split())  # the opening paragraph is wrapped
+    assert "stages 0 to 1 (age groups 0-5 to 5-6)" in flat and "`stage`: 0 and 1;" in flat  # the records' own
 
 
 def test_records_out_of_stage_and_split_order_are_refused(tmp_path):

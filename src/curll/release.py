@@ -31,6 +31,7 @@ from curll.artifacts import atomic_dir
 from curll.errors import CurllError
 from curll.instances import TYPES
 from curll.schemas import SPLITS
+from curll.taxonomy.model import age_group
 
 RELEASE_SCHEMA = pa.schema(
     [
@@ -138,8 +139,10 @@ def dataset_card(
     types = sorted({t for _, _, t in counts})
     kinds = _listing([f"{t.title} ({t.name})" for t in TYPES.values()])
     by = "a sample of the CurLL authors' release, laid out by curll" if made else "made by the curll pipeline"
+    span = f"{stages[0]} to {stages[-1]}" if len(stages) > 1 else f"{stages[0]}"
+    ages = " to ".join(dict.fromkeys((age_group(stages[0]), age_group(stages[-1]))))
     about = textwrap.fill(f"A developmental curriculum dataset in the CurLL layout: {kinds} for "
-                          f"stages 0-4 (ages 5-10), {by}.", 96)  # fmt: skip
+                          f"stages {span} (age groups {ages}), {by}.", 96)  # fmt: skip
     header = "| stage | split | " + " | ".join(types) + " |"
     rows = [
         f"| {stage} | {split} | " + " | ".join(str(counts.get((stage, split, t), 0)) for t in types) + " |"
@@ -165,7 +168,8 @@ configs:
 
 ## Columns
 
-- `record_id`: stable id of the instance; `stage`: 0-4; `type`: {_listing(list(TYPES), "or")}
+- `record_id`: stable id of the instance; `stage`: {_listing(list(map(str, stages)))};
+  `type`: {_listing(list(TYPES), "or")}
 - `skill`, `subskill`, `indicator_id`, `indicator`: the skill taxonomy entry it practises
 - `messages`: the conversation, a list of `{{role, content}}` with roles system, user,
   assistant; train on (or judge) the final assistant turn
