@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _copy(tmp: Path) -> Path:
-    for path in [docs_results.METRICS, *docs_results.FILES]:
+    for path in [docs_results.METRICS, docs_results.VERIFY, *docs_results.FILES]:
         (tmp / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, tmp / path)
     return tmp
@@ -81,3 +81,17 @@ def test_a_run_without_intervals_or_a_parsed_control_rating_still_renders() -> N
     assert docs_results.headline(bare).startswith("No intervals were computed")
     assert docs_results.tests(bare).startswith("No test was made")
     assert "empty \u2013" in docs_results.report(bare)
+
+
+def test_verifys_counts_are_quoted_from_its_metrics_and_follow_a_change(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    v = json.loads((root / docs_results.VERIFY).read_text(encoding="utf-8"))
+    c = v["counts"]["cqa"]
+    page = (root / "docs/llm.md").read_text(encoding="utf-8")
+    assert f"{c['kept']} of {c['in']} CQA pairs (" in page
+    c.update(kept=c["kept"] - 7, dropped={**c["dropped"], "made_up_reason": 7})
+    (root / docs_results.VERIFY).write_text(json.dumps(v), encoding="utf-8")
+    assert docs_results.stale(root) == [Path("docs/llm.md")]
+    assert docs_results.main([], root) == 0
+    page = (root / "docs/llm.md").read_text(encoding="utf-8")
+    assert f"{c['kept']} of {c['in']} CQA pairs (" in page and "made_up_reason 7" in page

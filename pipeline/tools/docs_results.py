@@ -1,10 +1,11 @@
-"""The results quoted in the README and ``docs/evaluation.md``, generated from the committed run.
+"""The results quoted in the README and the docs, generated from the committed run.
 
 Each quoted block sits between ``<!-- results:NAME -->`` and ``<!-- /results -->`` and is
-rendered from ``data/evaluate/metrics.json`` (tracked by git, written by the evaluate stage):
-the README's one-paragraph headline, and in the evaluation page the report's own opening
-sentences (:func:`curll.evaluate.findings.summary`), the judge's control results and every test
-made. So no number about a result is written by hand, and none can go stale:
+rendered from a metrics file tracked by git: from ``data/evaluate/metrics.json`` (the evaluate
+stage's), the README's one-paragraph headline, and in the evaluation page the report's own
+opening sentences (:func:`curll.evaluate.findings.summary`), the judge's control results and
+every test made; from ``data/verify/metrics.json``, what verify kept of each type in
+``docs/llm.md``. So no number about a result is written by hand, and none can go stale:
 
     python -m pipeline.tools.docs_results            # rewrite the blocks
     python -m pipeline.tools.docs_results --check    # exit 1 if a committed block is stale
@@ -26,8 +27,10 @@ from curll.evaluate.headline import DASH, fmt
 from curll.orders import ranked
 
 METRICS = Path("data/evaluate/metrics.json")
+VERIFY = Path("data/verify/metrics.json")
 #: file -> the names of the blocks it holds
-FILES = {Path("README.md"): ("headline",), Path("docs/evaluation.md"): ("report", "tests")}
+FILES = {Path("README.md"): ("headline",), Path("docs/evaluation.md"): ("report", "tests"),
+         Path("docs/llm.md"): ("verify",)}  # fmt: skip
 _BLOCK = re.compile(r"(<!-- results:(\w+) -->\n)(.*?)(<!-- /results -->)", re.S)
 
 
@@ -92,18 +95,51 @@ def tests(m: Mapping[str, Any]) -> str:
     return "\n".join(rows)
 
 
-RENDER = {"headline": headline, "report": report, "tests": tests}
+#: verify's types, in the order the sentence names them, with their names there
+_KINDS = {"context": "passages", "ir": "IR pairs", "cqa": "CQA pairs", "csqa": "CSQA pairs"}
 
 
-def render(text: str, metrics: Mapping[str, Any]) -> str:
-    """``text`` with each results block rendered anew from ``metrics``."""
-    return _BLOCK.sub(lambda b: f"{b[1]}\n{RENDER[b[2]](metrics)}\n\n{b[4]}", text)
+def verified(v: Mapping[str, Any]) -> str:
+    """What verify kept of each type, of how many, and why it dropped the rest (its reasons as
+    ``rejects.parquet`` names them, most frequent first)."""
+    counts = v["counts"]
+    parts = []
+    for kind, name in _KINDS.items():
+        if kind not in counts:
+            continue
+        c = counts[kind]
+        why = sorted(c["dropped"].items(), key=lambda r: (-r[1], r[0]))
+        reasons = f" ({', '.join(f'{r} {n}' for r, n in why)})" if why else ""
+        parts.append(f"{c['kept']} of {c['in']} {name}{reasons}")
+    listed = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else "".join(parts)
+    return (f"In the committed run (`{VERIFY}`), verify kept {listed}: each reason is a row of "
+            "`data/verify/rejects.parquet`.")  # fmt: skip
+
+
+#: block -> (the metrics file it is rendered from, how)
+RENDER = {"headline": (METRICS, headline), "report": (METRICS, report), "tests": (METRICS, tests),
+          "verify": (VERIFY, verified)}  # fmt: skip
+
+
+def load(root: Path = Path()) -> dict[Path, Any]:
+    """Every metrics file a block is rendered from, read from ``root``."""
+    return {p: json.loads((root / p).read_text(encoding="utf-8")) for p in {s for s, _ in RENDER.values()}}
+
+
+def render(text: str, loaded: Mapping[Path, Any]) -> str:
+    """``text`` with each results block rendered anew from ``loaded`` (:func:`load`)."""
+
+    def block(b: re.Match[str]) -> str:
+        source, how = RENDER[b[2]]
+        return f"{b[1]}\n{how(loaded[source])}\n\n{b[4]}"
+
+    return _BLOCK.sub(block, text)
 
 
 def stale(root: Path = Path()) -> list[Path]:
     """The files whose blocks differ from :func:`render`, or that lack a block they should hold;
     rewrites nothing."""
-    metrics = json.loads((root / METRICS).read_text(encoding="utf-8"))
+    metrics = load(root)
     out = []
     for path, names in FILES.items():
         text = (root / path).read_text(encoding="utf-8")
@@ -125,7 +161,7 @@ def main(argv: list[str], root: Path = Path()) -> int:
                 file=sys.stderr,
             )
         return 1 if bad else 0
-    metrics = json.loads((root / METRICS).read_text(encoding="utf-8"))
+    metrics = load(root)
     for path in bad:
         text = (root / path).read_text(encoding="utf-8")
         (root / path).write_text(render(text, metrics), encoding="utf-8")
