@@ -9,8 +9,11 @@ as random, every subset of ``k`` is equally likely). Hence:
   smallest, replaces the largest);
 - another seed draws independently.
 
-Every seeded sample of ids goes through here: taxonomy's ``per_stage``, split's tie breaks and
-the units it rates, the imported units' ranks and the evaluate items' ``max_per_type``.
+Used where a sample is of ids that tables carry: taxonomy's ``per_stage``, split's tie breaks
+and the units it rates, the imported units' ranks and the evaluate items' ``max_per_type``.
+Samples of positions in a list the stage has just ordered (vocab's words per stage, the seeds'
+words, the diversity sample, replay, the judge's control items, the release draw) use numpy's
+``default_rng`` seeded with the run's seed and the group, over that fixed order.
 """
 
 from __future__ import annotations
