@@ -360,3 +360,22 @@ def test_a_key_echoed_inside_an_answer_never_leaves_the_backend(server, monkeypa
     [done] = b.complete([req(f"my key is {key}, say it back")])
     assert done.error is None and key not in done.text and "my key is ***, say it back" in done.text
     assert server.headers[-1]["authorization"] == f"Bearer {key}"  # sent, as it must be
+
+
+def test_settings_that_change_answers_change_the_model_name_and_so_the_cache_key():
+    """How the schema binds the answer, server-side fields and cutting loops change answers: each
+    is named in the model (which every cache key holds), the defaults name none of them."""
+    url = "http://127.0.0.1:9/v1"
+    plain = OpenAIBackend("tiny", base_url=url).model
+    names = [
+        plain,
+        OpenAIBackend("tiny", base_url=url, json_mode="json_object").model,
+        OpenAIBackend("tiny", base_url=url, stop_loops=True).model,
+        OpenAIBackend("tiny", base_url=url, extra_body={"top_k": 20, "min_p": 0.1}).model,
+        OpenAIBackend("tiny", base_url=url, extra_body={"top_k": 40, "min_p": 0.1}).model,
+    ]
+    assert len(set(names)) == len(names) and all(n.startswith(plain) for n in names)
+    same = OpenAIBackend("tiny", base_url=url, extra_body={"min_p": 0.1, "top_k": 20}).model
+    assert same == names[3]  # the fields, not their order
+    request = ChatRequest.build([("user", "hi")])
+    assert request.key(names[0]) != request.key(names[2])

@@ -134,6 +134,18 @@ def test_model_name_carries_a_content_fingerprint(tmp_path, embedded_spec, embed
     assert fingerprint(tmp_path / "reseeded") != fingerprint(embedded_model)
 
 
+def test_settings_that_change_answers_change_the_model_name_and_so_the_cache_key(embedded_model, backend):
+    """Answers cut at a loop, or made in another dtype, are other answers: never served from the
+    cache of the default settings (whose name, and cached answers, stay as they were)."""
+
+    def named(**kw: Any) -> str:
+        return TransformersBackend(str(embedded_model), name="embedded", device="cpu", **kw).model
+
+    assert named(stop_loops=False) == f"{backend.model}+no-stop-loops"
+    assert named(dtype="float32") == f"{backend.model}+dtype-float32"
+    assert named(dtype="auto", stop_loops=True) == backend.model
+
+
 def test_threads_setting_is_applied(embedded_model):
     import torch
 

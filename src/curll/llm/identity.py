@@ -3,6 +3,8 @@
 - :func:`fingerprint`: 12 hex characters of a local model folder's content, appended to the
   model's name (``name@fingerprint``) so that rebuilding or retraining a model never reuses
   cached answers of the old one.
+- :func:`tagged`: the backend settings that change answers, appended to that name
+  (``+no-stop-loops``), so answers made under one setting are never served under another.
 - :func:`request_seed`: a request's sampling seed, drawn from its content key (prompt, schema,
   sampling and model), so an answer does not depend on batching or on the other requests.
 """
@@ -22,6 +24,13 @@ def model_label(name: str, model: str | Path) -> str:
     folder (so new weights never reuse old answers), else ``name`` (a hub id pins no content)."""
     folder = Path(model)
     return f"{name}@{fingerprint(folder)}" if folder.is_dir() else name
+
+
+def tagged(label: str, *settings: str | None) -> str:
+    """``label`` with each setting that changes answers appended as ``+setting`` (None: left
+    out). A backend names a setting only where it differs from the backend's default, so the
+    default label, and the answers cached under it, stay as they were."""
+    return label + "".join(f"+{s}" for s in settings if s)
 
 
 def fingerprint(folder: Path) -> str:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from curll.errors import CurllError
-from curll.llm.identity import request_seed
+from curll.llm.identity import request_seed, tagged
 from curll.llm.openai_backend import OpenAIBackend
 from curll.llm.protocol import OnAnswer
 from curll.llm.types import ChatRequest, Completion
@@ -81,11 +81,14 @@ class LlamaCppBackend:
         self.path = Path(gguf)
         check_gguf(self.path)
         digest = checked_sha256(self.path, sha256, name)
-        self.model = f"{name}@{digest[:12]}+llama.cpp-{engine_version()}"
-        if parallel > 1:  # answers then depend on which requests shared a step: never mix them
-            self.model += f"+parallel-{parallel}"
-        if not stop_loops:  # a loop runs to max_tokens instead of being cut off: another answer
-            self.model += "+no-stop-loops"
+        self.model = tagged(
+            f"{name}@{digest[:12]}",
+            f"llama.cpp-{engine_version()}",
+            # answers then depend on which requests shared a step: never mix them
+            f"parallel-{parallel}" if parallel > 1 else None,
+            # a loop runs to max_tokens instead of being cut off: another answer
+            None if stop_loops else "no-stop-loops",
+        )
         self.threads, self.servers, self.parallel, self.context = threads, servers, parallel, context
         self.timeout_s = timeout_s
         self.stop_loops = stop_loops

@@ -69,10 +69,12 @@ import asyncio
 import os
 import time
 from collections.abc import Mapping, Sequence
+from hashlib import sha256
 from typing import Any
 
 from curll.config.llm import JsonMode
 from curll.errors import CurllError, one_line
+from curll.llm.identity import tagged
 from curll.llm.openai_wire import (
     AttemptTimeoutError,
     describe,
@@ -82,7 +84,7 @@ from curll.llm.openai_wire import (
 )
 from curll.llm.protocol import OnAnswer
 from curll.llm.redact import redact, server_of, without_key
-from curll.llm.types import ChatRequest, Completion
+from curll.llm.types import ChatRequest, Completion, canonical_json
 
 
 class OpenAIBackend:
@@ -120,7 +122,13 @@ class OpenAIBackend:
             )
             raise CurllError(f"the key in ${api_key_env} has {why}", field=self._key("api_key_env"))
         self.served = model  # the name the server knows
-        self.model = f"{model}@{server_of(urls[0])}"
+        extra = sha256(canonical_json(dict(extra_body or {})).encode()).hexdigest()[:8]
+        self.model = tagged(
+            f"{model}@{server_of(urls[0])}",
+            None if json_mode == "json_schema" else f"json-{json_mode}",  # how the schema binds the answer
+            f"extra-{extra}" if extra_body else None,  # server-side fields: sampling, penalties, ...
+            "stop-loops" if stop_loops else None,  # a loop is cut off, not run to max_tokens
+        )
         self.base_urls = urls
         self.base_url = urls[0]
         self.concurrency = concurrency  # per server

@@ -32,7 +32,7 @@ from typing import Any
 
 from curll.llm.constrained import RowSpec
 from curll.llm.decode import Decoded, Decoder, DecodeRequest
-from curll.llm.identity import model_label, request_seed
+from curll.llm.identity import model_label, request_seed, tagged
 from curll.llm.protocol import OnAnswer
 from curll.llm.types import ChatRequest, Completion
 
@@ -91,7 +91,8 @@ class TransformersBackend:
 
         if threads > 0:
             torch.set_num_threads(threads)
-        self.model = model_label(name or model, model)
+        self.model = tagged(model_label(name or model, model), None if dtype == "auto" else f"dtype-{dtype}",
+                            None if stop_loops else "no-stop-loops")  # fmt: skip
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device

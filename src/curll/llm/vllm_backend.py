@@ -38,7 +38,7 @@ from multiprocessing.util import Finalize
 from typing import Any
 
 from curll.errors import CurllError
-from curll.llm.identity import model_label, request_seed
+from curll.llm.identity import model_label, request_seed, tagged
 from curll.llm.types import ChatRequest, Completion
 
 #: seconds :meth:`VLLMBackend.close` waits for its workers to shut their engines down
@@ -200,7 +200,8 @@ class VLLMBackend:
         name: str | None = None,
         chat_template: str | None = None,
     ) -> None:
-        self.model = model_label(name or model, model)  # ``name``: what it is called instead of its path
+        # ``name``: what it is called instead of its path
+        self.model = tagged(model_label(name or model, model), None if dtype == "auto" else f"dtype-{dtype}")
         args: dict[str, Any] = {
             "tensor_parallel_size": tensor_parallel,
             "gpu_memory_utilization": gpu_memory_utilization,
