@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from curll import orders
@@ -155,24 +154,6 @@ def order_metrics(
     for order in out:
         for kind, gaps in coverage(scores, order, kinds).items():  # stages the metrics could not see
             out[order][kind]["unmeasured_stages"] = gaps
-    return out
-
-
-def flat_values(mats: Matrices, metrics: Mapping[str, Mapping[str, Any]]) -> dict[str, float | None]:
-    """Every final metric (``<order>/<kind>/<metric>``) and matrix cell
-    (``cell/<order>/<kind>/<trained_to>/<stage>``) as one flat mapping (the bootstrap's view)."""
-    out: dict[str, float | None] = {}
-    for order, by_kind in metrics.items():
-        for kind, vals in by_kind.items():
-            for name, v in vals.items():
-                if name not in ("T", "series", "unmeasured_stages"):
-                    out[f"{order}/{kind}/{name}"] = v
-    for (order, kind), j in mats.items():
-        values = j.to_numpy(dtype=float)
-        for r, t in enumerate(j.index):
-            for c, s in enumerate(j.columns):
-                v = float(values[r, c])
-                out[f"cell/{order}/{kind}/{t}/{s}"] = None if np.isnan(v) else v
     return out
 
 

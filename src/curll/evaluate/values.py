@@ -141,10 +141,11 @@ def _trained(rows: pd.DataFrame) -> dict[str, list[int]]:
 
 
 def loss_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[str, np.ndarray]:
-    """The loss family of a LossSchema table of one split (``kinds``: types and ``all``)."""
+    """The loss family of a LossSchema table of one split (``kinds``: types and ``all``). A model
+    with no scored record keeps its row of empty cells, as in :func:`curll.evaluate.loss.loss_matrix`."""
+    trained, out = _trained(rows), dict[str, np.ndarray]()
     scored = rows["tokens"].to_numpy() > 0
     rows, w = rows[scored], w[scored]
-    trained, out = _trained(rows), dict[str, np.ndarray]()
     for kind in kinds:
         pick = np.ones(len(rows), bool) if kind == "all" else (rows["type"] == kind).to_numpy()
         sub, sw = rows[pick], w[pick]
@@ -186,10 +187,10 @@ def judge_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[st
                             trained, tested, w.shape[1])  # fmt: skip
         out |= _cell_names("cell", grids[kind], trained, tested, kind)
         out |= _metrics(grids[kind], trained, tested, kind, {})
-    if "sum" in kinds:
+    if "sum" in kinds:  # over the types scored, as :func:`curll.evaluate.analysis.matrix` sums
         tested = sorted(int(s) for s in rows["stage"].unique())
         total = {o: np.zeros((w.shape[1], len(trained[o]), len(tested))) for o in trained}
-        for kind in types:
+        for kind in (k for k in types if (rows["type"] == k).any()):
             kt = sorted(int(s) for s in rows.loc[rows["type"] == kind, "stage"].unique())
             for o in trained:
                 part = np.full_like(total[o], np.nan)
