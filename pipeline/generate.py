@@ -25,7 +25,7 @@ from pathlib import Path
 from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
-from curll.generate.shard import generate_shard, shard_path_name, shard_seeds, shard_yields
+from curll.generate.shard import generate_shard, shard_path_name, shard_seeds, shard_yields, stale_shards
 from curll.generate.tasks import tasks as generation_tasks
 from curll.llm.cache import fold_shards, run_guard, shard_guard
 from curll.llm.engine import UnsettledError
@@ -41,9 +41,8 @@ def run(params: Params) -> None:
     n = p.shards
     out = Path(p.out.shards)
     if out.is_dir():  # files of an earlier shard count are stale
-        for stale in out.glob("generations-*-of-*.parquet"):
-            if not stale.name.endswith(f"-of-{n:04d}.parquet"):
-                stale.unlink()
+        for stale in stale_shards(out, n):
+            stale.unlink()
     unsettled: list[tuple[int, UnsettledError]] = []
     with run_guard(params.llm.cache):
         _fold_if_idle(params)  # what a killed run or `curll generate shard I` left

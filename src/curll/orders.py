@@ -91,6 +91,20 @@ class OrderSpec:
         return (stages[at],) if self.reference else tuple(stages[: at + 1])
 
 
+#: the first part of a seed's run names (and its folder of models): seed-42
+SEED_PREFIX = "seed-"
+
+
+def seed_prefix(seed: int) -> str:
+    return f"{SEED_PREFIX}{seed}"
+
+
+def run_name(seed: int, order: str, seen: Sequence[int]) -> str:
+    """A model's run name, also its folder under the models folder: ``seed-42/continual/0-1-2``
+    (``seen``: :meth:`OrderSpec.seen`)."""
+    return f"{seed_prefix(seed)}/{order}/{'-'.join(map(str, seen))}"
+
+
 #: what a continual run passes on (as the paper's continual order)
 _CONTINUAL: tuple[Carried, ...] = ("optimizer", "replay", "schedule")
 

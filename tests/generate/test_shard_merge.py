@@ -12,7 +12,7 @@ from curll.artifacts import write_table
 from curll.config import load_params
 from curll.errors import CurllError
 from curll.generate.merge import merged, split_instances
-from curll.generate.shard import generate_shard, shard_of, shard_path_name
+from curll.generate.shard import generate_shard, shard_of, shard_path_name, stale_shards
 from curll.generate.tasks import task_schema
 from curll.llm.tasks import Task
 from curll.prompts import load_prompt
@@ -217,3 +217,11 @@ def test_a_shard_reads_only_its_seeds_in_table_order(tmp_path):
     with pytest.raises(CurllError, match=r"seed_id \S+ appears more than once") as err:
         shard_seeds(path, 0, 3)
     assert err.value.row == 5000
+
+
+def test_stale_shards_are_those_of_another_shard_count(tmp_path):
+    names = [shard_path_name(i, 2) for i in range(2)] + [shard_path_name(i, 3) for i in range(3)]
+    for name in [*names, "notes.parquet"]:
+        (tmp_path / name).touch()
+    assert [p.name for p in stale_shards(tmp_path, 2)] == [shard_path_name(i, 3) for i in range(3)]
+    assert [p.name for p in stale_shards(tmp_path, 3)] == [shard_path_name(i, 2) for i in range(2)]

@@ -110,3 +110,12 @@ def test_split_release_declares_every_param_its_card_records(tmp_path):
     assert set(card["llm"]["profiles"]) == {params["llm"]["use"], "embedded"}
     assert card["llm"]["profiles"]["embedded"]["backend"] == "transformers" and "cache" not in card["llm"]
     assert card["split"] == parsed.split.model_dump(mode="json") and not {"train", "evaluate"} & set(card)
+
+
+def test_the_cards_data_sections_are_the_stages_up_to_split_release():
+    """A stage added before split_release makes data the card must record."""
+    from pipeline.split_release import DATA_SECTIONS
+    from pipeline.tools.cli import STAGES
+
+    names = list(STAGES)
+    assert tuple(names[: names.index("split_release") + 1]) == DATA_SECTIONS

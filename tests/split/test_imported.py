@@ -193,10 +193,11 @@ def test_a_train_repositorys_val_and_test_files_and_an_eval_repositorys_train_fi
                                   "stage0_instruct_eval/data/train-00000-of-00001.parquet": 3}  # fmt: skip
 
 
-def test_a_folder_not_named_as_its_repository_is_refused_by_name(tmp_path: Path):
+@pytest.mark.parametrize("name", ["my_cqa", "my_train"])  # my_train: not stage<N>_train, refused as such
+def test_a_folder_not_named_as_its_repository_is_refused_by_name(tmp_path: Path, name: str):
     root = release(tmp_path / "releases", stages=(0,))
-    (root / "stage0_cqa").rename(root / "my_cqa")
-    with pytest.raises(CurllError, match=r"my_cqa.*rename it"):
+    (root / "stage0_cqa").rename(root / name)
+    with pytest.raises(CurllError, match=rf"{name}.*rename it"):
         run(params(tmp_path, root, train=5, validation=1, test=1))
 
 

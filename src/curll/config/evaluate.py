@@ -23,6 +23,7 @@ from curll.config.base import (
 from curll.config.llm import SamplingParams
 from curll.config.train import Order
 from curll.layouts import LAYOUTS
+from curll.orders import run_name
 
 _TEST_TYPE = Registered("test type", instances.evaluated)
 #: a test type: an evaluated instance type of :mod:`curll.instances` (ir, cqa, csqa)
@@ -108,7 +109,7 @@ class Checkpoint(Section):
     @property
     def name(self) -> str:
         """The run name, as curll's own models are named: ``seed-0/continual/0-1-2``."""
-        return f"seed-{self.seed}/{self.order}/{'-'.join(map(str, self.stages))}"
+        return run_name(self.seed, self.order, self.stages)
 
 
 class CheckpointsParams(Section):

@@ -41,10 +41,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curll.evaluate.intervals import ALPHA
 from curll.schemas.evaluate import CONTROLS
 
 #: least items, and level of the sign test, for a judge to count as informative
-MIN_ITEMS, ALPHA = 10, 0.05
+MIN_ITEMS = 10
 #: what the reference is compared with, each a key ``reference_beats_<control>``
 COMPARED = ("mismatch", "empty", "shuffled")
 SAMPLE_COLUMNS = ["item_id", "stage", "type", "control", "answer"]

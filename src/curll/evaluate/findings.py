@@ -32,10 +32,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from curll.evaluate.cl import METRICS, Wording
-from curll.evaluate.intervals import Interval, holm
+from curll.evaluate.intervals import ALPHA, Interval, holm
 from curll.orders import pair_of, ranked
-
-ALPHA = 0.05
 
 #: the gate's wording (what, positive meaning, negative meaning) and the kind it pools
 GATE: Wording = ("gain over the unigram baseline on its own stage (nats a token)",

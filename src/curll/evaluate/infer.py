@@ -40,7 +40,8 @@ from curll.train.orders import SavedModel
 
 #: version of the test-prompt layout (:func:`curll.chat.user_turn`): change the tag
 #: when the layout changes, so cached answers to the old prompts are not reused
-PROMPT_VERSION = hashlib.sha256(b"curll.evaluate.items/test-prompt/1").hexdigest()[:16]
+_TAG = "curll.evaluate.items/test-prompt/1"
+PROMPT_VERSION = hashlib.sha256(_TAG.encode()).hexdigest()[:16]
 
 
 def prompt_version(layout: str) -> str:
@@ -48,7 +49,7 @@ def prompt_version(layout: str) -> str:
     each other layout (its template is applied inside the backend, out of the request's key)."""
     if layout == "curll":
         return PROMPT_VERSION
-    return hashlib.sha256(f"curll.evaluate.items/test-prompt/1/{layout}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{_TAG}/{layout}".encode()).hexdigest()[:16]
 
 
 ANSWER_COLUMNS = ["item_id", "run", "repeat", "order", "seed", "trained_to", "answer", "truncated"]

@@ -47,6 +47,10 @@ import pandas as pd
 
 from curll.errors import CurllError
 
+#: the level every test of the evaluation is made at (the gate's, the claims' after Holm, the
+#: judge's controls'), and the intervals' 1 - ALPHA coverage
+ALPHA = 0.05
+
 #: rows and their (rows, B) weights -> name -> (B,) values (NaN where undefined)
 Compute = Callable[[pd.DataFrame, np.ndarray], Mapping[str, np.ndarray]]
 
@@ -149,7 +153,7 @@ def bootstrap(
         d = df(name) if callable(df) else df
         if d not in dists:
             dist = stats.norm() if d is None else stats.t(df=max(1.0, d))
-            dists[d] = (dist, float(dist.ppf(0.975)))
+            dists[d] = (dist, float(dist.ppf(1 - ALPHA / 2)))
         return dists[d]
 
     return {name: _interval(point[name], reps[:, k], inflate, *dist_of(name)) for k, name in enumerate(names)}

@@ -168,7 +168,7 @@ def compute(
         res.metrics["rubric"] = {
             str(o): {c: _num(v) for c, v in g.mean().items()} for o, g in by_stage.groupby(level=0)
         }
-    read = readability(scores[scores["order"] != "untrained"], items)
+    read = readability(scores[scores["order"] != UNTRAINED], items)
     res.tables["Flesch-Kincaid grade of answers by test stage"] = read
     res.details["readability"] = {c: {str(k): _num(v) for k, v in read[c].items()} for c in read.columns}
     res.metrics["readability_grade"] = {c: _num(read[c].mean()) for c in read.columns}

@@ -85,6 +85,12 @@ def shard_path_name(i: int, n: int) -> str:
     return f"generations-{i:04d}-of-{n:04d}.parquet"
 
 
+def stale_shards(folder: Path, n: int) -> list[Path]:
+    """The shard files in ``folder`` that are not one of ``n`` shards (an earlier shard count's)."""
+    mine = {shard_path_name(i, n) for i in range(n)}
+    return sorted(p for p in folder.glob("generations-*-of-*.parquet") if p.name not in mine)
+
+
 def generate_shard(
     seeds: pd.DataFrame,
     engine: Engine,

@@ -15,6 +15,9 @@ from curll.errors import CurllError
 #: the parts of speech the paper keeps from the AoA norms
 POS_TAGS = ("Noun", "Verb", "Adjective", "Adverb")
 
+#: a 16-hex-digit content id (indicators, instances, records, items)
+HEX16 = r"^[0-9a-f]{16}$"
+
 #: highest stage the code accepts (the paper uses 0-4; the authors' CSV goes to 6)
 MAX_STAGE = 9
 
@@ -40,7 +43,7 @@ class IndicatorSchema(pa.DataFrameModel):
     - source / source_row: the input file name and its row (for error messages and audit).
     """
 
-    indicator_id: Series[str] = pa.Field(unique=True, str_matches=r"^[0-9a-f]{16}$")
+    indicator_id: Series[str] = pa.Field(unique=True, str_matches=HEX16)
     stage: Series[int] = pa.Field(ge=0, le=MAX_STAGE)
     age_group: Series[str] = pa.Field(str_matches=r"^\d+-\d+$")
     skill: Series[str] = pa.Field(str_length={"min_value": 1})

@@ -6,8 +6,8 @@ import pandera.pandas as pa
 from pandera.typing import Series
 
 from curll import instances, orders
-from curll.schemas.data import MAX_STAGE, one_of
-from curll.schemas.generation import HEX16, Provenance
+from curll.schemas.data import HEX16, MAX_STAGE, one_of
+from curll.schemas.generation import Provenance
 
 #: the ``run`` and ``order`` of the untrained baseline model
 UNTRAINED = "untrained"

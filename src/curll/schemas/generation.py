@@ -18,9 +18,7 @@ from pandera.typing import Series
 
 from curll import instances
 from curll.instances import InstanceType
-from curll.schemas.data import MAX_STAGE, POS_TAGS, one_of
-
-HEX16 = r"^[0-9a-f]{16}$"
+from curll.schemas.data import HEX16, MAX_STAGE, POS_TAGS, one_of
 
 
 class Provenance(pa.DataFrameModel):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandera.pandas as pa
 from pandera.typing import Series
 
-from curll.schemas.generation import HEX16, Provenance
+from curll.schemas.data import HEX16
+from curll.schemas.generation import Provenance
 
 
 class EdgeSchema(Provenance):

@@ -6,8 +6,8 @@ import pandera.pandas as pa
 from pandera.typing import Series
 
 from curll import instances
-from curll.schemas.data import MAX_STAGE, one_of
-from curll.schemas.generation import HEX16, Provenance
+from curll.schemas.data import HEX16, MAX_STAGE, one_of
+from curll.schemas.generation import Provenance
 
 #: what verify drops, and why (the ``reason`` column of the rejects tables)
 VERIFY_REASONS = (

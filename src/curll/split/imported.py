@@ -55,14 +55,12 @@ if TYPE_CHECKING:
 _UNIT_TYPE = {name: (t.on or name) for name, t in TYPES.items()}
 #: the user turn of an imported passage's record (the release does not keep what asked for it)
 PASSAGE_REQUEST = "Write a short text for a child to read."
-#: the release's repository kinds that hold each record type, for the error naming what to add
-_KINDS = {"ir": "instruct", "cqa": "cqa", "csqa": "csqa"}
 
 
 def repositories(folder: Path) -> list[Path]:
     """The repository folders under ``folder`` (hidden ones and plain files left out), by name,
     each named ``stage<N>_<kind>``; a CurllError naming the folder or key otherwise."""
-    from curll.imports.curll_hub import FOLDER
+    from curll.imports.curll_hub import FOLDER, REFUSED
 
     if not folder.is_dir():
         why = "not a folder: with split.source import, split.imported.dir holds the downloaded repositories"
@@ -72,7 +70,7 @@ def repositories(folder: Path) -> list[Path]:
         raise CurllError("no repository folder (stage<N>_cqa/, stage<N>_instruct_eval/, ...) to import",
                          file=folder, field="split.imported.dir")  # fmt: skip
     for path in found:
-        if not FOLDER.match(path.name) and not path.name.endswith(("_train", "_c_all")):
+        if not FOLDER.match(path.name) and not REFUSED.match(path.name):  # REFUSED: named by open_source
             raise CurllError("not named as its Hub repository (stage<N>_<kind>, kind cqa, csqa, instruct "
                              "or one of them with _eval): rename it", file=path)  # fmt: skip
     return found
@@ -234,6 +232,8 @@ def passage_records(hits: list[Hit], system: str) -> list[list[Any]]:
 def require(counts: RecordCounts, stages: Sequence[int], types: Sequence[str]) -> None:
     """Each of ``stages`` needs train records and test records of each of ``types``; else a
     YieldError naming them and the repositories to add (or the params key to change)."""
+    from curll.imports.curll_hub import KINDS
+
     train: Counter[int] = Counter()
     test: set[tuple[int, str]] = set()
     for (stage, split, kind), n in counts.items():
@@ -242,7 +242,8 @@ def require(counts: RecordCounts, stages: Sequence[int], types: Sequence[str]) -
         if split == "test" and n:
             test.add((stage, kind))
     missing = [f"stage {s} train records (stage{s}_cqa, _csqa or _instruct)" for s in stages if not train[s]]
-    missing += [f"stage {s} {t} test records (stage{s}_{_KINDS.get(t, t)}_eval)"
+    evals = {k.type: k.name for k in KINDS.values() if k.name.endswith("_eval")}  # a type -> its repository
+    missing += [f"stage {s} {t} test records (stage{s}_{evals.get(t, t + '_eval')})"
                 for s in stages for t in types if (s, t) not in test]  # fmt: skip
     if missing:
         why = "split: the import has no " + "; no ".join(missing)

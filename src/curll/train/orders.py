@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from curll.orders import spec
+from curll.orders import SEED_PREFIX, run_name, seed_prefix, spec
 from curll.schemas.evaluate import UNTRAINED
 
 if TYPE_CHECKING:
@@ -52,21 +52,13 @@ class Run:
         return self.data_stages[-1]
 
 
-#: the first part of a seed's run names (and its folder of models): seed-42
-SEED_PREFIX = "seed-"
-
-
-def seed_prefix(seed: int) -> str:
-    return f"{SEED_PREFIX}{seed}"
-
-
 def plan(order: str, stages: tuple[int, ...], *, seed: int, replay: float = 0.0) -> list[Run]:
     """The runs of ``order`` (its :class:`~curll.orders.OrderSpec`), one per stage of ``stages``;
     ``replay`` > 0: each run of an order that carries replay samples the stages before its own."""
     o = spec(order)
     runs: list[Run] = []
     for i, k in enumerate(stages):
-        name = f"{seed_prefix(seed)}/{order}/{'-'.join(map(str, o.seen(stages, i)))}"
+        name = run_name(seed, order, o.seen(stages, i))
         data = (k,) if o.data == "stage" else tuple(stages[: i + 1])
         replays = tuple(stages[:i]) if "replay" in o.carries and replay > 0 else ()
         prev = runs[-1].name if runs and o.start == "previous" else None
