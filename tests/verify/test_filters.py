@@ -26,6 +26,9 @@ def test_row_filters_and_content_checks_keep_with_none_and_drop_with_a_reason():
     assert flt.not_empty("text")(row) is None and flt.word_range("text", 1, 3)(row) is None
     assert flt.not_empty("instruction", "response")(row) == Drop("empty", "instruction")
     assert flt.word_range("text", 5, 9)(row) == Drop("words", "3 not in [5, 9]")
+    # words as curll.text.words counts them for every content check: a hyphen parts two, a dash is none
+    dashed = {"text": "Sam's well-known dog \u2014 ran."}
+    assert flt.word_range("text", 3, 3)(dashed) == Drop("words", "5 not in [3, 3]")
     fields = {"question": "What is it?", "answer": "what is it"}
     assert degenerate(fields, n=3, limit=0.3, pair=("question", "answer")) == Drop(
         "degenerate", "the answer repeats the question"

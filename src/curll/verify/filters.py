@@ -18,7 +18,7 @@ import pandas as pd
 
 from curll.artifacts import records
 from curll.instances import spec
-from curll.text import canonical
+from curll.text import canonical, words
 from curll.verify.verdict import Drop, Verdict
 
 Filter = Callable[[Mapping[str, Any]], Verdict]
@@ -49,7 +49,7 @@ def not_empty(*fields: str) -> Filter:
 
 def word_range(field: str, lo: int, hi: int) -> Filter:
     def check(row: Mapping[str, Any]) -> Verdict:
-        n = len(str(row[field]).split())
+        n = len(words(str(row[field])))  # words as every content check counts them
         return None if lo <= n <= hi else Drop("words", f"{n} not in [{lo}, {hi}]")
 
     return check
