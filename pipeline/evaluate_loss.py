@@ -68,12 +68,11 @@ def _models(params: Params, tok: Any) -> list[tuple[SavedModel, Callable[[], Any
     return out
 
 
-def _passages(layout: str, meta: pd.DataFrame, passages: dict[str, str]) -> list[str] | None:
-    """Each record's passage where ``layout`` needs it (None where it does not)."""
+def _passages(meta: pd.DataFrame, passages: dict[str, str]) -> list[str]:
+    """Each record's passage (every layout needs it: see :func:`curll.evaluate.layouts.encode`)."""
     from curll.evaluate.layouts import passages_of
-    from curll.layouts import layout_of
 
-    return passages_of(meta, passages) if layout_of(layout).passage_in_system else None
+    return passages_of(meta, passages)
 
 
 def _unigrams(
@@ -90,12 +89,12 @@ def _unigrams(
     train = RecordFile(params.split.out.records, "train")
     train_passages = train.passages()
     vocab = len(tok)
-    targets = encode(layout, held_texts, held["type"].tolist(), tok, _passages(layout, held, passages))
+    targets = encode(layout, held_texts, held["type"].tolist(), tok, _passages(held, passages))
     per_stage: dict[int, np.ndarray] = {}
     for stage in sorted(int(s) for s in train.meta["stage"].unique()):
         meta = train.meta[train.meta["stage"] == stage].sort_values("position")
         texts = list(train.messages(meta["position"].to_numpy()))
-        docs = encode(layout, texts, meta["type"].tolist(), tok, _passages(layout, meta, train_passages))
+        docs = encode(layout, texts, meta["type"].tolist(), tok, _passages(meta, train_passages))
         kept = [d for d in docs if fit(d, params.train.context, cut) is not None]  # as the trainer keeps them
         per_stage[stage] = unigram.counts(kept, vocab)
 
@@ -117,13 +116,13 @@ def run(params: Params) -> None:
             "no held-out records of the evaluated types", file=params.split.out.records, field="split"
         )
     device = "cuda" if params.evaluate.infer.device != "cpu" and torch.cuda.is_available() else "cpu"
-    types = held["type"].tolist()
+    types, held_passages = held["type"].tolist(), _passages(held, passages)
     baselines: dict[tuple[int, str], Callable[[SavedModel], np.ndarray]] = {}  # by tokenizer and layout
     parts = []
     for model, load, mtok, layout in tqdm(_models(params, tok), desc="evaluate_loss: models", unit="model"):
         nll, n = record_nll(load(), texts, types, mtok, context=params.train.context,
                             micro_batch=params.evaluate.loss.micro_batch, device=device,
-                            layout=layout, passages=_passages(layout, held, passages))  # fmt: skip
+                            layout=layout, passages=held_passages)  # fmt: skip
         key = (id(mtok), layout)
         if key not in baselines:
             baselines[key] = _unigrams(params, mtok, layout, held, texts, passages)

@@ -38,12 +38,23 @@ def test_loss_mask_covers_the_answer_and_its_end_marker_only(tok):
 
 
 def test_a_cqa_passage_is_marked_and_encodes_as_the_whole_turn(tok):
-    raw = cqa("Cats purr.\n\nCats sleep a lot.", "What do cats do?", "Purr.")
-    [doc] = encode([raw], tok, loss="assistant", types=["cqa"])
+    passage = "Cats purr.\n\nCats sleep a lot."
+    raw = cqa(passage, "What do cats do?", "Purr.")
+    [doc] = encode([raw], tok, loss="assistant", passage_chars=[len(passage)])
     [plain] = encode([raw], tok, loss="assistant")
     assert doc.tokens == plain.tokens and plain.passage is None
     start, end = doc.passage  # type: ignore[misc]
-    assert tok.decode(doc.tokens[start:end]) == "Cats purr.\n\nCats sleep a lot."
+    assert tok.decode(doc.tokens[start:end]) == passage
+
+
+def test_a_question_with_a_blank_line_is_never_part_of_the_passage(tok):
+    """Found by the passage's length, not by the last blank line of the turn."""
+    passage, question = "Cats purr.\n\nCats sleep a lot.", "Read this.\n\nWhat do cats do?"
+    [doc] = encode([cqa(passage, question, "Purr.")], tok, loss="assistant", passage_chars=[len(passage)])
+    start, end = doc.passage  # type: ignore[misc]
+    assert tok.decode(doc.tokens[start:end]) == passage
+    [odd] = encode([cqa(passage, question, "Purr.")], tok, loss="assistant", passage_chars=[len(passage) - 1])
+    assert odd.passage is None  # no blank line where the passage should end: nothing is cut
 
 
 def segments(p) -> dict[int, tuple[int, list[int], list[int], list[int]]]:
@@ -101,7 +112,7 @@ def test_a_long_record_loses_the_end_of_its_passage_never_its_question_or_answer
     long_cqa = cqa(passage, "What do cats do?", "They purr.")
     long_ir = chat("Tell me about cats. " * 40, "Cats purr.")
     docs = encode([long_cqa, long_ir, chat("Tell me about cats.", "Cats purr.")], tok, loss="assistant",
-                  types=["cqa", "ir", "ir"])  # fmt: skip
+                  passage_chars=[len(passage), 0, 0])  # fmt: skip
     cut = tok(CUT, add_special_tokens=False)["input_ids"]
     context = len(docs[0].tokens) // 2
     p = pack(docs, context=context, pad_id=0, cut_ids=cut)

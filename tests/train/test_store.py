@@ -132,3 +132,26 @@ def test_columns_read_alone_are_still_validated_naming_row_and_field(tmp_path):
     with pytest.raises(CurllError) as err:
         read_table(tmp_path / "bad.parquet", RecordSchema, columns=["record_id", "stage"])
     assert err.value.row == 3 and err.value.field == "stage" and "bad.parquet" in str(err.value)
+
+
+def test_a_record_file_gives_each_records_passage_length_from_its_units_passage_record(tmp_path):
+    from curll.chat import user_turn
+
+    passage = "Cats purr.\n\nCats sleep."
+    base = {"indicator_id": hx("ind"), "skill": "s", "subskill": "s", "indicator": "i", "split": "train",
+            "stage": 0}  # fmt: skip
+
+    def chat(user: str, answer: str) -> str:
+        return json.dumps([{"role": "user", "content": user}, {"role": "assistant", "content": answer}])
+
+    rows = [
+        ("p", "u", "context", chat("Write.", passage)),
+        ("q", "u", "cqa", chat(user_turn("cqa", "Why?\n\nSay.", passage), "So.")),
+        ("o", "v", "cqa", chat("No passage here.", "So.")),
+        ("i", "w", "ir", chat("Tell me.", "So.")),
+    ]
+    frame = pd.DataFrame([{**base, "record_id": hx(r), "unit_id": hx(u), "type": t, "messages": m}
+                          for r, u, t, m in rows])  # fmt: skip
+    write_table(frame, tmp_path / "r.parquet", RecordSchema)
+    source = RecordFile(tmp_path / "r.parquet", "train", batch_rows=2)
+    assert source.passage_chars(np.arange(4)) == [0, len(passage), 0, 0]  # unit v has no passage record

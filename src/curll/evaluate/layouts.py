@@ -37,12 +37,15 @@ def encode(
     passages: Sequence[str] | None = None,
 ) -> list[Doc]:  # fmt: skip
     """One :class:`~curll.train.data.Doc` per record (curll's ``messages`` JSON) as ``layout``
-    lays it out, the loss on the answer's tokens. A layout with the passage as the system turn
-    needs ``passages``: each record's passage (its unit's passage record's text, as
-    :func:`passages_of` finds it; "" for a type asked on none), as a user turn alone cannot
-    tell where a passage with blank lines ends and a question with blank lines begins."""
+    lays it out, the loss on the answer's tokens. ``passages``: each record's passage (its
+    unit's passage record's text, as :func:`passages_of` finds it; "" for a type asked on none),
+    as a user turn alone cannot tell where a passage with blank lines ends and a question with
+    blank lines begins. In curll's layout it is the part of the user turn a cut may shorten
+    (without ``passages`` no record is cut); a layout with the passage as the system turn needs
+    them."""
     if not layout_of(layout).passage_in_system:
-        return encode_records(messages_json, tokenizer, loss="assistant", types=types)
+        chars = None if passages is None else [len(p) for p in passages]
+        return encode_records(messages_json, tokenizer, loss="assistant", passage_chars=chars)
     if passages is None:
         raise ValueError(f"layout {layout!r} needs each record's passage")
     return [

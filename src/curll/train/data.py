@@ -28,7 +28,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from curll.instances import TYPES
 from curll.train.store import DocStore
 
 IGNORE = -100
@@ -187,23 +186,27 @@ class Parts:
 
 
 def encode(
-    messages_json: Sequence[str], tokenizer: Any, *, loss: Loss, types: Sequence[str] | None = None
+    messages_json: Sequence[str], tokenizer: Any, *, loss: Loss, passage_chars: Sequence[int] | None = None
 ) -> list[Doc]:
-    """A :class:`Doc` per conversation (JSON lists of {role, content}); ``types`` (the
-    records' ``type``) marks the passage of the user turns of types made on one (CQA/CSQA) as
-    the part that may be cut."""
+    """A :class:`Doc` per conversation (JSON lists of {role, content}); ``passage_chars``: per
+    record, the length in characters of the passage its user turn starts with (a type made on
+    one, CQA/CSQA, as :meth:`~curll.instances.InstanceType.user_turn` lays it out: the passage, a
+    blank line, the question; 0: none). That passage is the part a cut may shorten. It is given,
+    not searched for, as a user turn alone cannot tell where a passage with blank lines ends and
+    a question with blank lines begins; a turn that does not have the blank line there is not
+    cut."""
     pieces: list[str] = []
     flags: list[bool] = []
     cuttable: list[bool] = []
     spans: list[tuple[int, int]] = []
     for i, raw in enumerate(messages_json):
         start = len(pieces)
-        has_passage = types is not None and types[i] in TYPES and bool(TYPES[types[i]].on)
+        chars = passage_chars[i] if passage_chars is not None else 0
         for m in json.loads(raw):
             trained = loss == "all" or m["role"] == "assistant"
-            passage, sep, rest = m["content"].rpartition("\n\n")
-            if m["role"] == "user" and has_passage and passage:
-                content, cut = [passage, sep + rest], [True, False]
+            text = m["content"]
+            if m["role"] == "user" and chars > 0 and text[chars : chars + 2] == "\n\n":
+                content, cut = [text[:chars], text[chars:]], [True, False]
             else:
                 content, cut = [m["content"]], [False]
             pieces += [f"<|im_start|>{m['role']}\n", *content, "<|im_end|>", "\n"]

@@ -29,6 +29,7 @@ class RecordFile:
         meta["position"] = np.arange(len(meta))
         own = meta[meta["split"] == split]
         self.meta = own.sort_values("record_id").reset_index(drop=True)
+        self._chars: dict[str, int] | None = None  # unit id -> passage length, read when first asked
 
     def __len__(self) -> int:
         return len(self.meta)
@@ -52,15 +53,32 @@ class RecordFile:
             if i == len(wanted):
                 return
 
-    def passages(self) -> dict[str, str]:
-        """unit id -> passage text, of this split's passage records (a type others are made on:
-        its assistant turn is the passage)."""
+    def _passage_texts(self) -> Iterator[tuple[str, str]]:
+        """(unit id, passage text) of this split's passage records (a type others are made on:
+        its assistant turn is the passage), in file order, read a batch at a time."""
         from curll.chat import turns_of
         from curll.instances import bases
 
         rows = self.meta[self.meta["type"].isin(bases())].sort_values("position")
         texts = self.messages(rows["position"].to_numpy())
-        return {unit: turns_of(m)[2] for unit, m in zip(rows["unit_id"], texts, strict=True)}
+        return ((unit, turns_of(m)[2]) for unit, m in zip(rows["unit_id"], texts, strict=True))
+
+    def passages(self) -> dict[str, str]:
+        """unit id -> passage text, of this split's passage records."""
+        return dict(self._passage_texts())
+
+    def passage_chars(self, positions: np.ndarray) -> list[int]:
+        """For the records at file rows ``positions``, the length in characters of the passage
+        their user turn starts with (0 for a type made on none, or a unit with no passage record
+        in this split): what :func:`curll.train.data.encode` cuts. The passages are read once and
+        kept as lengths, so memory grows with the units, not their text."""
+        from curll.instances import TYPES
+
+        if self._chars is None:
+            self._chars = {unit: len(text) for unit, text in self._passage_texts()}
+        picked = self.meta.set_index("position").loc[positions]
+        units, types = picked["unit_id"], picked["type"]
+        return [self._chars.get(u, 0) if TYPES[t].on else 0 for u, t in zip(units, types, strict=True)]
 
     def digest(self) -> str:
         """A hash of this split's record ids and messages, in file order."""

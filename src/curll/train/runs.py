@@ -104,25 +104,24 @@ def checkpoint_key(records: RecordFile, tok: Any, p: TrainParams) -> str:
 ENCODE_BATCH = 1024
 
 
-def _encoded(texts: Iterator[str], types: list[str], tok: Any, p: TrainParams) -> Iterator[Doc]:
+def _encoded(texts: Iterator[str], chars: list[int], tok: Any, p: TrainParams) -> Iterator[Doc]:
     chunk: list[str] = []
     done = 0
     for text in texts:
         chunk.append(text)
         if len(chunk) == ENCODE_BATCH:
-            yield from encode(chunk, tok, loss=p.loss, types=types[done : done + len(chunk)])
+            yield from encode(chunk, tok, loss=p.loss, passage_chars=chars[done : done + len(chunk)])
             done, chunk = done + len(chunk), []
     if chunk:
-        yield from encode(chunk, tok, loss=p.loss, types=types[done:])
+        yield from encode(chunk, tok, loss=p.loss, passage_chars=chars[done:])
 
 
 def _pack(records: RecordFile, picked: pd.DataFrame, order: np.ndarray, p: TrainParams, tok: Any) -> Packed:
     """Pack the records ``picked`` (rows of ``records.meta``) in ``order`` (indices into
     ``picked``): read and tokenised in file order, a batch at a time."""
     unique, inverse = np.unique(picked["position"].to_numpy(), return_inverse=True)  # file order
-    types = records.meta.set_index("position").loc[unique, "type"].tolist()
     cut = tok(CUT, add_special_tokens=False)["input_ids"]
-    docs = _encoded(records.messages(unique), types, tok, p)
+    docs = _encoded(records.messages(unique), records.passage_chars(unique), tok, p)
     return pack(docs, p.context, pad_id=tok.pad_token_id, cut_ids=cut, order=inverse[order])
 
 
