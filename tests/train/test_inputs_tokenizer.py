@@ -58,3 +58,25 @@ def test_a_damaged_config_beside_it_names_the_folder(saved, tmp_path):
     with pytest.raises(CurllError, match="not a loadable tokenizer folder") as err:
         load_tokenizer(folder)
     assert err.value.file == str(folder) and "\n" not in str(err.value)
+
+
+def test_a_hub_tokenizer_renders_chats_as_training_encodes_them(saved, tmp_path):
+    """A hub template that adds a default system turn would put in every prompt of a trained
+    model a turn its training text never had: the built tokenizer renders curll's ChatML."""
+    import json
+
+    from curll.config.train import TokenizerParams
+    from curll.train.data import encode
+    from curll.train.tokenizer import build_tokenizer
+
+    hub = load_tokenizer(saved)
+    hub.chat_template = ("{{ '<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n' }}"
+                         "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+                         "{% endfor %}")  # fmt: skip
+    hub.save_pretrained(tmp_path / "hub")
+    p = TokenizerParams.model_validate({"source": "hub", "name": str(tmp_path / "hub"), "vocab_size": 512,
+                                        "out": {"dir": "t", "stats": "t.json"}})  # fmt: skip
+    tok = build_tokenizer(p, [])
+    chat = [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": "Hello."}]
+    [doc] = encode([json.dumps(chat)], tok, loss="assistant")
+    assert tok.apply_chat_template(chat, tokenize=False) == tok.decode(doc.tokens)

@@ -40,7 +40,8 @@ class TokenizerOutputs(Section):
 
 class TokenizerParams(Section):
     """``tokenizer``: ``local`` trains a byte-level BPE (ChatML specials) on the train records;
-    ``hub`` loads ``name`` with ``AutoTokenizer`` (it must know the ChatML tokens)."""
+    ``hub`` loads ``name`` with ``AutoTokenizer`` (it must know the ChatML tokens) and gives it
+    curll's ChatML chat template, the text training encodes."""
 
     source: Literal["local", "hub"]
     name: StrictStr

@@ -2,7 +2,10 @@
 
 ``local``: :func:`curll.llm.bpe.train_bpe` (ChatML specials and chat template) on the
 text of every message of the train records. ``hub``: ``AutoTokenizer.from_pretrained(name)``
-(e.g. ``HuggingFaceTB/SmolLM2-135M``, whose vocabulary has the ChatML tokens).
+(e.g. ``HuggingFaceTB/SmolLM2-135M``, whose vocabulary has the ChatML tokens), given curll's
+ChatML template (:data:`curll.llm.bpe.CHAT_TEMPLATE`): the models are trained on that text
+(:func:`curll.train.data.encode`), and a hub template can add what training never saw (a default
+system turn), which the trained models' prompts would then hold.
 
 :func:`save_tokenizer` writes the folder atomically (a fast tokenizer: ``tokenizer.json`` and
 its config); :func:`load_tokenizer` reads such a folder back, and a missing, truncated or
@@ -37,6 +40,9 @@ def build_tokenizer(p: TokenizerParams, messages_json: Iterable[str]) -> Any:
             raise CurllError(
                 f"tokenizer {p.name!r} lacks the ChatML tokens {missing}", field="tokenizer.name"
             )
+        from curll.llm.bpe import CHAT_TEMPLATE
+
+        tok.chat_template = CHAT_TEMPLATE  # the layout training encodes, not the hub model's own
         return tok
     from curll.llm.bpe import train_bpe
 
