@@ -97,6 +97,11 @@ class UnitSchema(pa.DataFrameModel):
         strict = True
 
 
+#: the order of the rows of ``records.parquet`` (the release writes a file per stage and split
+#: from it, a stream at a time)
+RECORD_ORDER = ("stage", "split", "type", "record_id")
+
+
 class RecordSchema(pa.DataFrameModel):
     """``records.parquet``: chat-format examples for training and evaluation.
 

@@ -43,6 +43,7 @@ from curll.draws import seeded_key
 from curll.errors import CurllError
 from curll.instances import TYPES
 from curll.schemas import RatingSchema, RecordSchema, RejectSchema, UnitSchema
+from curll.schemas.quality import RECORD_ORDER
 from curll.split.core import RecordCounts, record_counts, record_stats
 from curll.split.decontam import Contamination, contaminated
 from curll.streaming import write_table_streams
@@ -136,7 +137,7 @@ def _frame(rows: list[list[Any]]) -> pd.DataFrame:
     if not rows:
         return empty_table(RecordSchema)
     df = pd.DataFrame(rows, columns=RECORDS.names)
-    return df.sort_values(["stage", "split", "type", "record_id"]).reset_index(drop=True)
+    return df.sort_values(list(RECORD_ORDER)).reset_index(drop=True)
 
 
 def unit_texts(hits: Sequence[Hit]) -> dict[str, str]:

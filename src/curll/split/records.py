@@ -15,6 +15,7 @@ import pandas as pd
 from curll.artifacts import records
 from curll.chat import record_chat
 from curll.instances import TYPES, bases
+from curll.schemas.quality import RECORD_ORDER
 
 RECORD_COLUMNS = [
     "record_id", "unit_id", "stage", "indicator_id", "skill", "subskill", "indicator", "type", "split",
@@ -68,4 +69,4 @@ def build_records(
         for kind in TYPES
     ]
     df = pd.concat(parts, ignore_index=True)
-    return df.sort_values(["stage", "split", "type", "record_id"]).reset_index(drop=True)
+    return df.sort_values(list(RECORD_ORDER)).reset_index(drop=True)

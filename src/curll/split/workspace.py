@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from curll.instances import TYPES, made_on
+from curll.schemas.quality import RECORD_ORDER
 from curll.split.units import unit_content
 
 _TABLES = """
@@ -98,10 +99,10 @@ class Workspace:
         self._db.executemany(f"INSERT INTO records VALUES ({marks})", rows)
 
     def sorted_records(self, chunk_rows: int = 4096) -> Iterator[pd.DataFrame]:
-        """The records added, by (stage, split, type, record_id), ``chunk_rows`` at a time."""
+        """The records added, in :data:`~curll.schemas.quality.RECORD_ORDER`, ``chunk_rows`` at a time."""
         if self._columns is None:
             return
-        cursor = self._db.execute("SELECT * FROM records ORDER BY stage, split, type, record_id")
+        cursor = self._db.execute(f"SELECT * FROM records ORDER BY {', '.join(RECORD_ORDER)}")
         while batch := cursor.fetchmany(chunk_rows):
             yield pd.DataFrame(batch, columns=self._columns)
 
