@@ -191,6 +191,15 @@ def test_single_engine_sends_schema_and_sampling(fake_vllm):
     assert out[0].prompt_tokens == 3 and out[0].completion_tokens == 2
 
 
+def test_the_model_name_says_vllm_and_a_dtype_so_no_other_engines_answer_is_served(fake_vllm):
+    from curll.llm.vllm_backend import VLLMBackend
+
+    names = [VLLMBackend("org/model"), VLLMBackend("org/model", dtype="bfloat16")]
+    for b in names:
+        b.close()
+    assert [b.model for b in names] == ["org/model+vllm", "org/model+vllm+dtype-bfloat16"]
+
+
 def test_close_shuts_the_engine_down_and_frees_it(fake_vllm):
     from curll.llm.vllm_backend import VLLMBackend
 

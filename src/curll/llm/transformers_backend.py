@@ -18,7 +18,8 @@
   machine that also runs other work, 1 thread can beat 2 by a wide margin.
 - ``model`` (the name stored on every row and in the cache key) is the given name plus a
   fingerprint of the folder's files, so rebuilding a local model never reuses answers of
-  the old one.
+  the old one, and a tag per setting that changes answers (:func:`curll.llm.identity.tagged`:
+  a GPU device, a ``dtype``, ``stop_loops`` off).
 - A request whose prompt does not fit the model, or whose schema cannot be compiled,
   gets ``Completion(error=...)``; the rest of its batch is answered.
 """
@@ -91,11 +92,13 @@ class TransformersBackend:
 
         if threads > 0:
             torch.set_num_threads(threads)
-        self.model = tagged(model_label(name or model, model), None if dtype == "auto" else f"dtype-{dtype}",
-                            None if stop_loops else "no-stop-loops")  # fmt: skip
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
         self.device = device
+        # a GPU's kernels give other logits than the CPU's, so other samples
+        self.model = tagged(model_label(name or model, model), None if device == "cpu" else device,
+                            None if dtype == "auto" else f"dtype-{dtype}",
+                            None if stop_loops else "no-stop-loops")  # fmt: skip
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         if chat_template is not None:  # the layout the model was trained in, not the folder's
             self.tokenizer.chat_template = chat_template

@@ -200,8 +200,10 @@ class VLLMBackend:
         name: str | None = None,
         chat_template: str | None = None,
     ) -> None:
-        # ``name``: what it is called instead of its path
-        self.model = tagged(model_label(name or model, model), None if dtype == "auto" else f"dtype-{dtype}")
+        # ``name``: what it is called instead of its path; ``vllm``: another engine (its own
+        # sampler and kernels) than the transformers backend on the same folder
+        dtype_tag = None if dtype == "auto" else f"dtype-{dtype}"
+        self.model = tagged(model_label(name or model, model), "vllm", dtype_tag)
         args: dict[str, Any] = {
             "tensor_parallel_size": tensor_parallel,
             "gpu_memory_utilization": gpu_memory_utilization,
