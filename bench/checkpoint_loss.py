@@ -23,13 +23,14 @@ import time
 from harness.corpus import corpus
 
 
-def records(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
-    """``n`` chat records (``messages`` JSON) and their types: CQA, CSQA and IR in turn."""
+def records(n: int, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
+    """``n`` chat records (``messages`` JSON), their types (CQA, CSQA and IR in turn) and
+    passages."""
     from curll.chat import record_chat, user_turn
 
     rng = random.Random(seed)
     texts = corpus(3 * n, planted=0.0, seed=seed)
-    out, types = [], []
+    out, types, passages = [], [], []
     for i in range(n):
         words = " ".join(texts[3 * i : 3 * i + 3]).split()
         passage = " ".join(words[: rng.randint(250, 500)])
@@ -39,7 +40,8 @@ def records(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
             question, answer, passage = f"Write about {words[5]}.", " ".join(words[:120]) + ".", ""
         out.append(record_chat("You are a friendly teacher.", user_turn(kind, question, passage), answer))
         types.append(kind)
-    return out, types
+        passages.append(passage)
+    return out, types, passages
 
 
 def main() -> None:
@@ -57,11 +59,13 @@ def main() -> None:
     from curll.model.llama import from_seed
 
     torch.set_num_threads(args.threads)
-    messages, types = records(args.records)
+    messages, types, passages = records(args.records)
     tok = train_bpe(corpus(2000, planted=0.0, seed=1), 8192)
     model = from_seed(preset("smollm2-135m", vocab_size=49152), "normal", 0)
     start = time.perf_counter()
-    _, n = record_nll(model, messages, types, tok, context=args.context, micro_batch=args.micro_batch)
+    _, n = record_nll(
+        model, messages, types, tok, context=args.context, micro_batch=args.micro_batch, passages=passages
+    )
     seconds = time.perf_counter() - start
     tokens = sum(len(tok(m)["input_ids"]) for m in messages)
     print(json.dumps({

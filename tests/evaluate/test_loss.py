@@ -23,6 +23,7 @@ CHATS = [
     ("csqa", [("user", f"{PASSAGE}\n\nRetell it in one line."), ("assistant", "A cat waited for the rain.")]),
     ("ir", [("user", "Count to three."), ("assistant", "One, two, three.")]),
 ]
+PASSAGES = ["", PASSAGE, PASSAGE, ""]  # each record's passage: what a cut shortens
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +65,13 @@ def test_record_nll_equals_hugging_face_on_the_saved_folder(saved):
     types = [t for t, _ in CHATS]
     # several records share a row (document attention keeps them apart), two rows a forward pass
     nll, n = record_nll(
-        load_hf(folder), [messages(c) for _, c in CHATS], types, tok, context=128, micro_batch=2
+        load_hf(folder),
+        [messages(c) for _, c in CHATS],
+        types,
+        tok,
+        context=128,
+        micro_batch=2,
+        passages=PASSAGES,
     )
     for i, (_, chat) in enumerate(CHATS):
         want, tokens = hf_nll(folder, tok, chat)
@@ -77,16 +84,19 @@ def test_packing_batching_and_a_record_too_long(saved):
 
     model = load_hf(folder)
     texts, types = [messages(c) for _, c in CHATS], [t for t, _ in CHATS]
-    packed = record_nll(model, texts, types, tok, context=256, micro_batch=4)
-    alone = record_nll(model, texts, types, tok, context=40, micro_batch=1)  # one record a row; CQA cut
+    packed = record_nll(model, texts, types, tok, context=256, micro_batch=4, passages=PASSAGES)
+    alone = record_nll(model, texts, types, tok, context=40, micro_batch=1, passages=PASSAGES)  # one a row
+    assert (alone[1][[1, 2]] > 0).all() and (alone[1] == packed[1]).all()  # passages cut, answers whole
+    with pytest.raises(ValueError, match="need their passages"):
+        record_nll(model, texts, types, tok, context=40, micro_batch=1)
     assert (
         np.allclose(packed[0][[0, 3]], alone[0][[0, 3]], rtol=1e-5)
         and (packed[1][[0, 3]] == alone[1][[0, 3]]).all()
     )
-    again = record_nll(model, texts, types, tok, context=256, micro_batch=4)
+    again = record_nll(model, texts, types, tok, context=256, micro_batch=4, passages=PASSAGES)
     assert (again[0] == packed[0]).all()  # deterministic
     tiny = record_nll(
-        model, texts, types, tok, context=8, micro_batch=4
+        model, texts, types, tok, context=8, micro_batch=4, passages=PASSAGES
     )  # nothing fits, nothing to cut in IR
     assert math.isnan(tiny[0][0]) and tiny[1][0] == 0
 

@@ -40,14 +40,16 @@ def encode(
     lays it out, the loss on the answer's tokens. ``passages``: each record's passage (its
     unit's passage record's text, as :func:`passages_of` finds it; "" for a type asked on none),
     as a user turn alone cannot tell where a passage with blank lines ends and a question with
-    blank lines begins. In curll's layout it is the part of the user turn a cut may shorten
-    (without ``passages`` no record is cut); a layout with the passage as the system turn needs
-    them."""
-    if not layout_of(layout).passage_in_system:
-        chars = None if passages is None else [len(p) for p in passages]
-        return encode_records(messages_json, tokenizer, loss="assistant", passage_chars=chars)
+    blank lines begins. In curll's layout it is the part of the user turn a cut may shorten; a
+    layout with the passage as the system turn lays it out there. They may be left out only when
+    no record is of a type made on a passage (a ValueError otherwise)."""
     if passages is None:
-        raise ValueError(f"layout {layout!r} needs each record's passage")
+        if any(spec(t).on for t in types):
+            raise ValueError(f"layout {layout!r}: records of a type made on a passage need their passages")
+        passages = [""] * len(types)
+    if not layout_of(layout).passage_in_system:
+        chars = [len(p) for p in passages]
+        return encode_records(messages_json, tokenizer, loss="assistant", passage_chars=chars)
     return [
         _hub_doc(m, kind, p, tokenizer) for m, kind, p in zip(messages_json, types, passages, strict=True)
     ]
@@ -91,11 +93,9 @@ def _hub_doc(messages_json: str, kind: str, passage: str, tokenizer: Any) -> Doc
 
 def load_tokenizer(folder: str | Path, layout: str) -> Any:
     """The tokenizer of a model folder, rendering chats in ``layout`` (its template replaces the
-    folder's own, when the layout has one)."""
+    folder's own)."""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(folder))
-    template = layout_of(layout).template
-    if template is not None:
-        tok.chat_template = template
+    tok.chat_template = layout_of(layout).template
     return tok

@@ -35,8 +35,8 @@ def record_nll(
     not fit ``context``) and int64 (R,) how many; ``messages``: RecordSchema ``messages`` JSON,
     ``types``: the records' ``type`` (a CQA/CSQA passage is what a cut shortens); ``layout``:
     the text the model was trained on (:mod:`curll.evaluate.layouts`), whose answer tokens count;
-    ``passages``: each record's passage (what a cut shortens in curll's layout, where without
-    them no record is cut; a layout with the passage as the system turn needs them). A
+    ``passages``: each record's passage (:func:`curll.evaluate.layouts.encode`: needed when a
+    record is of a type made on one). A
     tokenizer with no padding token pads with its end-of-text token (padding is never scored)."""
     import torch
     import torch.nn.functional as F  # noqa: N812
