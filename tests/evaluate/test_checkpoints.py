@@ -78,7 +78,7 @@ def test_the_hub_layout_needs_each_records_passage(checkpoint: Path):
     from curll.evaluate.layouts import encode
 
     tok = load_tokenizer(checkpoint, "curll-hub")
-    with pytest.raises(ValueError, match="needs each record's passage"):
+    with pytest.raises(ValueError, match="need their passages"):
         encode("curll-hub", [record_chat("", user_turn("cqa", "Why?", PASSAGE), "So.")], ["cqa"], tok)
 
 
@@ -184,8 +184,6 @@ def _cut(path: Path) -> None:
         (lambda f: _config(f, vocab_size=100), "curll-hub",
          r"the tokenizer has \d+ tokens, the model's embedding table 100"),
         (lambda f: _tokenizer_config(f, eos_token=None), "curll-hub", "no end-of-sequence token"),
-        (lambda f: _tokenizer_config(f, chat_template="{{ raise_exception('no') }}"), "curll",
-         "layout curll: its chat template cannot render a prompt"),
     ],
 )  # fmt: skip
 def test_a_tokenizer_that_cannot_score_its_model_is_refused_naming_the_entry(
@@ -199,6 +197,23 @@ def test_a_tokenizer_that_cannot_score_its_model_is_refused_naming_the_entry(
     with pytest.raises(CurllError, match=message) as err:
         tokenizers(params, [m._replace(folder=tmp_path / "bad") for m in _unchecked(params)], tokenizer=None)
     assert err.value.field == "evaluate.checkpoints.models.0.path"
+
+
+def test_prompts_are_rendered_with_the_layouts_template_not_the_folders(checkpoint: Path, tmp_path: Path):
+    """A layout's template replaces the folder's: one that fails, or that adds a default system
+    turn, changes no prompt (training never saw it)."""
+    from curll.evaluate.layouts import load_tokenizer
+    from curll.layouts import layout_of
+
+    chat = [{"role": "user", "content": "Hi."}]
+    smol = "<|im_start|>system\nYou are SmolLM.<|im_end|>\n{{ messages }}"  # a default system turn
+    for own in ("{{ raise_exception('no') }}", smol):
+        shutil.copytree(checkpoint, tmp_path / "own", dirs_exist_ok=True)
+        _tokenizer_config(tmp_path / "own", chat_template=own)
+        for layout in ("curll", "curll-hub"):
+            tok = load_tokenizer(tmp_path / "own", layout)
+            assert tok.chat_template == layout_of(layout).template
+            assert "SmolLM" not in tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
 
 
 def _unchecked(params: Any) -> list[Any]:

@@ -61,11 +61,11 @@ def _not_loadable(folder: Path) -> str:
 PROBE = "The cat sat on the mat."
 
 
-def _tokenizer_problem(tok: Any, folder: Path, layout: str) -> str:
+def _tokenizer_problem(tok: Any, folder: Path) -> str:
     """Why a checkpoint's tokenizer cannot score its model ("" when it can): ids past the
     embedding table, no end-of-sequence token (every answer is scored up to it), plain text
-    read as nothing (a tokenizer.json missing), or a chat template that cannot render a prompt."""
-    from curll.layouts import layout_of
+    read as nothing (a tokenizer.json missing). Its chat template is not the folder's but its
+    layout's (:func:`curll.evaluate.layouts.load_tokenizer`)."""
     from curll.model.hf import config_of
 
     vocab = config_of(folder).vocab_size
@@ -76,12 +76,6 @@ def _tokenizer_problem(tok: Any, folder: Path, layout: str) -> str:
     ids = tok(PROBE, add_special_tokens=False)["input_ids"]
     if not ids or all(i == tok.unk_token_id for i in ids):
         return f"the tokenizer reads {PROBE!r} as no token but its unknown one (is tokenizer.json missing?)"
-    if not layout_of(layout).passage_in_system:  # prompts rendered by the chat template
-        try:
-            tok.apply_chat_template([{"role": "user", "content": PROBE}], add_generation_prompt=True,
-                                    tokenize=False)  # fmt: skip
-        except Exception as exc:  # transformers and jinja2 raise several types
-            return f"layout {layout}: its chat template cannot render a prompt ({one_line(exc, 120)})"
     return ""
 
 
@@ -103,7 +97,7 @@ def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> 
         try:
             if key not in loaded:
                 loaded[key] = (load_tokenizer(m.folder, m.layout), m.layout)
-            why = _tokenizer_problem(loaded[key][0], m.folder, m.layout)  # each folder: its own table
+            why = _tokenizer_problem(loaded[key][0], m.folder)  # each folder: its own table
         except Exception as exc:  # transformers raises several unrelated types for bad files
             why = f"its tokenizer cannot be loaded ({type(exc).__name__}: {one_line(exc, 160)})"
         if why:

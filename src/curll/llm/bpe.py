@@ -12,13 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from curll.layouts import CHAT_TEMPLATE
+
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
-CHAT_TEMPLATE = (
-    "{% for message in messages %}"
-    "<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
-)
 
 
 def train_bpe(texts: Iterable[str], vocab_size: int) -> Any:

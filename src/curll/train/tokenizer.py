@@ -3,7 +3,7 @@
 ``local``: :func:`curll.llm.bpe.train_bpe` (ChatML specials and chat template) on the
 text of every message of the train records. ``hub``: ``AutoTokenizer.from_pretrained(name)``
 (e.g. ``HuggingFaceTB/SmolLM2-135M``, whose vocabulary has the ChatML tokens), given curll's
-ChatML template (:data:`curll.llm.bpe.CHAT_TEMPLATE`): the models are trained on that text
+ChatML template (:data:`curll.layouts.CHAT_TEMPLATE`): the models are trained on that text
 (:func:`curll.train.data.encode`), and a hub template can add what training never saw (a default
 system turn), which the trained models' prompts would then hold.
 
@@ -40,7 +40,7 @@ def build_tokenizer(p: TokenizerParams, messages_json: Iterable[str]) -> Any:
             raise CurllError(
                 f"tokenizer {p.name!r} lacks the ChatML tokens {missing}", field="tokenizer.name"
             )
-        from curll.llm.bpe import CHAT_TEMPLATE
+        from curll.layouts import CHAT_TEMPLATE
 
         tok.chat_template = CHAT_TEMPLATE  # the layout training encodes, not the hub model's own
         return tok
