@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pandas as pd
 from datasets import load_dataset
 
-from curll.release import dataset_card, params_hash, write_release
+from curll.release import Counts, dataset_card, params_hash, write_release
 from tests.instances import hx
 
 
@@ -30,7 +31,7 @@ def records() -> pd.DataFrame:
 def test_release_loads_with_datasets_and_card_configs(tmp_path):
     recs = records().sort_values(["stage", "split", "type", "record_id"])  # as the split stage writes them
 
-    def card(counts):
+    def card(counts: Counts) -> str:
         return dataset_card(
             "demo", counts, models=["m@1"], params_digest=params_hash({"a": 1}), params_json="{}"
         )
@@ -50,6 +51,8 @@ def test_release_loads_with_datasets_and_card_configs(tmp_path):
     assert "| 0 | train | 1 | 1 |" in text  # cqa, ir
     flat = " ".join(text.split())  # the opening paragraph is wrapped
     assert "stages 0 to 1 (age groups 0-5 to 5-6)" in flat and "`stage`: 0 and 1;" in flat  # the records' own
+    gaps = " ".join(card(Counter({(0, "train", "ir"): 1, (2, "train", "ir"): 1})).split())
+    assert "stages 0 (0-5) and 2 (6-7)" in gaps and "for no stage," in " ".join(card(Counter()).split())
 
 
 def test_records_out_of_stage_and_split_order_are_refused(tmp_path):

@@ -9,6 +9,7 @@ import pytest
 
 from curll.artifacts import records as records_of
 from curll.chat import CUT, user_turn
+from curll.draws import seeded_key
 from curll.evaluate.items import TOO_LONG, build_items, drop_unfit, fit_prompt
 from curll.llm.bpe import train_bpe
 from curll.schemas.evaluate import ItemSchema
@@ -88,6 +89,10 @@ def test_max_per_type_is_a_seeded_sample_per_stage_and_type():
     assert one.groupby(["stage", "type"]).size().max() == 1 and len(one) == 2
     again = build_items(recs.iloc[::-1], inst.indicators(["i0", "i1"]), ("ir", "cqa"), max_per_type=1, seed=3)
     pd.testing.assert_frame_equal(one, again)  # the records' order does not change the draw
+    every = build_items(recs, inst.indicators(["i0", "i1"]), ("ir", "cqa"), max_per_type=0, seed=3)
+    groups = every.groupby(["stage", "type"])["item_id"]
+    smallest = {min(ids, key=lambda i: seeded_key(3, i)) for _, ids in groups}
+    assert set(one["item_id"]) == smallest  # a bottom-k draw: one item more changes at most one pick
 
 
 @pytest.fixture(scope="module")

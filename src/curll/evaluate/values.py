@@ -16,7 +16,7 @@ and a (rows, B) weight matrix and returns a flat name -> (B,) mapping:
   on stage k).
 
 A cell is a weighted ratio, sum(w * num) / sum(w * den) over its rows: judge scores over the
-scored answers (a ``sum`` cell adds the types' cells, NaN unless every type has one), NLL
+scored answers (a ``sum`` cell adds the cells of the types scored, NaN unless each has one), NLL
 over answer tokens (pooled over types for ``all``). Loss metrics are computed on -NLL so their
 signs read as for scores (:data:`curll.evaluate.cl.LOSS_NAMES`).
 """

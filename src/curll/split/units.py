@@ -7,7 +7,7 @@ with the instances made on it: an IR pair, or a passage together with its CQA an
 :func:`build_units` returns one row per unit: unit_id, type (a seeded type: context | ir), stage,
 indicator_id, content (the text a rater and the decontamination check read: :func:`unit_content`).
 :func:`rated_sample` picks the units the LLM rates: per (stage, indicator, type) the first
-``k`` by the seeded tie hash of :mod:`curll.split.assign` (the paper rates 100 random units per
+``k`` of a :func:`curll.draws.bottom_k` draw of their ids (the paper rates 100 random units per
 indicator and type, not all of them, so rating costs O(indicators), not O(instances)).
 :func:`rate` asks the quality prompt for each unit it is given ({"rating": 1-5, "explanation"})
 and returns the ratings table (RatingSchema); a failed request is a rating of 0, never a crash.
