@@ -154,4 +154,7 @@ def test_a_record_file_gives_each_records_passage_length_from_its_units_passage_
                           for r, u, t, m in rows])  # fmt: skip
     write_table(frame, tmp_path / "r.parquet", RecordSchema)
     source = RecordFile(tmp_path / "r.parquet", "train", batch_rows=2)
-    assert source.passage_chars(np.arange(4)) == [0, len(passage), 0, 0]  # unit v has no passage record
+    assert source.passage_chars(np.array([0, 1, 3])) == [0, len(passage), 0]
+    unit_v = rf"record {hx('o')} \(cqa\): its unit {hx('v')} has no passage record"  # not split's file
+    with pytest.raises(CurllError, match=unit_v):
+        source.passage_chars(np.arange(4))

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from curll.artifacts import read_table
+from curll.errors import CurllError
 from curll.schemas import RecordSchema
 
 META = ["record_id", "stage", "type", "split", "unit_id"]
@@ -69,16 +70,23 @@ class RecordFile:
 
     def passage_chars(self, positions: np.ndarray) -> list[int]:
         """For the records at file rows ``positions``, the length in characters of the passage
-        their user turn starts with (0 for a type made on none, or a unit with no passage record
-        in this split): what :func:`curll.train.data.encode` cuts. The passages are read once and
-        kept as lengths, so memory grows with the units, not their text."""
+        their user turn starts with (0 for a type made on none): what
+        :func:`curll.train.data.encode` cuts. The passages are read once and kept as lengths, so
+        memory grows with the units, not their text. A record of a type made on a passage whose
+        unit has no passage record in this split is a CurllError naming it (split keeps a unit
+        whole, so the file is not split's)."""
         from curll.instances import TYPES
 
         if self._chars is None:
             self._chars = {unit: len(text) for unit, text in self._passage_texts()}
         picked = self.meta.set_index("position").loc[positions]
-        units, types = picked["unit_id"], picked["type"]
-        return [self._chars.get(u, 0) if TYPES[t].on else 0 for u, t in zip(units, types, strict=True)]
+        out = []
+        for rid, unit, kind in zip(picked["record_id"], picked["unit_id"], picked["type"], strict=True):
+            if TYPES[kind].on and unit not in self._chars:
+                raise CurllError(f"record {rid} ({kind}): its unit {unit} has no passage record in the "
+                                 f"{self.split} split", file=self.path, field="unit_id")  # fmt: skip
+            out.append(self._chars[unit] if TYPES[kind].on else 0)
+        return out
 
     def digest(self) -> str:
         """A hash of this split's record ids and messages, in file order."""
