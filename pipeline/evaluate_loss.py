@@ -28,6 +28,7 @@ from curll.artifacts import write_table
 from curll.config import Params
 from curll.errors import CurllError
 from curll.evaluate import unigram
+from curll.evaluate.layouts import passages_of
 from curll.evaluate.models import scored_models, tokenizers, untrained_models
 from curll.evaluate.nll import record_nll
 from curll.schemas.evaluate import LossSchema
@@ -68,15 +69,8 @@ def _models(params: Params, tok: Any) -> list[tuple[SavedModel, Callable[[], Any
     return out
 
 
-def _passages(meta: pd.DataFrame, passages: dict[str, str]) -> list[str]:
-    """Each record's passage (every layout needs it: see :func:`curll.evaluate.layouts.encode`)."""
-    from curll.evaluate.layouts import passages_of
-
-    return passages_of(meta, passages)
-
-
 def _unigrams(
-    params: Params, tok: Any, layout: str, held: pd.DataFrame, held_texts: list[str], passages: dict[str, str]
+    params: Params, tok: Any, layout: str, held: pd.DataFrame, held_texts: list[str], held_passages: list[str]
 ) -> Callable[[SavedModel], np.ndarray]:
     """model -> (R,) summed unigram NLL of each held-out record's targets (NaN where none), in
     ``tok`` and ``layout``: the add-one unigram of the train answers of the stages that model
@@ -89,12 +83,12 @@ def _unigrams(
     train = RecordFile(params.split.out.records, "train")
     train_passages = train.passages()
     vocab = len(tok)
-    targets = encode(layout, held_texts, held["type"].tolist(), tok, _passages(held, passages))
+    targets = encode(layout, held_texts, held["type"].tolist(), tok, held_passages)
     per_stage: dict[int, np.ndarray] = {}
     for stage in sorted(int(s) for s in train.meta["stage"].unique()):
         meta = train.meta[train.meta["stage"] == stage].sort_values("position")
         texts = list(train.messages(meta["position"].to_numpy()))
-        docs = encode(layout, texts, meta["type"].tolist(), tok, _passages(meta, train_passages))
+        docs = encode(layout, texts, meta["type"].tolist(), tok, passages_of(meta, train_passages))
         kept = [d for d in docs if fit(d, params.train.context, cut) is not None]  # as the trainer keeps them
         per_stage[stage] = unigram.counts(kept, vocab)
 
@@ -116,7 +110,7 @@ def run(params: Params) -> None:
             "no held-out records of the evaluated types", file=params.split.out.records, field="split"
         )
     device = "cuda" if params.evaluate.infer.device != "cpu" and torch.cuda.is_available() else "cpu"
-    types, held_passages = held["type"].tolist(), _passages(held, passages)
+    types, held_passages = held["type"].tolist(), passages_of(held, passages)
     baselines: dict[tuple[int, str], Callable[[SavedModel], np.ndarray]] = {}  # by tokenizer and layout
     parts = []
     for model, load, mtok, layout in tqdm(_models(params, tok), desc="evaluate_loss: models", unit="model"):
@@ -125,7 +119,7 @@ def run(params: Params) -> None:
                             layout=layout, passages=held_passages)  # fmt: skip
         key = (id(mtok), layout)
         if key not in baselines:
-            baselines[key] = _unigrams(params, mtok, layout, held, texts, passages)
+            baselines[key] = _unigrams(params, mtok, layout, held, texts, held_passages)
         uni = np.where(n > 0, baselines[key](model), np.nan)  # the records the model could score
         parts.append(held.drop(columns="unit_id").assign(run=model.name, order=model.order, seed=model.seed,
                                  trained_to=model.trained_to, nll=nll, tokens=n,

@@ -36,8 +36,8 @@ def record_nll(
     ``types``: the records' ``type`` (a CQA/CSQA passage is what a cut shortens); ``layout``:
     the text the model was trained on (:mod:`curll.evaluate.layouts`), whose answer tokens count;
     ``passages``: each record's passage (:func:`curll.evaluate.layouts.encode`: needed when a
-    record is of a type made on one). A
-    tokenizer with no padding token pads with its end-of-text token (padding is never scored)."""
+    record is of a type made on one). A tokenizer with no padding token pads with its
+    end-of-text token (padding is never scored)."""
     import torch
     import torch.nn.functional as F  # noqa: N812
 

@@ -2,8 +2,8 @@
 
 Within each group, units are ranked by rating (highest first); ties are broken by
 ``seeded_key(seed, unit_id)`` (:mod:`curll.draws`), so the order depends only on the seed and
-the ids (not on row order) and another seed reorders ties. Ranks 1..test go to test, the next ``val`` to
-validation, the rest to train; with ``max_holdout`` < 1, test and validation together take
+the ids (not on row order) and another seed reorders ties. Ranks 1..test go to test, the next
+``val`` to validation, the rest to train; with ``max_holdout`` < 1, test and validation together take
 at most that share of a group (rounded down; test first), so a group of a few units still
 leaves some to train (the paper's 25 + 25 assume thousands per indicator). :func:`top_up`
 then moves more train units of a stage to test where the stage has fewer test records of a type

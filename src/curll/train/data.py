@@ -208,7 +208,7 @@ def encode(
             if m["role"] == "user" and chars > 0 and text[chars : chars + 2] == "\n\n":
                 content, cut = [text[:chars], text[chars:]], [True, False]
             else:
-                content, cut = [m["content"]], [False]
+                content, cut = [text], [False]
             pieces += [f"<|im_start|>{m['role']}\n", *content, "<|im_end|>", "\n"]
             flags += [loss == "all", *[trained] * len(content), trained, loss == "all"]
             cuttable += [False, *cut, False, False]
