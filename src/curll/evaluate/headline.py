@@ -23,12 +23,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from curll.evaluate.intervals import ALPHA
+
 #: the column heads of :func:`rows`; every value is in :data:`UNITS`
 COLUMNS = ("order", "NLL [95%]", "FGT [95%]", "BWT [95%]", "unigram", "gain [95%]", "beats")
 UNITS = ("nats per answer token. NLL: the last model's mean over stages (lower is better); FGT, "
          "BWT: of that loss (BWT > 0: later stages lowered it); unigram: the baseline's NLL on each "
          "model's own stage; gain: unigram minus the model there (> 0: lower loss), the mean over the "
-         "order's models; beats: how many of the order's models have a gain > 0 with p < 0.05 on their "
+         f"order's models; beats: how many of the order's models have a gain > 0 with p < {ALPHA} on their "
          "own stage, each tested alone (the baseline gate needs all of them)")  # fmt: skip
 DASH = "\u2013"  # an absent value
 #: the judge's file among :func:`metric_files`; every other file is an order's
@@ -110,11 +112,12 @@ class Headline:
             return ""
         beating, models = sum(b for b, _ in counts), sum(n for _, n in counts)
         if beating == models:
-            return (f"baseline gate passed: every one of the {models} trained models beats the unigram "
-                    "baseline on its own stage (each at p < 0.05: an intersection-union test)")  # fmt: skip
-        return (f"baseline gate failed: {models - beating} of {models} trained models not shown to beat the "
-                "unigram baseline on their own stage (each tested alone at p < 0.05; the gate needs all): "
-                "no curriculum claim is tested")  # fmt: skip
+            return (f"baseline gate passed: every one of the {models} trained models beats the "
+                    f"unigram baseline on its own stage (each at p < {ALPHA}: an intersection-union "
+                    "test)")  # fmt: skip
+        return (f"baseline gate failed: {models - beating} of {models} trained models not shown to "
+                f"beat the unigram baseline on their own stage (each tested alone at p < {ALPHA}; the "
+                "gate needs all): no curriculum claim is tested")  # fmt: skip
 
 
 def _num(v: Any) -> float | None:

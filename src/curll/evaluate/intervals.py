@@ -20,12 +20,12 @@ deviation of its replicates times the inflation factor ``f = max(sqrt(n/(n-1)), 
 n the smallest stratum (of more than one item) and m the number of seeds (when more than one):
 the (n-1)/n bias undone for the stratum of the fewest items, conservative for the larger ones.
 The interval is ``value +- t * se`` (the standard interval with a bootstrap standard error), t
-the 97.5% quantile of Student's t with ``df`` = items - strata degrees of freedom, or m - 1 when
+the 1 - ALPHA/2 quantile of Student's t with ``df`` = items - strata degrees of freedom, or m - 1 when
 there are m > 1 seeds and that is fewer (the seeds' share of the spread has only m - 1): the
 items and strata a value rests on, so a matrix cell counts its own stage's items of its kind
 (:func:`cell_df`), a CL metric every item; and
 the two-sided p-value of "the value is 0" is ``2 * P(T_df > |value| / se)``: the interval
-leaves out 0 exactly when p < 0.05.
+leaves out 0 exactly when p < :data:`ALPHA` (0.05, so the interval is a 95% one).
 A value that no replicate moves gets no interval and no p-value; nor does one that no redraw
 of the items moves (all its strata hold one item, or its items agree), though the seeds' draw
 moves it: the seeds' spread alone leaves out the items', which one item per stratum cannot
