@@ -31,7 +31,7 @@ from curll.artifacts import atomic_dir
 from curll.errors import CurllError
 from curll.instances import TYPES
 from curll.schemas import SPLITS
-from curll.taxonomy.model import age_group
+from curll.schemas.data import age_group
 
 RELEASE_SCHEMA = pa.schema(
     [

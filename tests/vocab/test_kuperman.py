@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from curll.errors import CurllError
-from curll.vocab import aoa_band, import_vocab, vocab_stats
+from curll.schemas.data import age_group, stage_of_age
+from curll.vocab import import_vocab, vocab_stats
 from tests.conftest import reference_file
 
 HEADER = "Word,Dom_PoS_SUBTLEX,Lemma_highest_PoS,AoA_Kup_lem,Perc_known_lem\n"
@@ -17,7 +18,7 @@ def kuperman(rows: list[str]) -> str:
     ("aoa", "band"), [(2.0, 0), (5.0, 0), (5.01, 1), (6.0, 1), (6.5, 2), (9.0, 4), (9.01, 5)]
 )
 def test_paper_band_rule(aoa, band):
-    assert aoa_band(aoa) == band
+    assert stage_of_age(aoa) == band
 
 
 def test_filters_dedup_and_bands(write):
@@ -220,3 +221,14 @@ def test_an_accent_typed_either_way_or_a_zero_width_space_is_one_word(write, ded
             "dog\u200b,Noun,dog\u200b,3.0,1.00", "dog,Noun,dog,3.0,1.00"]  # fmt: skip
     df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=range(5), dedup=dedup)
     assert sorted(df["word"]) == ["caf\u00e9", "dog"]
+
+
+@pytest.mark.parametrize("stage", range(10))
+def test_band_is_the_stage_whose_age_group_holds_the_age(stage):
+    """A word's band and a stage's ages are one mapping read both ways: every age inside
+    ``age_group(stage)`` (its upper end included, its lower end not, but age 0) maps back to it."""
+    lo, hi = (int(a) for a in age_group(stage).split("-"))
+    assert lo < hi
+    for age in (hi, hi - 0.5, lo + 0.01) if stage else (0.0, 2.5, hi):
+        assert stage_of_age(age) == stage
+    assert stage_of_age(hi + 0.01) == stage + 1

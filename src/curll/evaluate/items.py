@@ -29,7 +29,7 @@ from curll.artifacts import records as records_of
 from curll.chat import CUT, question_of, turns_of
 from curll.draws import bottom_k
 from curll.instances import TYPES, bases
-from curll.taxonomy.model import age_group
+from curll.schemas.data import age_group
 
 ITEM_COLUMNS = [
     "item_id", "stage", "indicator_id", "skill", "subskill", "goal", "indicator", "age_group", "type",

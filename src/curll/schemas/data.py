@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,21 @@ HEX16 = r"^[0-9a-f]{16}$"
 
 #: highest stage the code accepts (the paper uses 0-4; the authors' CSV goes to 6)
 MAX_STAGE = 9
+
+#: the age (years) stage 0 ends at; each later stage is the next year of age
+STAGE0_LAST_AGE = 5
+
+
+def age_group(stage: int) -> str:
+    """Ages covered by a stage: stage 0 is up to age 5, stage k is age 4+k to 5+k."""
+    last = STAGE0_LAST_AGE + stage
+    return f"0-{last}" if stage == 0 else f"{last - 1}-{last}"
+
+
+def stage_of_age(age: float) -> int:
+    """The stage whose ages (:func:`age_group`) hold ``age`` (years): 0 for age <= 5, k for
+    4+k < age <= 5+k. A word's age of acquisition gives its vocabulary band this way."""
+    return 0 if age <= STAGE0_LAST_AGE else math.ceil(age - STAGE0_LAST_AGE)
 
 
 def one_of(column: str, names: Callable[[], tuple[str, ...]], what: str) -> Any:

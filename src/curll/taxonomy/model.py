@@ -19,6 +19,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from curll.errors import CurllError
+from curll.schemas.data import age_group
 from curll.text import canonical
 
 _WS = re.compile(r"\s+")
@@ -44,11 +45,6 @@ def cell_text(raw: str) -> str:
     ``#N/A``, ``-``...): never an indicator or a skill named "N/A"."""
     text = normalise(raw)
     return "" if text.casefold() in PLACEHOLDERS else text
-
-
-def age_group(stage: int) -> str:
-    """Ages covered by a stage: stage 0 is up to age 5, stage k is age 4+k to 5+k."""
-    return "0-5" if stage == 0 else f"{4 + stage}-{5 + stage}"
 
 
 def indicator_id(stage: int, skill: str, subskill: str, goal: str, indicator: str) -> str:

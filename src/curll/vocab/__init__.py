@@ -19,7 +19,7 @@ from curll.artifacts import validate, write_table_and_stats
 from curll.errors import CurllError
 from curll.schemas import WordSchema
 from curll.vocab.bands import BandMode, assign_stages, vocab_stats
-from curll.vocab.sources import FORMATS, Candidate, Dedup, aoa_band, read_candidates
+from curll.vocab.sources import FORMATS, Candidate, Dedup, read_candidates
 
 
 def import_vocab(
@@ -61,7 +61,6 @@ __all__ = [
     "BandMode",
     "Candidate",
     "Dedup",
-    "aoa_band",
     "assign_stages",
     "import_vocab",
     "save_vocab",

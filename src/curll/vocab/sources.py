@@ -42,6 +42,7 @@ from typing import Literal
 from curll.csvio import CsvTable, read_csv
 from curll.errors import CurllError
 from curll.schemas import MAX_STAGE, POS_TAGS
+from curll.schemas.data import stage_of_age
 from curll.text import canonical
 
 MISSING = frozenset({"", "NA", "N/A", "#N/A", "NaN", "nan", "NULL"})
@@ -78,11 +79,6 @@ def _one_age(candidates: list[Candidate], path: Path) -> list[Candidate]:
                              f"{first.row} and {c.aoa} in this row: keep one", file=path, row=c.row,
                              field=KUPERMAN_COLUMNS[2])  # fmt: skip
     return candidates
-
-
-def aoa_band(aoa: float) -> int:
-    """Stage band of an age of acquisition: 0 for AoA <= 5, k for 4+k < AoA <= 5+k."""
-    return 0 if aoa <= 5 else math.ceil(aoa - 5)
 
 
 def _require(table: CsvTable, names: tuple[str, ...]) -> dict[str, int]:
@@ -134,7 +130,7 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
             if (raw_lemma, aoa) not in first:  # a row with a gap takes its key, then is dropped
                 whole = raw_lemma is not None and cells[pos_c] not in PANDAS_MISSING
                 first[(raw_lemma, aoa)] = (
-                    Candidate(lemma, pos, aoa, known, aoa_band(aoa), row)
+                    Candidate(lemma, pos, aoa, known, stage_of_age(aoa), row)
                     if whole and aoa is not None and known is not None else None
                 )  # fmt: skip
             continue
@@ -143,7 +139,7 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
         own = word_c is not None and canonical(cells[word_c].strip()) == lemma
         kept = chosen.get((lemma, aoa))
         if kept is None or (own and not kept[1]):  # duplicates first, over every part of speech
-            chosen[(lemma, aoa)] = (Candidate(lemma, pos, aoa, known, aoa_band(aoa), row), own)
+            chosen[(lemma, aoa)] = (Candidate(lemma, pos, aoa, known, stage_of_age(aoa), row), own)
     if dedup == "first_row":
         return _one_age([c for c in first.values() if c is not None and c.pos in POS_TAGS], table.path)
     return _one_age([c for c, _ in chosen.values() if c.pos in POS_TAGS], table.path)  # content words
