@@ -93,8 +93,7 @@ def _unigrams(
         per_stage[stage] = unigram.counts(kept, vocab)
 
     def score(model: SavedModel) -> np.ndarray:
-        seen = unigram.trained_stages(model.order, model.trained_to, params.train.stages)
-        c = sum((per_stage[s] for s in seen if s in per_stage), np.zeros(vocab, dtype=np.int64))
+        c = sum((per_stage[s] for s in model.seen if s in per_stage), np.zeros(vocab, dtype=np.int64))
         return unigram.record_nll(targets, unigram.log_probs(c))[0]
 
     return score

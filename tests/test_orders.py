@@ -16,9 +16,8 @@ from curll.config import parse_params
 from curll.errors import CurllError
 from curll.evaluate.analysis import for_order
 from curll.evaluate.cl import cl_metrics
-from curll.evaluate.unigram import trained_stages
 from curll.schemas.evaluate import AnswerSchema, LossSchema, ScoreSchema, model_orders
-from curll.train.orders import plan
+from curll.train.orders import plan, saved_models
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,7 +60,7 @@ def test_an_order_the_stages_cannot_handle_is_refused():
         orders.OrderSpec("Warm_Joint", "previous", "cumulative", "x")
 
 
-def test_a_registered_order_is_planned_from_its_spec_and_forgotten_after():
+def test_a_registered_order_is_planned_from_its_spec_and_forgotten_after(tmp_path):
     with orders.register(WARM_JOINT):
         runs = plan("warm-joint", (1, 2, 4), seed=3)
         assert [r.name for r in runs] == [
@@ -71,7 +70,14 @@ def test_a_registered_order_is_planned_from_its_spec_and_forgotten_after():
         ]
         assert [r.data_stages for r in runs] == [(1,), (1, 2), (1, 2, 4)]
         assert [r.init_from for r in runs] == [None, "seed-3/warm-joint/1", "seed-3/warm-joint/1-2"]
-        assert trained_stages("warm-joint", 2, (1, 2, 4)) == (1, 2)
+        for r in runs:  # a saved model's seen stages are read back from its run's name
+            (tmp_path / r.name).mkdir(parents=True)
+            (tmp_path / r.name / "config.json").write_text("{}")
+        assert [(m.seen, m.trained_to) for m in saved_models(tmp_path)] == [
+            ((1,), 1),
+            ((1, 2), 2),
+            ((1, 2, 4), 4),
+        ]
         assert orders.sequential(["joint", "warm-joint", "independent"]) == ["warm-joint"]
     assert "warm-joint" not in orders.names()
     with pytest.raises(KeyError, match="unknown order 'warm-joint'"):

@@ -221,7 +221,7 @@ def _unchecked(params: Any) -> list[Any]:
     from curll.train.orders import SavedModel
 
     c = params.evaluate.checkpoints
-    return [SavedModel(m.name, m.order, m.stages[-1], m.seed, Path(c.dir) / m.path, m.layout)
+    return [SavedModel(m.name, m.order, tuple(m.stages), m.seed, Path(c.dir) / m.path, m.layout)
             for m in c.models]  # fmt: skip
 
 

@@ -35,7 +35,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory):
     items = build_items(records(), inst.indicators(["i0", "i1"]), ("ir", "cqa", "csqa"), max_per_type=0,
                         seed=1)  # fmt: skip
     p = load_params(ROOT / "params.yaml").evaluate.infer.model_copy(update={"prompt_tokens": 10_000})
-    model = SavedModel("seed-42/continual/0", "continual", 0, 42, folder)
+    model = SavedModel("seed-42/continual/0", "continual", (0,), 42, folder)
     return model, items, p
 
 
@@ -77,7 +77,7 @@ def test_each_vllm_engine_is_shut_down_and_freed_before_the_next_model_loads(set
     install_fake_vllm(tmp_path, monkeypatch)  # a stand-in vllm that records what its engines go through
     p = p.model_copy(update={"backend": "vllm"})
     shutil.copytree(model.folder, tmp_path / "other")
-    models = [model, SavedModel("seed-42/continual/0-1", "continual", 1, 42, tmp_path / "other")]
+    models = [model, SavedModel("seed-42/continual/0-1", "continual", (0, 1), 42, tmp_path / "other")]
     for m in models:
         out = infer.answer(m, items, p, tmp_path / "cache.sqlite")
         assert len(out) == len(items) and out["status"].eq("ok").all()
@@ -95,7 +95,9 @@ def test_two_runs_of_the_same_weights_give_the_same_answers(setup, embedded_mode
         shutil.copytree(embedded_model, tmp_path / name)
     p = p.model_copy(update={"sampling": p.sampling.model_copy(update={"max_tokens": 8})})
     cache = tmp_path / "cache.sqlite"
-    joint = infer.answer(SavedModel("seed-42/joint/0", "joint", 0, 42, tmp_path / "a"), few, p, cache)
-    cont = infer.answer(SavedModel("seed-42/continual/0", "continual", 0, 42, tmp_path / "b"), few, p, cache)
+    joint = infer.answer(SavedModel("seed-42/joint/0", "joint", (0,), 42, tmp_path / "a"), few, p, cache)
+    cont = infer.answer(
+        SavedModel("seed-42/continual/0", "continual", (0,), 42, tmp_path / "b"), few, p, cache
+    )
     assert joint["answer"].tolist() == cont["answer"].tolist() and set(joint["run"]) != set(cont["run"])
     assert joint["request_key"].tolist() == cont["request_key"].tolist()

@@ -95,12 +95,6 @@ def test_the_unigram_baseline_against_a_hand_computation():
     assert n.tolist() == [2] and nll[0] == pytest.approx(-math.log(3 / 7) - math.log(1 / 7))
     none, _ = unigram.record_nll(held, unigram.log_probs(np.zeros(4, dtype=np.int64)))
     assert none[0] == pytest.approx(2 * math.log(4))  # nothing trained: uniform over the vocabulary
-    assert unigram.trained_stages("independent", 2, [0, 1, 2, 3]) == (2,)
-    assert (
-        unigram.trained_stages("continual", 2, [0, 1, 2, 3])
-        == unigram.trained_stages("joint", 2, [0, 1, 2])
-        == (0, 1, 2)
-    )
 
 
 def test_the_batched_cl_metrics_equal_the_per_matrix_ones_with_gaps():

@@ -195,9 +195,11 @@ def test_a_list_of_orders_trains_each_and_equal_runs_give_equal_files(tok, tmp_p
         assert md5(f"seed-{s}/independent/1") != md5(f"seed-{s}/continual/0-1")
     assert md5("seed-42/independent/0") != md5("seed-7/independent/0")  # another seed: another model
     listed = saved_models(tmp_path / "m")
-    assert [(m.name, m.order, m.trained_to, m.seed) for m in listed][:2] == [
-        ("seed-7/continual/0", "continual", 0, 7),
-        ("seed-7/continual/0-1", "continual", 1, 7),
+    assert [(m.name, m.order, m.seen, m.trained_to, m.seed) for m in listed][:4] == [
+        ("seed-7/continual/0", "continual", (0,), 0, 7),
+        ("seed-7/continual/0-1", "continual", (0, 1), 1, 7),
+        ("seed-7/independent/0", "independent", (0,), 0, 7),
+        ("seed-7/independent/1", "independent", (1,), 1, 7),
     ]
     assert [m.name for m in saved_models(tmp_path / "m", [42])] == [f"seed-42/{n}" for n in sorted(names)]
 

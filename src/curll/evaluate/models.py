@@ -35,7 +35,7 @@ def scored_models(params: Params, seeds: Sequence[int] | None = None) -> list[Sa
             why = _not_loadable(folder)
             if why:
                 raise CurllError(why, file=folder, field=f"evaluate.checkpoints.models.{i}.path")
-            out.append(SavedModel(m.name, m.order, m.stages[-1], m.seed, folder, m.layout))
+            out.append(SavedModel(m.name, m.order, tuple(m.stages), m.seed, folder, m.layout))
         return out
     runs = saved_models(params.train.out.models, seeds)
     if not runs:

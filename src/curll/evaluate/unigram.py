@@ -12,10 +12,9 @@ record_nll` scores (the assistant content and its closing ``<|im_end|>``), of ``
 With no training tokens (the untrained model) it is ``ln V`` a token: the uniform distribution.
 
 "The answer tokens a model was trained on" are the trained-on targets of the train records of
-every stage its data came from (:func:`trained_stages`, the stages its order's spec says the
-model has seen): stage k for ``independent/k``, stages up to k for ``joint/0..k`` and
-``continual/0..k`` (a continual model saw them one after the other; replay only repeats
-earlier ones).
+every stage its data came from (the model's ``seen`` stages, as its order's spec names its
+run): stage k for ``independent/k``, stages up to k for ``joint/0..k`` and ``continual/0..k``
+(a continual model saw them one after the other; replay only repeats earlier ones).
 """
 
 from __future__ import annotations
@@ -24,8 +23,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from curll.orders import spec
-from curll.schemas.evaluate import UNTRAINED
 from curll.train.data import Doc
 
 
@@ -56,12 +53,3 @@ def record_nll(docs: Sequence[Doc], logp: np.ndarray) -> tuple[np.ndarray, np.nd
     nll = np.array([-float(logp[targets(d)].sum()) for d in docs], dtype=np.float64)
     n = np.array([len(targets(d)) for d in docs], dtype=np.int64)
     return nll, n
-
-
-def trained_stages(order: str, trained_to: int, stages: Sequence[int]) -> tuple[int, ...]:
-    """The stages whose train records a model of ``order`` trained up to ``trained_to`` has seen
-    (:meth:`curll.orders.OrderSpec.seen`): ``(trained_to,)`` for ``independent``, every stage of
-    ``stages`` up to it for ``joint`` and ``continual``; none for ``untrained``."""
-    if order == UNTRAINED:
-        return ()
-    return (trained_to,) if spec(order).reference else tuple(s for s in stages if s <= trained_to)

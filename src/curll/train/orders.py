@@ -71,10 +71,15 @@ class SavedModel(NamedTuple):
 
     name: str  # the run: seed-42/continual/0-1, seed-42/untrained
     order: str  # independent | joint | continual | untrained
-    trained_to: int  # the last stage trained; -1 untrained
+    seen: tuple[int, ...]  # the stages it learned from, as its run is named (OrderSpec.seen); ()
     seed: int
     folder: Path
     layout: str = "curll"  # how it is asked and scored (:mod:`curll.evaluate.layouts`)
+
+    @property
+    def trained_to(self) -> int:
+        """The last stage trained; -1 untrained."""
+        return self.seen[-1] if self.seen else -1
 
 
 def saved_models(root: str | Path, seeds: Sequence[int] | None = None) -> list[SavedModel]:
@@ -87,13 +92,13 @@ def saved_models(root: str | Path, seeds: Sequence[int] | None = None) -> list[S
         seed = int(f.parent.parent.name.removeprefix(SEED_PREFIX))
         if seeds is None or seed in seeds:
             found.append(SavedModel(f"{f.parent.parent.name}/{f.parent.name}/{f.name}", f.parent.name,
-                                    int(f.name.split("-")[-1]), seed, f))  # fmt: skip
+                                    tuple(int(s) for s in f.name.split("-")), seed, f))  # fmt: skip
     return sorted(found, key=lambda m: (m.seed, m.order, m.folder.name))
 
 
 def untrained(seed: int, folder: Path) -> SavedModel:
     """The entry of an untrained model of ``seed`` (the caller saves it at ``folder``)."""
-    return SavedModel(f"{seed_prefix(seed)}/{UNTRAINED}", UNTRAINED, -1, seed, folder)
+    return SavedModel(f"{seed_prefix(seed)}/{UNTRAINED}", UNTRAINED, (), seed, folder)
 
 
 def untrained_model(p: TrainParams, vocab_size: int, seed: int) -> CausalLM:
