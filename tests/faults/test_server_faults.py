@@ -51,11 +51,12 @@ def test_every_call_failing_stops_the_stage_with_the_reason(tmp_path):
     assert not (project / SHARD).exists()
 
 
-@pytest.mark.parametrize(("fault", "seeds"), [("400", [42, 43]), ("429", [42] * 5 + [43])])
+@pytest.mark.parametrize(("fault", "seeds"), [("400", [42, 43]), ("429", [42] * 5)])
 def test_a_client_error_is_final_and_a_transient_one_is_retried(tmp_path, fault, seeds):
     """A 400 is final: the engine's next attempt (seed + 1) follows at once; a 429 is retried
-    by the backend with the same request (max_retries 4: five calls). (401, 503 and the others:
-    tests/llm/test_openai_backend.py.)"""
+    by the backend with the same request and seed (max_retries 4: four 429s, then the answer),
+    never moved on to the next attempt (past the retries the stage stops: the spell test below).
+    (401, 503 and the others: tests/llm/test_openai_backend.py.)"""
     with FaultyServer(rate=0.0) as server:
         project = make_project(tmp_path / "p", server.base_url, n_seeds=1)
         server.script.extend([fault] * (len(seeds) - 1))

@@ -155,3 +155,28 @@ def test_an_answer_stopped_in_a_loop_is_a_stored_reject_and_never_decoded_again(
     again = Looping()
     [same] = Engine(again, RequestCache(tmp_path / "c.db"), attempts=2, progress=False).run([req("q")])
     assert again.asked == [] and (same.status, same.reason, same.attempts) == ("reject", res.reason, 2)
+
+
+def test_a_transient_backend_error_keeps_its_attempt_so_a_bad_spell_never_changes_the_answer(tmp_path):
+    """A server error the backend retried to its end may pass: the request is left unsettled at
+    its attempt (not asked again under the next seed), and the rerun on a healthy server stores
+    the very answer a run that never met the spell stores."""
+
+    class Spell(ScriptedBackend):
+        def complete(self, requests):
+            self.asked.extend(requests)
+            return [Completion("", error="APIStatusError: 503", transient=r.messages[0].content == "q1")
+                    if r.messages[0].content == "q1" else Completion(text=f'{{"n": {r.sampling.seed}}}')
+                    for r in requests]  # fmt: skip
+
+    requests = [req(f"q{i}", sampling=Sampling(seed=42)) for i in range(2)]
+    spell = Spell()
+    engine = Engine(spell, RequestCache(tmp_path / "c.db"), attempts=3, progress=False)
+    first = engine.run(requests)
+    assert [r.sampling.seed for r in spell.asked if r.messages[0].content == "q1"] == [42]  # one attempt
+    assert (first[1].status, first[1].transient, first[1].attempts) == ("reject", True, 1)
+    assert engine.unsettled == ["APIStatusError: 503"]
+    healthy = ScriptedBackend(lambda r: f'{{"n": {r.sampling.seed}}}')
+    again = Engine(healthy, RequestCache(tmp_path / "c.db"), attempts=3, progress=False).run(requests)
+    assert [r.parsed for r in again] == [{"n": 42}, {"n": 42}]  # attempt 0's seed, as with no spell
+    assert [r.messages[0].content for r in healthy.asked] == ["q1"]

@@ -57,12 +57,20 @@ def test_gives_up_after_max_retries_without_raising(server):
     assert len(server.requests) == 3
 
 
-def test_malformed_body_and_non_json_content_are_retried_by_the_engine(server):
+def test_a_malformed_body_is_retried_by_the_backend_and_non_json_content_by_the_engine(server):
     server.script.extend(["malformed", "not-json"])
-    engine = Engine(backend(server, max_retries=0), attempts=3, progress=False)
+    engine = Engine(backend(server, max_retries=1), attempts=3, progress=False)
     [result] = engine.run([req("hi")])
     assert result.status == "ok" and result.parsed == {"echo": "hi"}
-    assert result.attempts == 3
+    assert result.attempts == 2  # the body the server broke cost no attempt; the model's answer did
+
+
+def test_a_malformed_body_past_the_retries_is_left_unsettled_not_asked_as_another_attempt(server):
+    server.script.extend(["malformed", "ok"])
+    engine = Engine(backend(server, max_retries=0), attempts=3, progress=False)
+    [result] = engine.run([req("hi")])
+    assert (result.status, result.transient, result.attempts) == ("reject", True, 1)
+    assert len(server.requests) == 1 and len(engine.unsettled) == 1
 
 
 def test_reject_keeps_reason_and_raw_text(server):

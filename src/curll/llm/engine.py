@@ -12,10 +12,13 @@ request, in order:
    is ``degenerate``; with a schema it must be JSON that validates; without one,
    non-empty text; then, if given, the task's own ``check(request, parsed)`` (a reason,
    or None when the answer is usable);
-3. a request whose answer fails (backend error, invalid JSON, schema violation, failed
-   check) is asked again as the next attempt (a new cache key; a fixed seed moves with
-   the attempt), up to ``attempts`` in all; then it becomes a ``reject`` with the last
-   reason.
+3. a request whose answer fails (a final backend error, invalid JSON, schema violation,
+   failed check) is asked again as the next attempt (a new cache key; a fixed seed moves
+   with the attempt), up to ``attempts`` in all; then it becomes a ``reject`` with the last
+   reason. A backend error that may pass (:attr:`Completion.transient`: a server error, a
+   rate limit, a timeout the backend retried to its end) is not: the request keeps its
+   attempt and is left unsettled (see below), so a rerun asks that very attempt again and a
+   server's bad spell never changes which answer is stored.
 A rerun gives the same results: failed backend calls are not cached, so an attempt that
 failed leaves no entry; when a later attempt of a request is stored, the attempts before
 it that left nothing are skipped, never asked again (else a server that failed once would
@@ -186,7 +189,10 @@ class Engine:
                     parsed, reason = _parsed(ans, req)
                     if reason is None and check is not None:
                         reason = check(req, parsed)
-                    if reason is not None and attempt + 1 < tries:
+                    # a backend error that may pass keeps its attempt (unsettled: a stop, or an
+                    # unstored reject): another seed would make the answer hang on the server's health
+                    unsettled = ans.error is not None and ans.transient
+                    if reason is not None and attempt + 1 < tries and not unsettled:
                         still.append(i)
                         usage.retry(reason)
                         continue
@@ -203,7 +209,7 @@ class Engine:
                         completion_tokens=ans.completion_tokens,
                         latency_s=ans.latency_s,
                         cached=hit,
-                        transient=ans.error is not None and ans.transient,
+                        transient=unsettled,
                     )
                 pending = sorted(still)
                 if not pending:
