@@ -9,7 +9,7 @@ the client's timeout), ``"malformed"`` (HTTP 200 with a broken JSON body), ``"no
 matches no task schema), ``"400"`` (an invalid request), ``"503"``, ``"500-invalid"``
 (llama.cpp's way of refusing an unsupported ``response_format``), ``"401"`` (a key is
 required), ``"400-echo"``, ``"401-echo"`` and ``"500-echo"`` (the key echoed back in the error, as
-OpenAI does),
+OpenAI does), ``"400-long"`` (an error message of 100,000 characters),
 ``"403"``, ``"404"`` (no such path), ``"404-model"`` (no such model), ``"trickle"`` (headers at
 once, then the body a byte every ``trickle_s``: never idle, never on time), and 200 bodies of odd
 shape: ``"usage-null"`` (null token counts), ``"content-parts"`` (content as a list of text
@@ -23,7 +23,8 @@ set it sleeps past the client's timeout instead, as a server that takes connecti
 answers nothing.
 
 A request with ``"stream": true`` is answered as server-sent events, one word per event
-(``"loop"``: the same sentence over and over, up to ``loop_events`` events; ``streamed``
+(``"loop"``: the same sentence over and over, up to ``loop_events`` events; ``"stream-cut"``:
+half the answer's events, then the connection closes with no finish_reason; ``streamed``
 counts the events each such request got out before the client hung up).
 """
 
@@ -160,6 +161,9 @@ class FakeChatServer:
                     message = f"Incorrect API key provided: {key}. Header was: Authorization: {sent}"
                     payload = json.dumps({"error": {"message": message}}).encode()
                     return self._send(int(action[:3]), payload, fast_retry)
+                if action == "400-long":  # a server that quotes the whole request back in its error
+                    error = {"message": "invalid request: " + "x" * 100_000, "type": "invalid_request_error"}
+                    return self._send(400, json.dumps({"error": error}).encode())
                 if action == "403":
                     return self._send(403, b'{"error": {"message": "this key may not use this project"}}')
                 if action == "404":
@@ -232,7 +236,7 @@ class FakeChatServer:
                 self.end_headers()
                 sent = 0
                 try:
-                    for w in words:
+                    for w in words[: len(words) // 2] if action == "stream-cut" else words:
                         chunk = {
                             "id": "c",
                             "object": "chat.completion.chunk",
@@ -244,6 +248,9 @@ class FakeChatServer:
                         self.wfile.flush()
                         sent += 1
                         time.sleep(0.0005)
+                    if action == "stream-cut":  # the connection closes mid-answer: no finish, no [DONE]
+                        self.close_connection = True
+                        return
                     last = {
                         "id": "c",
                         "object": "chat.completion.chunk",

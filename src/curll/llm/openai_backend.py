@@ -30,17 +30,22 @@
   ``extra_body`` is merged into every request (server-specific fields, such as llama.cpp's
   ``cache_prompt``).
 - ``base_url`` may name several servers of one model (replicas): each has ``concurrency``
-  slots, and a request takes whichever slot is free first, keeping it through its retries.
+  slots, and a request takes whichever slot is free first, keeping it through its retries but
+  for a failed connection: it then gives its slot back and takes the next free one (another
+  replica's, when one is free), so a replica that is down costs retries, not answers. An
+  error of a server that could not be reached names that server.
 - ``stop_loops``: answers are streamed and one caught in a loop (the same run of pieces
   back to back, :func:`curll.llm.loops.find_loop`; a server streams one piece per token)
   is cut off by closing the stream, which stops the server's work on it: the completion
   has ``finish_reason="loop"``, which the engine rejects and asks again like the
   transformers backend's loops.
 - The API key is read from the environment variable ``api_key_env`` at construction and
-  kept only in memory: never logged, never written. With the variable unset, requests go
-  without a key (local servers need none); a server that wants one answers 401, a final
-  error. Servers echo keys in their errors ("Incorrect API key provided: sk-..."): every
-  stored error has the key, any ``Authorization``/``Bearer`` value and any ``sk-`` token
+  kept only in memory: never logged, never written. With the variable unset, requests carry
+  the placeholder ``Bearer EMPTY`` (the client sends a key always; local servers ignore it); a
+  server that wants a real one answers 401, a final error. Nothing else from the environment
+  is sent: the client's own ``$OPENAI_ORG_ID``/``$OPENAI_PROJECT_ID`` headers are turned off.
+  Servers echo keys in their errors ("Incorrect API key provided: sk-..."): every stored error
+  (cut to its first 300 characters) has the key, any ``Authorization``/``Bearer`` value and any ``sk-`` token
   replaced by ``***`` (:func:`curll.llm.redact.redact`).
 - ``model`` (the name on every output row and in every cache key) is ``<model>@<server>``,
   the server being ``base_url`` without credentials: the same model name on another server
@@ -76,6 +81,7 @@ from curll.config.llm import JsonMode
 from curll.errors import CurllError, one_line
 from curll.llm.identity import tagged
 from curll.llm.openai_wire import (
+    SAID_CHARS,
     AttemptTimeoutError,
     describe,
     retry_after,
@@ -139,6 +145,7 @@ class OpenAIBackend:
         self.stop_loops = stop_loops
         self._api_key = key
         self._lost: str | None = None  # why a request could not connect, until one gets through
+        self._lost_at = ""  # the server it could not connect to
         self._answered = False  # the server has answered at least once (any HTTP status)
         self._last_answer = float("-inf")  # when a request last got a completion (perf_counter)
 
@@ -175,6 +182,10 @@ class OpenAIBackend:
             )
             for url in self.base_urls
         ]
+        for client in clients:  # the client would add $OPENAI_ORG_ID / $OPENAI_PROJECT_ID as headers
+            client.organization = client.project = None  # to any server: only api_key_env is sent
+        self._clients = clients
+        self._down: dict[int, float] = {}  # id(client) -> until when its replica rests (loop time)
         slots: asyncio.Queue[Any] = asyncio.Queue()  # a free slot = the client of its server
         for _ in range(self.concurrency):
             for client in clients:
@@ -203,8 +214,9 @@ class OpenAIBackend:
                         field=self._key("timeout_s"),
                     )
                 if self._lost is not None:
+                    among = f" (of {self._where()})" if len(self.base_urls) > 1 else ""
                     raise CurllError(
-                        f"cannot reach the server at {self._where()} "
+                        f"cannot reach the server at {self._lost_at}{among} "
                         f"({self.max_retries} retries): {self._lost}; is it running?",
                         field=self.url_key,
                     )
@@ -238,7 +250,7 @@ class OpenAIBackend:
 
         if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (401, 404):
             return  # 403 too may be one prompt's (a moderation refusal): that request's error
-        said = redact(one_line(exc, None), self._api_key)[:200]  # cut after: a cut key is no match
+        said = redact(one_line(exc, None), self._api_key)[:SAID_CHARS]
         where, status = self._where(), exc.status_code
         if status == 404 and "model" not in said.lower():
             raise CurllError(f"the server at {where} has no chat completions there (HTTP 404: {said}): "
@@ -291,13 +303,14 @@ class OpenAIBackend:
         kwargs = self.request_kwargs(req)
         import openai
 
-        client = await slots.get()
+        client = await self._take(slots)
         try:
             start = time.perf_counter()
             if self._lost is not None:  # another request lost the server for good
                 why = f"not sent: the server did not answer ({self._lost})"
                 return Completion(text="", error=why, sent=False, transient=True)
-            for retry in range(self.max_retries + 1):
+            retry, tried = 0, set()  # tried: the replicas this retry has failed to connect to
+            while True:
                 try:
                     done = await self._attempt(client, kwargs)
                     done["text"] = without_key(done["text"], self._api_key)  # never stored, an echo neither
@@ -313,20 +326,59 @@ class OpenAIBackend:
                         self._answered, self._lost = True, None
                     self._refuse_config(exc)
                     wait = retry_after(exc, retry)
+                    if not connected and wait is not None and len(self.base_urls) > 1:
+                        # a replica that took no connection rests for the wait, every slot of it;
+                        # while another replica is not resting the retry goes there at once and
+                        # costs no retry: the failure is the replica's, not the request's
+                        self._down[id(client)] = asyncio.get_running_loop().time() + wait
+                        tried.add(id(client))
+                        if self._spare(tried):
+                            await self._rest(slots, client)
+                            client = None
+                            client = await self._take(slots)
+                            continue
                     if wait is None or retry == self.max_retries:
-                        error = redact(describe(exc), self._api_key)
-                        if not connected and self._last_answer <= start:  # nobody got through since
-                            self._lost = error
+                        error = redact(describe(exc), self._api_key)[:SAID_CHARS]
+                        if not connected:
+                            where = server_of(str(client.base_url))
+                            if self._last_answer <= start:  # nobody got through since
+                                self._lost, self._lost_at = error, where
+                            error = f"{error} (at {where})"
                         return Completion(
                             text="",
                             latency_s=time.perf_counter() - start,
                             error=error,
                             transient=wait is not None,  # retried to the end: may pass
                         )
+                    retry += 1
+                    tried.clear()
                     await asyncio.sleep(wait)
-            raise AssertionError("unreachable: the last retry returns")
         finally:
-            slots.put_nowait(client)
+            if client is not None:
+                slots.put_nowait(client)
+
+    def _spare(self, tried: set[int]) -> bool:
+        """Whether some replica this retry has not ``tried`` is not resting (:meth:`_rest`)."""
+        now = asyncio.get_running_loop().time()
+        return any(id(c) not in tried and self._down.get(id(c), 0.0) <= now for c in self._clients)
+
+    async def _take(self, slots: asyncio.Queue[Any]) -> Any:
+        """The next free slot whose replica is not resting (:meth:`_rest`)."""
+        while True:
+            client = await slots.get()
+            if not await self._rest(slots, client):
+                return client
+
+    async def _rest(self, slots: asyncio.Queue[Any], client: Any) -> bool:
+        """Whether ``client``'s replica rests (it took no connection a moment ago); if so, its
+        slot goes back to ``slots`` when the rest ends."""
+        loop = asyncio.get_running_loop()
+        left = self._down.get(id(client), 0.0) - loop.time()
+        if left <= 0:
+            return False
+        loop.call_later(left, slots.put_nowait, client)
+        await asyncio.sleep(0)  # let the slots of other replicas reach their waiters first
+        return True
 
     async def _attempt(self, client: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         """One HTTP request, cut off at ``timeout_s`` (:class:`AttemptTimeoutError`): cancelling it

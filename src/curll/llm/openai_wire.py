@@ -25,6 +25,9 @@ INVALID = re.compile(
     re.IGNORECASE,
 )
 BACKOFF_S, BACKOFF_MAX_S = 0.5, 30.0
+#: the most of a server's error text kept in a reason or a message (cut after the key is redacted:
+#: a cut key would no longer match)
+SAID_CHARS = 300
 
 
 class AttemptTimeoutError(TimeoutError):
@@ -46,7 +49,9 @@ async def whole_completion(client: Any, kwargs: dict[str, Any], heard: list[bool
 
 
 async def stream_completion(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
-    """One completion, streamed, cut off (``finish_reason="loop"``) when it falls into a loop."""
+    """One completion, streamed, cut off (``finish_reason="loop"``) when it falls into a loop. A
+    stream that ends with no ``finish_reason`` (the connection closed mid-answer) is a
+    ValueError, retried like a malformed body: a cut answer is never returned."""
     stream = await client.chat.completions.create(
         **kwargs, stream=True, stream_options={"include_usage": True}
     )
@@ -69,6 +74,8 @@ async def stream_completion(client: Any, kwargs: dict[str, Any], heard: list[boo
         await stream.close()  # on a loop: the server stops generating when the stream closes
     if not pieces and not finish:
         raise ValueError("the streamed answer held no chunk of a completion")
+    if not finish:  # the connection closed mid-answer: a cut answer is no answer (retried, never stored)
+        raise ValueError(f"the stream ended after {len(pieces)} pieces with no finish_reason (cut off)")
     return {
         "text": "".join(pieces),
         "prompt_tokens": _count(_field(usage, "prompt_tokens")) if finish != "loop" else 0,
@@ -152,6 +159,40 @@ def _transport_errors() -> tuple[type[Exception], ...]:
     return tuple(found)
 
 
+#: the longest wait a server's Retry-After may ask for (s); a longer one is cut to it
+SERVER_WAIT_MAX_S = 60.0
+
+
+def server_wait(headers: Mapping[str, str]) -> float | None:
+    """The wait (s) a reply's ``retry-after-ms`` or ``Retry-After`` asks for: milliseconds, or
+    seconds, or an HTTP date (RFC 9110: the wait is that date minus now, 0 once it has passed);
+    at most :data:`SERVER_WAIT_MAX_S`. None where neither header holds a finite, non-negative
+    value: the caller's own backoff then (a bad header never means "ask again at once")."""
+    import math
+    from datetime import UTC, datetime
+    from email.utils import parsedate_to_datetime
+
+    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            wait = float(raw) * scale
+        except ValueError:
+            if scale != 1.0:
+                continue
+            try:  # an HTTP date; one without a zone is not RFC 9110's and is not guessed at
+                when = parsedate_to_datetime(raw)
+            except (TypeError, ValueError):
+                continue
+            if when.tzinfo is None:
+                continue
+            wait = max(0.0, (when - datetime.now(UTC)).total_seconds())
+        if math.isfinite(wait) and wait >= 0:
+            return min(wait, SERVER_WAIT_MAX_S)
+    return None
+
+
 def retry_after(exc: Exception, retry: int) -> float | None:
     """Seconds to wait before retrying after ``exc``, or None when it is final."""
     import openai
@@ -164,12 +205,9 @@ def retry_after(exc: Exception, retry: int) -> float | None:
             return None  # the request itself is wrong (400, 401, 403, 404, 422...)
         if status >= 500 and INVALID.search(str(exc)):
             return None  # a server that reports an invalid request as a 5xx
-        headers = exc.response.headers
-        for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
-            try:
-                return min(float(headers[name]) * scale, 60.0)
-            except (KeyError, ValueError):
-                continue
+        asked = server_wait(exc.response.headers)
+        if asked is not None:
+            return asked
     elif not isinstance(exc, (openai.OpenAIError, TimeoutError, ValueError, AttributeError, IndexError,
                               TypeError, *_transport_errors())):  # fmt: skip
         raise exc  # a bug, not a server's answer

@@ -1,0 +1,129 @@
+"""The openai backend against servers that misbehave in ways a healthy test server never does:
+a Retry-After it must read (seconds, milliseconds, an HTTP date) or ignore (garbage), a stream
+cut off mid-answer, a replica that is down, the client's own environment variables, an error
+text of 100 KB. Each runs against a real local HTTP server (harness.server)."""
+
+from __future__ import annotations
+
+import math
+import socket
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import httpx2 as httpx  # the openai client's transport
+import openai
+import pytest
+
+from curll.llm.openai_backend import OpenAIBackend
+from curll.llm.openai_wire import SAID_CHARS, SERVER_WAIT_MAX_S, retry_after, server_wait
+from curll.llm.types import ChatRequest
+from harness.server import FakeChatServer
+
+SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"echo": {"type": "string"}},
+    "required": ["echo"],
+}
+
+
+def req(text: str) -> ChatRequest:
+    return ChatRequest.build([("system", "Answer in JSON."), ("user", text)], schema=SCHEMA)
+
+
+@pytest.fixture
+def server():
+    with FakeChatServer() as srv:
+        yield srv
+
+
+def http_date(seconds_from_now: float) -> str:
+    return format_datetime(datetime.now(UTC) + timedelta(seconds=seconds_from_now), usegmt=True)
+
+
+def test_retry_after_is_read_as_seconds_milliseconds_or_an_http_date():
+    assert server_wait({"retry-after": "2"}) == 2.0
+    assert server_wait({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5  # the finer one first
+    assert 5.0 < (server_wait({"retry-after": http_date(7)}) or 0) <= 7.0  # a date: to the second
+    assert server_wait({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # passed: at once
+    assert server_wait({"retry-after": "86400"}) == SERVER_WAIT_MAX_S
+
+
+@pytest.mark.parametrize("bad", ["-5", "nan", "inf", "soon", "", "Wed, 21 Oct 2015 07:28:00"])
+def test_a_retry_after_that_means_nothing_falls_back_to_the_backoff_never_to_no_wait(bad):
+    assert server_wait({"retry-after": bad}) is None
+    assert server_wait({"retry-after-ms": bad, "retry-after": "3"}) == 3.0
+    response = httpx.Response(429, headers={"retry-after": bad}, request=httpx.Request("POST", "http://x/v1"))
+    wait = retry_after(openai.RateLimitError("slow down", response=response, body=None), retry=3)
+    assert wait is not None and math.isfinite(wait) and wait > 0
+
+
+def test_a_429_with_an_http_date_is_retried_no_sooner_than_it_asks():
+    response = httpx.Response(
+        429, headers={"retry-after": http_date(4)}, request=httpx.Request("POST", "http://x")
+    )
+    assert (retry_after(openai.RateLimitError("slow down", response=response, body=None), retry=0) or 0) > 2.0
+
+
+def test_a_stream_cut_off_mid_answer_is_asked_again_never_kept(server):
+    server.script.extend(["stream-cut"])
+    b = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, stop_loops=True)
+    [done] = b.complete([req("a whole answer of several words")])
+    assert done.error is None and done.finish_reason == "stop"
+    assert done.text == server.answer(server.requests[-1]) and len(server.requests) == 2
+
+
+def test_a_stream_always_cut_off_is_an_error_that_may_pass(server):
+    server.pick = lambda body: "stream-cut"
+    b = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, stop_loops=True, max_retries=1)
+    [done] = b.complete([req("a whole answer of several words")])
+    assert done.text == "" and done.transient and "no finish_reason" in (done.error or "")
+
+
+@pytest.mark.parametrize("dead_first", [True, False])
+def test_a_replica_that_is_down_costs_retries_not_answers(server, dead_first, monkeypatch):
+    import curll.llm.openai_wire as wire
+
+    monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
+    with socket.socket() as s:  # bound, never listening: connections are refused
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+        urls = [dead, server.base_url] if dead_first else [server.base_url, dead]
+        b = OpenAIBackend("tiny", base_url=urls, concurrency=2, timeout_s=5, max_retries=3)
+        done = b.complete([req(f"q{i}") for i in range(12)])
+    assert [d.error for d in done] == [None] * 12
+    assert sorted(r["messages"][-1]["content"] for r in server.requests) == sorted(f"q{i}" for i in range(12))
+
+
+def test_replicas_all_down_stop_the_run_naming_the_one_that_failed_last(monkeypatch):
+    import curll.llm.openai_wire as wire
+    from curll.errors import CurllError
+
+    monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
+    with socket.socket() as a, socket.socket() as b:
+        for s in (a, b):
+            s.bind(("127.0.0.1", 0))
+        urls = [f"http://127.0.0.1:{s.getsockname()[1]}/v1" for s in (a, b)]
+        backend = OpenAIBackend("tiny", base_url=urls, timeout_s=5, max_retries=2)
+        with pytest.raises(CurllError, match=r"cannot reach the server at \S+ \(of .+\) \(2 ret") as e:
+            backend.complete([req("q")])
+    last, among = e.value.args[0].split("server at ")[1].split(" (of ")
+    assert last in urls and among.startswith(", ".join(urls))
+
+
+def test_only_the_key_of_api_key_env_reaches_the_server(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-secretorg")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj_secret")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-this-one")
+    monkeypatch.delenv("CURLL_NO_SUCH_KEY", raising=False)
+    b = OpenAIBackend("tiny", base_url=server.base_url, api_key_env="CURLL_NO_SUCH_KEY")
+    [done] = b.complete([req("a")])
+    sent = server.headers[0]
+    assert done.error is None and sent["authorization"] == "Bearer EMPTY"
+    assert not {"openai-organization", "openai-project"} & set(sent)
+    assert "secret" not in repr(sent) and "not-this-one" not in repr(sent)
+
+
+def test_a_huge_error_text_is_cut_to_a_readable_reason(server):
+    server.script.append("400-long")
+    [done] = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5).complete([req("a")])
+    assert done.error is not None and "invalid request" in done.error and len(done.error) <= SAID_CHARS
