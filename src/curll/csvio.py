@@ -6,8 +6,9 @@ so importers can index columns safely (and empty cells past the header dropped).
 naming the file and row: an empty file, a file with a header and no data rows, a row with
 non-empty cells past the header's (an unquoted comma, which would shift every later cell),
 text that is not UTF-8 (the row of the first bad byte), a NUL byte (a UTF-16 or binary file
-read as text), and a quote that is never closed (which would swallow every later row into one
-cell; named by the row it opens on). :meth:`CsvTable.column` refuses a name that two columns
+read as text), a quote that is never closed (which would swallow every later row into one
+cell; named by the row it opens on), and a row that repeats the header (it would be read as
+data: an indicator named "stage-0"). :meth:`CsvTable.column` refuses a name that two columns
 share (which one was meant cannot be told).
 """
 
@@ -95,4 +96,9 @@ def read_csv(path: str | Path) -> CsvTable:
                              f"({extra[0][:40]!r}): quote a cell that holds a comma", file=p,
                              row=i + 2)  # fmt: skip
     rows = [(i + 2, cells[:width] + [""] * (width - len(cells))) for i, cells in enumerate(body)]
+    names = [h.strip() for h in header]
+    for row, cells in rows:
+        if sum(map(bool, names)) > 1 and [c.strip() for c in cells] == names:
+            raise CurllError("this row repeats the header (two files joined into one?): delete it, "
+                             "or it would be read as data", file=p, row=row)  # fmt: skip
     return CsvTable(path=p, header=header, rows=rows)

@@ -101,3 +101,29 @@ def test_the_lemmas_nan_and_null_are_words_under_lemma_row(write):
     path = write("aoa.csv", f"{AOA}\nnan,Noun,nan,4.5,1.0\nnull,Adjective,null,4.0,0.9\n,Noun,,3.0,1.0\n")
     df = import_vocab("kuperman", path)
     assert sorted(df["word"]) == ["nan", "null"]
+
+
+def test_the_value_in_force_written_again_keeps_the_levels_below_it(write):
+    path = write("t.csv", HEADER + ROWS + ",Maths,,,Adds within 10,\n,Maths,Shapes,Name,Names a square,\n")
+    df = import_taxonomy("curll-csv", [path]).table
+    got = df[["subskill", "goal", "indicator"]].values.tolist()[-2:]
+    assert got == [["Number", "Count", "Adds within 10"], ["Shapes", "Name", "Names a square"]]
+    layout = TableLayout(skill="Subject", subskill="Strand", goal="Goal", indicator="Can do", grade="Stage",
+                         grades={"0": 0, "1": 1})  # fmt: skip
+    table = write("g.csv", "Subject,Strand,Goal,Can do,Stage\nReading,Phonics,Decode,Sounds out cat,0\n"
+                           "Reading,,,Blends two consonants,1\n")  # fmt: skip
+    rows = import_taxonomy("table", [table], columns=layout).table
+    assert rows["subskill"].tolist() == ["Phonics", "Phonics"] and rows["goal"].tolist() == ["Decode"] * 2
+
+
+@pytest.mark.parametrize("layout", ["curll-csv", "table"])
+def test_a_row_that_repeats_the_header_is_refused_not_read_as_an_indicator(write, layout):
+    text, row = HEADER + ROWS + HEADER + ",,,,Counts back,\n", 4
+    kw = {}
+    if layout == "table":
+        head = "Skill,Goal,Grade K,Grade 1\n"
+        text, row = head + "Maths,Count,Counts to 10,Counts to 100\n" + head, 3
+        kw = {"columns": TableLayout(skill="Skill", goal="Goal", grades={"Grade K": 0, "Grade 1": 1})}
+    with pytest.raises(CurllError, match="repeats the header") as err:
+        import_taxonomy(layout, [write("t.csv", text)], **kw)
+    assert err.value.row == row

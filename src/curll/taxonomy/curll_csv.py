@@ -125,7 +125,8 @@ def walk_rows(
     ``levels`` maps ``skill``, ``goal`` and optionally ``subskill`` to column indices (a table
     with no sub-skill column gives each indicator its skill as sub-skill); ``cells_of(row_no, cells)``
     names the non-empty indicator cells of that spreadsheet row as ``(stage, column)``. A hierarchy cell left
-    empty repeats the value above it; a new value at a level clears the levels beneath it. A
+    empty repeats the value above it, and so does the value in force written again (a file filled
+    down in part); a new value at a level clears the levels beneath it. A
     placeholder (``N/A``) is "none" there, not "as above": a sub-skill of none is the skill; a
     skill or goal of none leaves the indicators below it without one (an error).
     An indicator with an empty level on its row and above it raises CurllError naming the
@@ -137,9 +138,11 @@ def walk_rows(
             raw = cells[levels[level]]
             value = cell_text(raw)
             if value or normalise(raw):  # a value, or a placeholder: "none here", not "as above"
-                current[level] = value if value or level == "subskill" else None  # no sub-skill: the skill
-                for lower in order[depth + 1 :]:
-                    current[lower] = None
+                new = value if value or level == "subskill" else None  # no sub-skill: the skill
+                if new != current[level] or not value:  # the value in force, written again: as above
+                    for lower in order[depth + 1 :]:
+                        current[lower] = None
+                current[level] = new
         for stage, col in cells_of(row_no, cells):
             for level in order:
                 if current[level] is None:
