@@ -180,6 +180,10 @@ def test_folders_that_are_not_repositories_are_refused_by_name(tmp_path):
     _rewrite(path, "csqa", pa.array(["[{'answer': 'a', 'question': 'q'}]"]))
     with pytest.raises(CurllError, match="field 'csqa': has type string, expected a list of"):
         import_release([(bad_csqa, None)], tmp_path / "x")
+    typed = pa.array([[{"answer": 5, "question": ["a", "b"]}]])  # the right shape, not text inside
+    _rewrite(path, "csqa", typed)
+    with pytest.raises(CurllError, match=r"field 'csqa': has type list<.*struct<answer: int64.*strings"):
+        import_release([(bad_csqa, None)], tmp_path / "x")
     assert not (tmp_path / "x").exists()
 
 
@@ -247,3 +251,15 @@ def test_indicator_ids_match_an_import_of_the_same_cells_as_a_taxonomy(tmp_path)
     import_release([(folder, None)], tmp_path / "out")
     got = pd.read_parquet(tmp_path / "out" / "records.parquet")
     assert set(got["indicator_id"]) == set(expected) and set(got["indicator"]) == {"Counts to 10"}
+
+
+def test_rows_without_an_id_are_units_of_their_own(tmp_path):
+    """A null ``id`` ties no questions together: each such row is its own unit (it used to hash
+    as the text "None", so every id-less question, and a literal id "None", made one unit)."""
+    table = rows("instruct_eval", 1, 4)
+    for row, id_ in zip(table, [None, None, "None", "id9"], strict=True):
+        row["id"] = id_
+    folder = write_repo(tmp_path, "stage1_instruct_eval", "instruct_eval", {"test": table})
+    import_release([(folder, None)], tmp_path / "out")
+    got = pd.read_parquet(tmp_path / "out" / "records.parquet")
+    assert got["unit_id"].nunique() == 4

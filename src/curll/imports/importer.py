@@ -125,7 +125,9 @@ def row_records(
             skipped.append((pair, reason))
             continue
         chat = record_chat(system, user_turn(kind.type, question, passage), answer)
-        unit = _hash(kind.name, split, stage, row[kind.unit], *([passage] if passage else []))
+        # a null id ties nothing: the row is a unit of its own (never one with every other null)
+        tie = ("\x00row", path.name, index) if row[kind.unit] is None else (row[kind.unit],)
+        unit = _hash(kind.name, split, stage, *tie, *([passage] if passage else []))
         kept.append((pair, [record_id(source, path, index, pair), unit, stage, iid, meta["skill"],
                             meta["subskill"], meta["indicator"], kind.type, split, chat]))  # fmt: skip
     return kept, skipped

@@ -45,6 +45,11 @@ def parse_source(arg: str) -> tuple[Path, str | None]:
     return Path(arg), None
 
 
+def _text(typ: pa.DataType) -> bool:
+    """A column (or struct field) of text: a string, or nulls only."""
+    return bool(pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ))
+
+
 def _check_types(path: Path, schema: pa.Schema, kind: Kind) -> None:
     for column in ("stage", *kind.columns):
         if schema.names.count(column) > 1:
@@ -57,13 +62,12 @@ def _check_types(path: Path, schema: pa.Schema, kind: Kind) -> None:
             ok = pa.types.is_integer(typ) or pa.types.is_string(typ) or pa.types.is_large_string(typ)
         elif column == "csqa":
             ok = (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and pa.types.is_struct(typ.value_type)
-            ok = ok and {"question", "answer"} <= {
-                typ.value_type.field(i).name for i in range(typ.value_type.num_fields)
-            }
+            fields = {f.name: f.type for f in typ.value_type} if ok else {}
+            ok = ok and all(name in fields and _text(fields[name]) for name in ("question", "answer"))
         else:
-            ok = pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ)
+            ok = _text(typ)
         if not ok:
-            want = {"stage": "an integer or a string", "csqa": "a list of {answer, question} structs"}
+            want = {"stage": "an integer or a string", "csqa": "a list of {answer, question} structs of strings"}
             raise CurllError(
                 f"has type {typ}, expected {want.get(column, 'a string')}", file=path, field=column
             )
