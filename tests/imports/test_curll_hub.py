@@ -182,7 +182,7 @@ def test_folders_that_are_not_repositories_are_refused_by_name(tmp_path):
         import_release([(bad_csqa, None)], tmp_path / "x")
     typed = pa.array([[{"answer": 5, "question": ["a", "b"]}]])  # the right shape, not text inside
     _rewrite(path, "csqa", typed)
-    with pytest.raises(CurllError, match=r"field 'csqa': has type list<.*struct<answer: int64.*strings"):
+    with pytest.raises(CurllError, match=r"field 'csqa': has type list<.*struct<answer: int64.*text structs"):
         import_release([(bad_csqa, None)], tmp_path / "x")
     assert not (tmp_path / "x").exists()
 

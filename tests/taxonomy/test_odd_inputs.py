@@ -119,11 +119,11 @@ def test_the_value_in_force_written_again_keeps_the_levels_below_it(write):
 @pytest.mark.parametrize("layout", ["curll-csv", "table"])
 def test_a_row_that_repeats_the_header_is_refused_not_read_as_an_indicator(write, layout):
     text, row = HEADER + ROWS + HEADER + ",,,,Counts back,\n", 4
-    kw = {}
+    columns = None
     if layout == "table":
         head = "Skill,Goal,Grade K,Grade 1\n"
         text, row = head + "Maths,Count,Counts to 10,Counts to 100\n" + head, 3
-        kw = {"columns": TableLayout(skill="Skill", goal="Goal", grades={"Grade K": 0, "Grade 1": 1})}
+        columns = TableLayout(skill="Skill", goal="Goal", grades={"Grade K": 0, "Grade 1": 1})
     with pytest.raises(CurllError, match="repeats the header") as err:
-        import_taxonomy(layout, [write("t.csv", text)], **kw)
+        import_taxonomy(layout, [write("t.csv", text)], columns=columns)
     assert err.value.row == row

@@ -67,7 +67,7 @@ def _check_types(path: Path, schema: pa.Schema, kind: Kind) -> None:
         else:
             ok = _text(typ)
         if not ok:
-            want = {"stage": "an integer or a string", "csqa": "a list of {answer, question} structs of strings"}
+            want = {"stage": "an integer or a string", "csqa": "a list of {answer, question} text structs"}
             raise CurllError(
                 f"has type {typ}, expected {want.get(column, 'a string')}", file=path, field=column
             )
