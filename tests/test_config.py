@@ -411,6 +411,13 @@ def test_repeated_keys_in_lists_and_merges(tmp_path):
     bad.write_text("goals:\n  - skill: a\n    skill: b\n")
     with pytest.raises(CurllError, match=r"bad.yaml, row 3, field 'goals.0.skill'.*duplicate key"):
         load_yaml(bad)
+    spelled = tmp_path / "spelled.yaml"  # two spellings of one key as loaded: the later would win
+    spelled.write_text("indicators:\n  1:\n    - Attends\n  01:\n    - Follows\n")
+    with pytest.raises(CurllError, match=r"duplicate key 'indicators.01' \(rows 2 and 4\)"):
+        load_yaml(spelled)
+    texts = tmp_path / "texts.yaml"  # a number and a string are two keys
+    texts.write_text("indicators:\n  1: [a]\n  '1': [b]\n")
+    assert load_yaml(texts) == {"indicators": {1: ["a"], "1": ["b"]}}
 
 
 @pytest.mark.parametrize(

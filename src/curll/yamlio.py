@@ -19,16 +19,19 @@ _MERGE = "tag:yaml.org,2002:merge"  # "<<:" merges another mapping: not a repeat
 
 
 def duplicate_key(node: Node | None, path: tuple[str, ...] = ()) -> tuple[str, int, int] | None:
-    """(dotted key, first row, second row) of the first key repeated in a mapping, or None."""
+    """(dotted key, first row, second row) of the first key repeated in a mapping, or None. Keys
+    are compared as loaded, not as written: ``1`` and ``01`` repeat one key."""
     if isinstance(node, MappingNode):
-        seen: dict[tuple[str, str], int] = {}
+        seen: dict[Any, int] = {}
         for key, value in node.value:
             name = str(key.value) if isinstance(key, ScalarNode) else "?"
             if isinstance(key, ScalarNode) and key.tag != _MERGE:
                 row = key.start_mark.line + 1
-                if (key.tag, key.value) in seen:
-                    return ".".join((*path, name)), seen[(key.tag, key.value)], row
-                seen[(key.tag, key.value)] = row
+                # the key as loaded: 1 and 01 (or 1 and 1.0, true and 1) are one key to the loader
+                as_loaded = yaml.constructor.SafeConstructor().construct_object(key)
+                if as_loaded in seen:
+                    return ".".join((*path, name)), seen[as_loaded], row
+                seen[as_loaded] = row
             found = duplicate_key(value, (*path, name))
             if found:
                 return found
