@@ -1,4 +1,5 @@
-"""Strict CSV reading shared by the importers.
+"""Strict CSV reading shared by the importers. A row is a spreadsheet row (a CSV record, the
+header row 1), in every error too: a quoted cell over several lines is one row.
 
 :func:`read_csv` decodes UTF-8 (a BOM is accepted) and returns the header and the data rows
 with their spreadsheet row numbers (header = row 1); short rows are padded with empty cells
@@ -49,6 +50,20 @@ class CsvTable:
         return at[0] if at else None
 
 
+def _row_at(before: str) -> int:
+    """The spreadsheet row (a CSV record, the header row 1) in which the text after ``before``
+    lies: records, not lines, so a quoted cell over several lines or a file whose lines end in
+    a lone CR counts as the rows a spreadsheet shows."""
+    reader = csv.reader(io.StringIO(before + "\x01", newline=""))  # \x01: the record goes on
+    rows = 0
+    try:
+        for _ in reader:
+            rows += 1
+    except csv.Error:  # the text ends inside a quoted cell: in the row that opened it
+        rows += 1
+    return max(rows, 1)
+
+
 def read_csv(path: str | Path) -> CsvTable:
     """Read ``path`` strictly; see the module docstring for the contract."""
     p = Path(path)
@@ -60,7 +75,7 @@ def read_csv(path: str | Path) -> CsvTable:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        row = raw[: exc.start].count(b"\n") + 1
+        row = _row_at(raw[: exc.start].decode("utf-8-sig"))
         raise CurllError(
             f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); re-save the file as UTF-8",
             file=p,
@@ -70,7 +85,7 @@ def read_csv(path: str | Path) -> CsvTable:
         raise CurllError("file is empty", file=p)
     if "\x00" in text:
         raise CurllError("holds NUL bytes (a UTF-16 or binary file?): re-save it as UTF-8 CSV text", file=p,
-                         row=text[: text.index("\x00")].count("\n") + 1)  # fmt: skip
+                         row=_row_at(text[: text.index("\x00")]))  # fmt: skip
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     records: list[list[str]] = []
     start = 1  # the line the record being read starts on

@@ -90,6 +90,20 @@ def test_stage_column_without_indicators_is_refused(write):
         (b"", "file is empty", None, None),
         (b"  \n", "file is empty", None, None),
         (HEADER.encode() + b",Maths,Number,Count,Caf\xe9,x\n", "not valid UTF-8", 2, None),
+        # rows are the spreadsheet's: a cell over two lines is one row, and so is a lone-CR line
+        (
+            HEADER.encode() + b',Maths,Number,"Count,\non",x,y\n,,,,b,c\n,,,,Caf\xe9,x\n',
+            "not valid UTF-8",
+            4,
+            None,
+        ),
+        (
+            HEADER.replace("\n", "\r").encode() + b",Maths,Number,Count,a,b\r,,,,Caf\xe9,x\r",
+            "not valid UTF-8",
+            3,
+            None,
+        ),
+        (HEADER.encode() + b',Maths,Number,"Count,\non",x,y\n,,,,\x00,x\n', "NUL bytes", 3, None),
         (b",Skills,Goals,stage-1\n,Maths,Count,x\n", "missing column", 1, "Sub-skills"),
         (b",Skills,Sub-skills,Goals\n,Maths,N,Count\n", "no stage columns", 1, None),
         (b",Skills,Sub-skills,Goals,Stage-12\n,Maths,N,Count,x\n", "stage 12 is above 9", 1, "Stage-12"),
