@@ -175,6 +175,7 @@ def test_first_row_is_the_authors_order_lemma_row_prefers_the_lemmas_own_row(wri
         "null,Adjective,null,6.0,0.80",  # pandas reads the lemma "null" as missing
         "zoo,Noun,zoo,NA,0.90",  # the first (zoo, NA) row ...
         "zoo,Noun,zoo,NA,0.95",  # ... and its repeat: both go (a gap)
+        "dog,Noun, ,3.5,1.00",  # a blank lemma is no word, under either rule
     ]
     path = write("aoa.csv", kuperman(rows))
     first = import_vocab("kuperman", path, stages=[0, 1], dedup="first_row")

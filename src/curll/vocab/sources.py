@@ -128,7 +128,7 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
         if dedup == "first_row":
             raw_lemma = None if cells[lemma_c] in PANDAS_MISSING else canonical(cells[lemma_c])
             if (raw_lemma, aoa) not in first:  # a row with a gap takes its key, then is dropped
-                whole = raw_lemma is not None and cells[pos_c] not in PANDAS_MISSING
+                whole = bool(lemma) and raw_lemma is not None and cells[pos_c] not in PANDAS_MISSING
                 first[(raw_lemma, aoa)] = (
                     Candidate(lemma, pos, aoa, known, stage_of_age(aoa), row)
                     if whole and aoa is not None and known is not None else None
