@@ -118,8 +118,8 @@ def test_reference_norms_follow_the_paper_rule():
     capped = import_vocab("kuperman", path, stages=range(5), max_per_stage=1000, seed=42)
     full = import_vocab("kuperman", path, stages=range(5))
     counts = full.groupby("stage").size().tolist()
-    assert counts[:2] == [902, 960] and all(n > 1000 for n in counts[2:])
-    assert capped.groupby("stage").size().tolist() == [902, 960, 1000, 1000, 1000]
+    assert counts[:2] == [901, 960] and all(n > 1000 for n in counts[2:])
+    assert capped.groupby("stage").size().tolist() == [901, 960, 1000, 1000, 1000]
     assert set(capped["pos"]) <= {"Noun", "Verb", "Adjective", "Adverb"}
     for key, part in full.groupby("stage"):
         stage = int(str(key))
@@ -207,7 +207,7 @@ def test_first_row_gives_the_authors_words_on_the_reference_norms():
     counts = got.groupby("stage").size().tolist()
     assert counts == [903, 964, 1386, 1859, 2579, 3147, 3605, 3821, 3768, 3143]  # the table in docs/data.md
     lemma_row = import_vocab("kuperman", path, stages=range(10)).groupby("stage").size().tolist()
-    assert lemma_row == [902, 960, 1386, 1863, 2581, 3147, 3605, 3823, 3769, 3144]
+    assert lemma_row == [901, 960, 1386, 1863, 2581, 3145, 3604, 3822, 3768, 3142]  # lemmas in any case
 
 
 def test_a_part_of_speech_in_another_case_is_the_same_tag(write):
@@ -233,3 +233,19 @@ def test_band_is_the_stage_whose_age_group_holds_the_age(stage):
     for age in (hi, hi - 0.5, lo + 0.01) if stage else (0.0, 2.5, hi):
         assert stage_of_age(age) == stage
     assert stage_of_age(hi + 0.01) == stage + 1
+
+
+def test_a_lemma_in_two_cases_is_one_word_and_two_ages_of_it_are_refused(write):
+    rows = ["brownies,Noun,Brownie,4.8,1.00", "brownie,Noun,brownie,4.8,1.00", "cat,Noun,cat,3.0,1.00"]
+    df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=[0])
+    assert sorted(df["word"]) == ["brownie", "cat"]  # the lemma's own row, in its own case
+    first = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=[0], dedup="first_row")
+    assert sorted(first["word"]) == ["Brownie", "brownie", "cat"]  # the authors' code keeps both
+    clash = write("clash.csv", kuperman(["dog,Noun,dog,3.5,1.00", "Dog,Noun,Dog,7.5,0.90"]))
+    with pytest.raises(CurllError, match=r"'Dog' \(Noun\) has two ages of acquisition, 3.5 in row 2") as err:
+        import_vocab("kuperman", clash, stages=range(5))
+    assert err.value.row == 3
+    own = write("w.csv", "word,pos,stage\ndog,Noun,0\nDog,Noun,2\n")
+    with pytest.raises(CurllError, match=r"duplicate of row 2 \(in any case\)") as err:
+        import_vocab("curll-words", own, stages=range(5))
+    assert err.value.row == 3

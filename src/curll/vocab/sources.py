@@ -14,17 +14,20 @@ Formats:
     word); then of the repeats the lemma's own row (``Word`` == lemma: "and", Conjunction)
     wins when the file has one, else the first; only then are other parts of speech dropped,
     so an inflection's tag ("ands", Noun; "anybodies" before "anybody") never stands in for
-    its lemma's.
+    its lemma's. Lemmas are compared in any case: "Brownie" (the row "brownies") and
+    "brownie" are one word, and a word in two cases with two ages is refused.
   - ``first_row``: the CurLL authors' procedure, step by step: of the four columns, repeats
     of (lemma, AoA) over *all* rows keep the first in file order (a missing value is a
     value here, as in pandas), then rows with any missing value are dropped (missing as
     ``pandas.read_csv`` reads it: ``NA``, ``#N/A``, ``null``, ``nan``, empty, ...), then
     other parts of speech. Words differ from ``lemma_row``'s where an inflection's row
-    comes first.
+    comes first, and where a lemma comes in two cases (both are kept, as the authors' code
+    keeps them).
 
   Band: 0 if AoA <= 5, else k with 4+k < AoA <= 5+k (any stage up to MAX_STAGE).
 - ``curll-words``: curll's own list (the built-in vocabulary), columns
-  ``word,pos,stage``; the stage column is the band and aoa/perc_known are unknown.
+  ``word,pos,stage``; the stage column is the band and aoa/perc_known are unknown. A word
+  given twice (in any case: "Dog" and "dog") is refused.
 
 Failure behaviour: a missing column (or two of one name), a non-numeric or out-of-range age or
 share, a word kept with two ages of acquisition (``kuperman``), an unknown part of speech
@@ -68,12 +71,13 @@ class Candidate:
     row: int = 0  #: the source file's spreadsheet row (0: not from a file)
 
 
-def _one_age(candidates: list[Candidate], path: Path) -> list[Candidate]:
+def _one_age(candidates: list[Candidate], path: Path, fold: bool = True) -> list[Candidate]:
     """``candidates`` unless a (word, pos) has two of them (two ages of acquisition): then a
-    CurllError naming the word and both rows."""
+    CurllError naming the word and both rows. ``fold``: words are compared in any case ("Dog"
+    and "dog" are one word)."""
     seen: dict[tuple[str, str], Candidate] = {}
     for c in candidates:
-        first = seen.setdefault((c.word, c.pos), c)
+        first = seen.setdefault((c.word.casefold() if fold else c.word, c.pos), c)
         if first is not c:
             raise CurllError(f"{c.word!r} ({c.pos}) has two ages of acquisition, {first.aoa} in row "
                              f"{first.row} and {c.aoa} in this row: keep one", file=path, row=c.row,
@@ -137,11 +141,13 @@ def read_kuperman(path: str | Path, dedup: Dedup = "lemma_row") -> list[Candidat
         if aoa is None or known is None or lemma in NO_LEMMA:
             continue
         own = word_c is not None and canonical(cells[word_c].strip()) == lemma
-        kept = chosen.get((lemma, aoa))
+        key = (lemma.casefold(), aoa)  # "Brownie" (a row "brownies") and "brownie": one lemma
+        kept = chosen.get(key)
         if kept is None or (own and not kept[1]):  # duplicates first, over every part of speech
-            chosen[(lemma, aoa)] = (Candidate(lemma, pos, aoa, known, stage_of_age(aoa), row), own)
-    if dedup == "first_row":
-        return _one_age([c for c in first.values() if c is not None and c.pos in POS_TAGS], table.path)
+            chosen[key] = (Candidate(lemma, pos, aoa, known, stage_of_age(aoa), row), own)
+    if dedup == "first_row":  # the authors' code, case and all
+        first_rows = [c for c in first.values() if c is not None and c.pos in POS_TAGS]
+        return _one_age(first_rows, table.path, fold=False)
     return _one_age([c for c, _ in chosen.values() if c.pos in POS_TAGS], table.path)  # content words
 
 
@@ -164,9 +170,10 @@ def read_curll_words(path: str | Path) -> list[Candidate]:
             raise CurllError(
                 f"stage must be 0..{MAX_STAGE}, got {stage_raw!r}", file=table.path, row=row, field="stage"
             )
-        if (word, pos) in seen:
-            raise CurllError(f"duplicate of row {seen[(word, pos)]}", file=table.path, row=row, field="word")
-        seen[(word, pos)] = row
+        if (word.casefold(), pos) in seen:  # "Dog" and "dog": one word
+            raise CurllError(f"duplicate of row {seen[(word.casefold(), pos)]} (in any case)", file=table.path,
+                             row=row, field="word")  # fmt: skip
+        seen[(word.casefold(), pos)] = row
         out.append(Candidate(word, pos, None, None, int(stage_raw)))
     return out
 
