@@ -170,10 +170,12 @@ def read_curll_words(path: str | Path) -> list[Candidate]:
             raise CurllError(
                 f"stage must be 0..{MAX_STAGE}, got {stage_raw!r}", file=table.path, row=row, field="stage"
             )
-        if (word.casefold(), pos) in seen:  # "Dog" and "dog": one word
-            raise CurllError(f"duplicate of row {seen[(word.casefold(), pos)]} (in any case)", file=table.path,
-                             row=row, field="word")  # fmt: skip
-        seen[(word.casefold(), pos)] = row
+        key = (word.casefold(), pos)  # "Dog" and "dog": one word
+        if key in seen:
+            raise CurllError(
+                f"duplicate of row {seen[key]} (in any case)", file=table.path, row=row, field="word"
+            )
+        seen[key] = row
         out.append(Candidate(word, pos, None, None, int(stage_raw)))
     return out
 
