@@ -217,3 +217,23 @@ def test_a_folder_that_cannot_be_made_is_named(tmp_path):
     under_a_file = tmp_path / "afile" / "out"
     with pytest.raises(CurllError, match=r"afile/out: cannot write here: .*afile"), atomic_dir(under_a_file):
         pass
+
+
+@pytest.mark.parametrize("failing", ["table", "stats"])
+def test_a_full_disk_names_the_file_that_could_not_be_written(tmp_path, monkeypatch, failing):
+    import errno
+
+    from curll.artifacts import write_table_and_stats
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    if failing == "table":
+        monkeypatch.setattr(pd.DataFrame, "to_parquet", full)
+    else:
+        monkeypatch.setattr("pathlib.Path.write_text", full)
+    table, stats = tmp_path / "words.parquet", tmp_path / "stats.json"
+    with pytest.raises(CurllError, match="No space left on device") as err:
+        write_table_and_stats(words(), table, WordSchema, stats, {"n": 1})
+    assert err.value.file == str(table if failing == "table" else stats)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # neither written, no temporary left

@@ -214,9 +214,10 @@ def write_table_and_stats(
     were (a kill between the two renames can still leave one); return the stats as a dict (the
     importers' and stages' summary)."""
     valid = checked(df, schema, path)
-    with atomic_path(path) as table, atomic_path(stats_path) as text:
+    with atomic_path(path) as table:  # each written where only its own path is named in an error
         valid.to_parquet(table, index=False, row_group_size=ROW_GROUP_ROWS)
-        text.write_text(json_text(stats), encoding="utf-8")
+        with atomic_path(stats_path) as text:
+            text.write_text(json_text(stats), encoding="utf-8")
     return dict(stats)
 
 
