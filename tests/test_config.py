@@ -416,8 +416,12 @@ def test_repeated_keys_in_lists_and_merges(tmp_path):
     with pytest.raises(CurllError, match=r"duplicate key 'indicators.01' \(rows 2 and 4\)"):
         load_yaml(spelled)
     texts = tmp_path / "texts.yaml"  # a number and a string are two keys
-    texts.write_text("indicators:\n  1: [a]\n  '1': [b]\n")
-    assert load_yaml(texts) == {"indicators": {1: ["a"], "1": ["b"]}}
+    texts.write_text("indicators:\n  1: [a]\n  '1': [b]\n  =: [c]\n")
+    assert load_yaml(texts) == {"indicators": {1: ["a"], "1": ["b"], "=": ["c"]}}
+    odd = tmp_path / "odd.yaml"  # a key no dict can hold: YAML's own error, on one line
+    odd.write_text("? !!seq x\n: 1\n")
+    with pytest.raises(CurllError, match=r"odd.yaml, row 1: invalid YAML: found unhashable key"):
+        load_yaml(odd)
 
 
 @pytest.mark.parametrize(

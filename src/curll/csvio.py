@@ -15,6 +15,7 @@ share (which one was meant cannot be told).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 from dataclasses import dataclass
@@ -75,11 +76,11 @@ def read_csv(path: str | Path) -> CsvTable:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        row = _row_at(raw[: exc.start].decode("utf-8-sig"))
+        at = exc.start + (len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0)  # in the file
         raise CurllError(
-            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); re-save the file as UTF-8",
+            f"not valid UTF-8 (byte 0x{raw[at]:02x} at offset {at}); re-save the file as UTF-8",
             file=p,
-            row=row,
+            row=_row_at(raw[:at].decode("utf-8-sig")),
         ) from None
     if not text.strip():
         raise CurllError("file is empty", file=p)
@@ -88,18 +89,16 @@ def read_csv(path: str | Path) -> CsvTable:
                          row=_row_at(text[: text.index("\x00")]))  # fmt: skip
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     records: list[list[str]] = []
-    start = 1  # the line the record being read starts on
     try:
         for cells in reader:
             records.append(cells)
-            start = reader.line_num + 1
     except csv.Error as exc:
         if "unexpected end of data" in str(exc):  # a quote opened and never closed
             raise CurllError(
                 "unclosed quote: the quoted cell that starts on this row runs to the end of the file",
-                file=p, row=start,
+                file=p, row=len(records) + 1,
             ) from None  # fmt: skip
-        raise CurllError(f"malformed CSV: {exc}", file=p, row=reader.line_num) from None
+        raise CurllError(f"malformed CSV: {exc}", file=p, row=len(records) + 1) from None
     header, body = records[0], records[1:]
     if not body:
         raise CurllError("no data rows: the file holds only its header", file=p, row=1)

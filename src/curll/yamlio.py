@@ -16,6 +16,21 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from curll.errors import CurllError
 
 _MERGE = "tag:yaml.org,2002:merge"  # "<<:" merges another mapping: not a repeated key
+_VALUE = "tag:yaml.org,2002:value"  # "=": a key the safe loader reads as a string
+
+
+def _loaded(key: ScalarNode) -> Any:
+    """A mapping key as the safe loader makes it, so 1 and 01 (or 1 and 1.0, true and 1) are one
+    key; a key it cannot make into a dict key (``!!seq x``, an unknown tag) is its tag and text:
+    loading then fails on it with YAML's own error."""
+    if key.tag == _VALUE:  # "=": the loader reads it as the plain string
+        return key.value
+    try:
+        made = yaml.constructor.SafeConstructor().construct_object(key)
+        hash(made)
+    except (yaml.YAMLError, TypeError):
+        return (key.tag, key.value)
+    return made
 
 
 def duplicate_key(node: Node | None, path: tuple[str, ...] = ()) -> tuple[str, int, int] | None:
@@ -27,8 +42,7 @@ def duplicate_key(node: Node | None, path: tuple[str, ...] = ()) -> tuple[str, i
             name = str(key.value) if isinstance(key, ScalarNode) else "?"
             if isinstance(key, ScalarNode) and key.tag != _MERGE:
                 row = key.start_mark.line + 1
-                # the key as loaded: 1 and 01 (or 1 and 1.0, true and 1) are one key to the loader
-                as_loaded = yaml.constructor.SafeConstructor().construct_object(key)
+                as_loaded = _loaded(key)
                 if as_loaded in seen:
                     return ".".join((*path, name)), seen[as_loaded], row
                 seen[as_loaded] = row

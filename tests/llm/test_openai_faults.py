@@ -5,6 +5,7 @@ text of 100 KB. Each runs against a real local HTTP server (harness.server)."""
 
 from __future__ import annotations
 
+import json
 import math
 import socket
 from datetime import UTC, datetime, timedelta
@@ -45,10 +46,12 @@ def test_retry_after_is_read_as_seconds_milliseconds_or_an_http_date():
     assert server_wait({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5  # the finer one first
     assert 5.0 < (server_wait({"retry-after": http_date(7)}) or 0) <= 7.0  # a date: to the second
     assert server_wait({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # passed: at once
+    asctime = (datetime.now(UTC) + timedelta(seconds=7)).strftime("%a %b %d %H:%M:%S %Y")  # GMT, no zone
+    assert 5.0 < (server_wait({"retry-after": asctime}) or 0) <= 7.0
     assert server_wait({"retry-after": "86400"}) == SERVER_WAIT_MAX_S
 
 
-@pytest.mark.parametrize("bad", ["-5", "nan", "inf", "soon", "", "Wed, 21 Oct 2015 07:28:00"])
+@pytest.mark.parametrize("bad", ["-5", "nan", "inf", "soon", "", "Wed, 21 Oct 2015 07:28:00 -0000"])
 def test_a_retry_after_that_means_nothing_falls_back_to_the_backoff_never_to_no_wait(bad):
     assert server_wait({"retry-after": bad}) is None
     assert server_wait({"retry-after-ms": bad, "retry-after": "3"}) == 3.0
@@ -127,3 +130,20 @@ def test_a_huge_error_text_is_cut_to_a_readable_reason(server):
     server.script.append("400-long")
     [done] = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5).complete([req("a")])
     assert done.error is not None and "invalid request" in done.error and len(done.error) <= SAID_CHARS
+
+
+def test_a_slow_answer_is_not_a_dead_replica(monkeypatch):
+    """A timeout before the headers may be one slow prompt on a healthy server: it spends the
+    request's retries as on one server and rests no replica."""
+    import curll.llm.openai_wire as wire
+
+    monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
+    with FakeChatServer(timeout_sleep_s=1.0) as a, FakeChatServer(timeout_sleep_s=1.0) as b:
+        for s in (a, b):
+            s.pick = lambda body: "timeout" if "slow" in json.dumps(body["messages"]) else "ok"
+        backend = OpenAIBackend("tiny", base_url=[a.base_url, b.base_url], timeout_s=0.3, max_retries=1)
+        done = backend.complete([req("fast"), req("slow"), req("fast too")])
+    assert [d.error is None for d in done] == [True, False, True]
+    slow = [r for s in (a, b) for r in s.requests if "slow" in json.dumps(r["messages"])]
+    assert len(slow) == 2  # max_retries + 1, not that times the replicas
+    assert backend._down == {}  # no replica rested

@@ -104,6 +104,18 @@ def test_stage_column_without_indicators_is_refused(write):
             None,
         ),
         (HEADER.encode() + b',Maths,Number,"Count,\non",x,y\n,,,,\x00,x\n', "NUL bytes", 3, None),
+        (
+            b"\xef\xbb\xbf" + HEADER.encode() + b",Caf\xc3\xa9,N,C,x,y\n,,,,b\xff,x\n",
+            r"byte 0xff at offset 64",
+            3,
+            None,
+        ),
+        (
+            HEADER.encode() + b',Maths,Number,"Count,\non",x,y\n,,,,"open,x\n,,,,a,b\n',
+            "unclosed quote",
+            3,
+            None,
+        ),
         (b",Skills,Goals,stage-1\n,Maths,Count,x\n", "missing column", 1, "Sub-skills"),
         (b",Skills,Sub-skills,Goals\n,Maths,N,Count\n", "no stage columns", 1, None),
         (b",Skills,Sub-skills,Goals,Stage-12\n,Maths,N,Count,x\n", "stage 12 is above 9", 1, "Stage-12"),

@@ -46,7 +46,7 @@ def build_items(
     :func:`curll.draws.bottom_k` draw of their ids with ``seed`` (the same records give the same
     items in any order; one record more changes at most one pick of its stage and type).
     A record whose indicator the taxonomy lacks (imported from a release) has no goal, and the
-    age group of its stage (:func:`curll.taxonomy.model.age_group`)."""
+    age group of its stage (:func:`curll.schemas.data.age_group`)."""
     test = records[records["split"] == "test"].sort_values("record_id")
     passage_records = test[test["type"].isin(bases())]  # a passage record's assistant turn is its text
     passages = {r["unit_id"]: turns_of(r["messages"])[2] for r in records_of(passage_records)}

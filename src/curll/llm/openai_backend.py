@@ -326,15 +326,19 @@ class OpenAIBackend:
                         self._answered, self._lost = True, None
                     self._refuse_config(exc)
                     wait = retry_after(exc, retry)
-                    if not connected and wait is not None and len(self.base_urls) > 1:
+                    refused = isinstance(exc, openai.APIConnectionError) and not isinstance(
+                        exc, openai.APITimeoutError
+                    )  # no connection at all; a timeout may be one slow answer, no reason to rest
+                    if refused and wait is not None and len(self.base_urls) > 1:
                         # a replica that took no connection rests for the wait, every slot of it;
                         # while another replica is not resting the retry goes there at once and
                         # costs no retry: the failure is the replica's, not the request's
                         self._down[id(client)] = asyncio.get_running_loop().time() + wait
                         tried.add(id(client))
                         if self._spare(tried):
-                            await self._rest(slots, client)
-                            client = None
+                            resting, client = client, None  # given back once: by _rest's timer,
+                            if not await self._rest(slots, resting):  # or here if its rest is over
+                                slots.put_nowait(resting)
                             client = await self._take(slots)
                             continue
                     if wait is None or retry == self.max_retries:

@@ -165,9 +165,10 @@ SERVER_WAIT_MAX_S = 60.0
 
 def server_wait(headers: Mapping[str, str]) -> float | None:
     """The wait (s) a reply's ``retry-after-ms`` or ``Retry-After`` asks for: milliseconds, or
-    seconds, or an HTTP date (RFC 9110: the wait is that date minus now, 0 once it has passed);
-    at most :data:`SERVER_WAIT_MAX_S`. None where neither header holds a finite, non-negative
-    value: the caller's own backoff then (a bad header never means "ask again at once")."""
+    seconds, or an HTTP date in any of RFC 9110's three forms (the wait is that date minus now,
+    0 once it has passed); at most :data:`SERVER_WAIT_MAX_S`. None where neither header holds a
+    finite, non-negative value: the caller's own backoff then (a bad header never means "ask
+    again at once")."""
     import math
     from datetime import UTC, datetime
     from email.utils import parsedate_to_datetime
@@ -181,12 +182,14 @@ def server_wait(headers: Mapping[str, str]) -> float | None:
         except ValueError:
             if scale != 1.0:
                 continue
-            try:  # an HTTP date; one without a zone is not RFC 9110's and is not guessed at
+            try:  # an HTTP date: IMF-fixdate, RFC 850 or asctime (which has no zone: GMT)
                 when = parsedate_to_datetime(raw)
             except (TypeError, ValueError):
                 continue
             if when.tzinfo is None:
-                continue
+                if "-0000" in raw:  # a zone said to be unknown: not guessed at
+                    continue
+                when = when.replace(tzinfo=UTC)
             wait = max(0.0, (when - datetime.now(UTC)).total_seconds())
         if math.isfinite(wait) and wait >= 0:
             return min(wait, SERVER_WAIT_MAX_S)
