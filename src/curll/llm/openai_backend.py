@@ -31,9 +31,11 @@
   ``cache_prompt``).
 - ``base_url`` may name several servers of one model (replicas): each has ``concurrency``
   slots, and a request takes whichever slot is free first, keeping it through its retries but
-  for a failed connection: it then gives its slot back and takes the next free one (another
-  replica's, when one is free), so a replica that is down costs retries, not answers. An
-  error of a server that could not be reached names that server.
+  for a refused connection: that replica then rests for the retry's backoff (its slots are
+  not handed out) and the request goes at once, without spending a retry, to a free slot of
+  a replica that is not resting, so a replica that is down costs time, not answers. (A
+  timeout rests nothing: it may be one slow prompt.) An error of a server that could not be
+  reached names that server.
 - ``stop_loops``: answers are streamed and one caught in a loop (the same run of pieces
   back to back, :func:`curll.llm.loops.find_loop`; a server streams one piece per token)
   is cut off by closing the stream, which stops the server's work on it: the completion
@@ -45,8 +47,8 @@
   server that wants a real one answers 401, a final error. Nothing else from the environment
   is sent: the client's own ``$OPENAI_ORG_ID``/``$OPENAI_PROJECT_ID`` headers are turned off.
   Servers echo keys in their errors ("Incorrect API key provided: sk-..."): every stored error
-  (cut to its first 300 characters) has the key, any ``Authorization``/``Bearer`` value and any ``sk-`` token
-  replaced by ``***`` (:func:`curll.llm.redact.redact`).
+  (cut to its first 300 characters) has the key, any ``Authorization``/``Bearer`` value and
+  any ``sk-`` token replaced by ``***`` (:func:`curll.llm.redact.redact`).
 - ``model`` (the name on every output row and in every cache key) is ``<model>@<server>``,
   the server being ``base_url`` without credentials: the same model name on another server
   is another model, and its cached answers are not reused.
