@@ -153,6 +153,8 @@ def test_checkpoints_are_named_as_curll_runs_and_the_baseline_takes_their_shape(
          "sets rope_scaling"),
         (lambda f: _config(f, intermediate_size=48),
          r"model.layers.0.mlp.down_proj.weight of shape \[32, 64\], the config's model \[32, 48\]"),
+        (lambda f: _config(f, max_position_embeddings=16),  # every answer would be refused, silently
+         r"holds 16 positions \(max_position_embeddings\), fewer than [a-z_.+ ]+ = \d+"),
     ],
 )  # fmt: skip
 def test_a_checkpoint_curll_cannot_read_is_refused_naming_its_entry(
@@ -182,7 +184,7 @@ def _cut(path: Path) -> None:
         (lambda f: _tokenizer_config(f, tokenizer_class="LlamaTokenizer", drop="tokenizer.json"),
          "curll-hub", "reads 'The cat sat on the mat.' as no token but its unknown one"),  # partly downloaded
         (lambda f: _config(f, vocab_size=100), "curll-hub",
-         r"the tokenizer has \d+ tokens, the model's embedding table 100"),
+         r"the tokenizer gives ids up to \d+, past the model's embedding table of 100"),
         (lambda f: _tokenizer_config(f, eos_token=None), "curll-hub", "no end-of-sequence token"),
     ],
 )  # fmt: skip
@@ -306,6 +308,56 @@ def test_each_checkpoint_is_checked_against_its_own_table_though_they_share_a_to
     _config(tmp_path / "b", vocab_size=100)  # same tokenizer files, a smaller table
     params = _params([{"order": "joint", "stages": [0], "path": "a"},
                       {"order": "joint", "stages": [0], "path": "b", "seed": 1}], tmp_path)  # fmt: skip
-    with pytest.raises(CurllError, match="the model's embedding table 100") as err:
+    with pytest.raises(CurllError, match="past the model's embedding table of 100") as err:
         tokenizers(params, _unchecked(params), tokenizer=None)
     assert err.value.field == "evaluate.checkpoints.models.1.path"
+
+
+def _metaspace(corpus: list[str]) -> Any:
+    """A SentencePiece-style tokenizer (Llama-2, Mistral): a ▁ before each text it encodes."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    t = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    t.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
+    t.decoder = decoders.Metaspace(prepend_scheme="first")
+    specials = ["<unk>", "<s>", EOS] + [f"<0x{i:02X}>" for i in range(256)]
+    t.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=specials))
+    return PreTrainedTokenizerFast(tokenizer_object=t, eos_token=EOS, bos_token="<s>", unk_token="<unk>")  # type: ignore[no-untyped-call]
+
+
+@pytest.mark.parametrize("layout", ["curll-hub", "curll"])
+def test_a_tokenizer_that_reads_pieces_otherwise_than_the_whole_is_refused(
+    checkpoint: Path, tmp_path, layout
+):
+    """Records are tokenized piece by piece; a tokenizer that puts a ▁ before every piece would be
+    scored on tokens its model never saw: refused, naming the entry, in either layout (the
+    byte-level tokenizer of the other tests reads its pieces as the whole, and passes)."""
+    from curll.evaluate.layouts import piecewise_problem
+    from curll.evaluate.models import tokenizers
+
+    assert piecewise_problem(load_tokenizer(checkpoint, layout), layout) == ""
+    corpus = [hub_text(q, p) + a for _, _, q, p, a in ROWS] * 5
+    save_checkpoint(tmp_path / "sp", _metaspace(corpus), seed=3)
+    params = _params([{"order": "joint", "stages": [0], "path": "sp", "layout": layout}], tmp_path)
+    with pytest.raises(CurllError, match="otherwise alone than joined") as err:
+        tokenizers(params, [m._replace(folder=tmp_path / "sp") for m in _unchecked(params)], tokenizer=None)
+    assert err.value.field == "evaluate.checkpoints.models.0.path"
+
+
+def test_a_tokenizer_id_past_the_table_is_refused_though_it_counts_fewer_tokens(checkpoint: Path, tmp_path):
+    from curll.evaluate.models import tokenizers
+
+    shutil.copytree(checkpoint, tmp_path / "gap")
+    path = tmp_path / "gap" / "tokenizer.json"
+    data = json.loads(path.read_text())
+    vocab = json.loads((tmp_path / "gap" / "config.json").read_text())["vocab_size"]
+    eos = next(t for t in data["added_tokens"] if t["content"] == EOS)
+    old, eos["id"] = eos["id"], vocab + 10  # a gap in the ids: the count stays, the largest id moves
+    data["model"]["vocab"] = {k: (vocab + 10 if v == old else v) for k, v in data["model"]["vocab"].items()}
+    path.write_text(json.dumps(data))
+    params = _params([{"order": "joint", "stages": [0], "path": "gap", "layout": "curll-hub"}], tmp_path)
+    with pytest.raises(
+        CurllError, match=rf"ids up to {vocab + 10}, past the model's embedding table of {vocab}"
+    ):
+        tokenizers(params, [m._replace(folder=tmp_path / "gap") for m in _unchecked(params)], tokenizer=None)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curll.chat import turns_of, user_turn
+from curll.chat import record_chat, turns_of, user_turn
 from curll.instances import spec
 from curll.layouts import layout_of
 from curll.train.data import Doc
@@ -89,6 +89,31 @@ def _hub_doc(messages_json: str, kind: str, passage: str, tokenizer: Any) -> Doc
     tokens.append(tokenizer.eos_token_id)
     trained.append(True)
     return Doc(tokens, trained, span)
+
+
+#: a record the piecewise check lays out both ways: a passage over two lines, ended by a full stop
+_PROBE = ("Sam has one apple.\nHe eats it.", "How many apples has Sam?", "He has one apple.")
+
+
+def piecewise_problem(tokenizer: Any, layout: str) -> str:
+    """Why ``tokenizer`` cannot score records in ``layout`` ("" when it can). :func:`encode` tokenizes
+    a record piece by piece (so it knows which tokens are the answer's and which the passage's),
+    which is the model's own text only where the pieces' tokens joined are the whole text's: a
+    tokenizer that adds a space before every piece (SentencePiece's ▁, ``add_prefix_space``) or
+    merges across a join (".\n" as one token) would be scored on tokens it never trained on."""
+    passage, question, answer = _PROBE
+    record = record_chat("", user_turn("cqa", question, passage), answer)
+    doc = encode(layout, [record], ["cqa"], tokenizer, [passage])[0]
+    item = {"question": question, "system": "", "type": "cqa"}
+    chat = [*messages(layout, item, passage), ("assistant", answer)]
+    text = tokenizer.apply_chat_template([{"role": r, "content": c} for r, c in chat], tokenize=False)
+    whole = tokenizer(text, add_special_tokens=False)["input_ids"]
+    pieces = doc.tokens[: len(whole)] if layout_of(layout).passage_in_system else doc.tokens
+    if pieces != whole:
+        return (f"the tokenizer reads the {layout} layout's pieces otherwise alone than joined (a space it "
+                "adds before a piece, or a token across a join): the loss would be taken on other tokens "
+                "than the model's text")  # fmt: skip
+    return ""
 
 
 def load_tokenizer(folder: str | Path, layout: str) -> Any:

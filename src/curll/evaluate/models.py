@@ -32,7 +32,7 @@ def scored_models(params: Params, seeds: Sequence[int] | None = None) -> list[Sa
         out = []
         for i, m in enumerate(c.models):
             folder = Path(c.dir) / m.path
-            why = _not_loadable(folder)
+            why = _not_loadable(folder) or _too_short(folder, params)
             if why:
                 raise CurllError(why, file=folder, field=f"evaluate.checkpoints.models.{i}.path")
             out.append(SavedModel(m.name, m.order, tuple(m.stages), m.seed, folder, m.layout))
@@ -57,26 +57,49 @@ def _not_loadable(folder: Path) -> str:
     return ""
 
 
+def _too_short(folder: Path, params: Params) -> str:
+    """Why the model in ``folder`` cannot hold what evaluate gives it ("" when it can): positions
+    past its ``max_position_embeddings`` for a held-out record (``train.context`` tokens) or a
+    prompt and its answer (``evaluate.infer.prompt_tokens`` + its ``max_tokens``)."""
+    from curll.model.hf import config_of
+
+    infer = params.evaluate.infer
+    need = {
+        "train.context": params.train.context,
+        "evaluate.infer.prompt_tokens + sampling.max_tokens": infer.prompt_tokens + infer.sampling.max_tokens,
+    }
+    key, longest = max(need.items(), key=lambda kv: kv[1])
+    have = config_of(folder).max_positions
+    if have < longest:
+        return (f"the model holds {have} positions (max_position_embeddings), fewer than {key} = {longest}: "
+                "lower it, or leave this checkpoint out")  # fmt: skip
+    return ""
+
+
 #: plain text any usable tokenizer turns into tokens other than its unknown one
 PROBE = "The cat sat on the mat."
 
 
-def _tokenizer_problem(tok: Any, folder: Path) -> str:
+def _tokenizer_problem(tok: Any, folder: Path, layout: str) -> str:
     """Why a checkpoint's tokenizer cannot score its model ("" when it can): ids past the
-    embedding table, no end-of-sequence token (every answer is scored up to it), plain text
-    read as nothing (a tokenizer.json missing). Its chat template is not the folder's but its
-    layout's (:func:`curll.evaluate.layouts.load_tokenizer`)."""
+    embedding table (the largest id it can give, not its count: a vocabulary may have gaps), no
+    end-of-sequence token (every answer is scored up to it), plain text read as nothing (a
+    tokenizer.json missing), pieces it reads otherwise alone than joined
+    (:func:`curll.evaluate.layouts.piecewise_problem`). Its chat template is not the folder's
+    but its layout's (:func:`curll.evaluate.layouts.load_tokenizer`)."""
+    from curll.evaluate.layouts import piecewise_problem
     from curll.model.hf import config_of
 
     vocab = config_of(folder).vocab_size
-    if len(tok) > vocab:
-        return f"the tokenizer has {len(tok)} tokens, the model's embedding table {vocab}"
+    largest = max([*tok.get_vocab().values(), *(i for i in tok.all_special_ids if i is not None)])
+    if largest >= vocab:
+        return f"the tokenizer gives ids up to {largest}, past the model's embedding table of {vocab}"
     if tok.eos_token_id is None:
         return "the tokenizer has no end-of-sequence token"
     ids = tok(PROBE, add_special_tokens=False)["input_ids"]
     if not ids or all(i == tok.unk_token_id for i in ids):
         return f"the tokenizer reads {PROBE!r} as no token but its unknown one (is tokenizer.json missing?)"
-    return ""
+    return piecewise_problem(tok, layout)
 
 
 def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> dict[Path, tuple[Any, str]]:
@@ -97,7 +120,7 @@ def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> 
         try:
             if key not in loaded:
                 loaded[key] = (load_tokenizer(m.folder, m.layout), m.layout)
-            why = _tokenizer_problem(loaded[key][0], m.folder)  # each folder: its own table
+            why = _tokenizer_problem(loaded[key][0], m.folder, m.layout)  # each folder: its own table
         except Exception as exc:  # transformers raises several unrelated types for bad files
             why = f"its tokenizer cannot be loaded ({type(exc).__name__}: {one_line(exc, 160)})"
         if why:
