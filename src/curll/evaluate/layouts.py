@@ -108,7 +108,8 @@ def piecewise_problem(tokenizer: Any, layout: str) -> str:
     chat = [*messages(layout, item, passage), ("assistant", answer)]
     text = tokenizer.apply_chat_template([{"role": r, "content": c} for r, c in chat], tokenize=False)
     whole = tokenizer(text, add_special_tokens=False)["input_ids"]
-    pieces = doc.tokens[: len(whole)] if layout_of(layout).passage_in_system else doc.tokens
+    # the authors' layout ends a record with the end-of-text token, which the template's text has not
+    pieces = doc.tokens[:-1] if layout_of(layout).passage_in_system else doc.tokens
     if pieces != whole:
         return (f"the tokenizer reads the {layout} layout's pieces otherwise alone than joined (a space it "
                 "adds before a piece, or a token across a join): the loss would be taken on other tokens "
