@@ -10,9 +10,12 @@
 from __future__ import annotations
 
 import importlib
+import math
 import random
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from curll.errors import one_line
@@ -169,10 +172,6 @@ def server_wait(headers: Mapping[str, str]) -> float | None:
     0 once it has passed); at most :data:`SERVER_WAIT_MAX_S`. None where neither header holds a
     finite, non-negative value: the caller's own backoff then (a bad header never means "ask
     again at once")."""
-    import math
-    from datetime import UTC, datetime
-    from email.utils import parsedate_to_datetime
-
     for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
         raw = headers.get(name)
         if raw is None:

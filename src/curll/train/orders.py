@@ -71,7 +71,7 @@ class SavedModel(NamedTuple):
 
     name: str  # the run: seed-42/continual/0-1, seed-42/untrained
     order: str  # independent | joint | continual | untrained
-    seen: tuple[int, ...]  # the stages it learned from, as its run is named (OrderSpec.seen); ()
+    seen: tuple[int, ...]  # the stages it learned from, as its run is named (OrderSpec.seen); () untrained
     seed: int
     folder: Path
     layout: str = "curll"  # how it is asked and scored (:mod:`curll.evaluate.layouts`)
