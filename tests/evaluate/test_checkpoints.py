@@ -50,28 +50,77 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return save_checkpoint(tmp_path_factory.mktemp("hub") / "ckpt", tok, seed=3)
 
 
-def test_the_loss_in_the_hub_layout_equals_transformers_on_the_authors_text(checkpoint: Path):
+#: a record whose answer starts with two spaces: in the authors' text the prompt's last newline and
+#: the first space are one token of a byte-level tokenizer that learned "\\n " (the ``spaced`` one)
+SPACED = ("ir", "", "Name a fruit.", "", "  An apple.")
+
+
+def _metaspace(corpus: list[str]) -> Any:
+    """A SentencePiece-style tokenizer (Llama-2, Mistral): a ▁ before each text it encodes."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    t = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    t.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
+    t.decoder = decoders.Metaspace(prepend_scheme="first")
+    specials = ["<unk>", "<s>", EOS] + [f"<0x{i:02X}>" for i in range(256)]
+    t.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=specials))
+    return PreTrainedTokenizerFast(tokenizer_object=t, eos_token=EOS, bos_token="<s>", unk_token="<unk>")  # type: ignore[no-untyped-call]
+
+
+@pytest.fixture(scope="module")
+def sentencepiece(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A checkpoint whose tokenizer reads pieces otherwise alone than joined (a ▁ before each)."""
+    corpus = [hub_text(q, p) + a for _, _, q, p, a in ROWS] * 5
+    return save_checkpoint(tmp_path_factory.mktemp("sp") / "sp", _metaspace(corpus), seed=3)
+
+
+@pytest.fixture(scope="module")
+def spaced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A byte-level checkpoint whose tokenizer has a token across the join of prompt and answer."""
+    corpus = [hub_text(q, p) + a for _, _, q, p, a in [*ROWS, SPACED]] * 5 + ["\n  x"] * 50
+    tok = hub_tokenizer(corpus, pad=False)
+    assert "\u010a\u0120" in tok.get_vocab()  # "\n " as one token (byte-level's own letters)
+    return save_checkpoint(tmp_path_factory.mktemp("spaced") / "ckpt", tok, seed=4)
+
+
+def _whole_text_nll(folder: Path, rows: list[tuple[str, str, str, str, str]]) -> list[tuple[float, int]]:
+    """transformers' summed NLL and count of each row's answer tokens, the authors' text tokenized
+    whole: the tokens that hold a character of the answer, its newline or the end-of-text token."""
     from transformers import AutoTokenizer, LlamaForCausalLM
 
-    messages = [record_chat(s, user_turn(t, q, p), a) for t, s, q, p, a in ROWS]
-    tok = load_tokenizer(checkpoint, "curll-hub")
-    assert tok.pad_token_id is None
-    nll, n = record_nll(load_hf(checkpoint), messages, [r[0] for r in ROWS], tok, context=512,
-                        micro_batch=3, layout="curll-hub", passages=[r[3] for r in ROWS])  # fmt: skip
-
-    hf_tok = AutoTokenizer.from_pretrained(str(checkpoint))
-    model = LlamaForCausalLM.from_pretrained(str(checkpoint), dtype=torch.float32).eval()  # type: ignore[no-untyped-call]
-    for i, (_, _, q, p, a) in enumerate(ROWS):
+    hf_tok = AutoTokenizer.from_pretrained(str(folder))
+    model = LlamaForCausalLM.from_pretrained(str(folder), dtype=torch.float32).eval()  # type: ignore[no-untyped-call]
+    out = []
+    for _, _, q, p, a in rows:
         prompt = hub_text(q, p)
         whole = hf_tok(prompt + a + "\n" + EOS, add_special_tokens=False, return_offsets_mapping=True)
         ids = whole["input_ids"]
-        first = next(j for j, (start, _) in enumerate(whole["offset_mapping"]) if start >= len(prompt))
+        first = next(j for j, (_, end) in enumerate(whole["offset_mapping"]) if end > len(prompt))
         assert ids[-1] == hf_tok.eos_token_id
         with torch.no_grad():
             logits = model(torch.tensor([ids])).logits[0, first - 1 : -1]
-        want = torch.nn.functional.cross_entropy(logits, torch.tensor(ids[first:]), reduction="sum")
-        assert n[i] == len(ids) - first
-        assert nll[i] == pytest.approx(float(want), rel=1e-4)
+        nll = torch.nn.functional.cross_entropy(logits, torch.tensor(ids[first:]), reduction="sum")
+        out.append((float(nll), len(ids) - first))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["byte-level", "sentencepiece", "spaced"])
+def test_the_loss_in_the_hub_layout_equals_transformers_on_the_authors_text(
+    request: pytest.FixtureRequest, kind: str
+):
+    """Whatever the tokenizer reads apart, the authors' layout scores the tokens of their text
+    tokenized whole: a ▁ before the text, a token across the join of prompt and answer."""
+    folder = request.getfixturevalue({"byte-level": "checkpoint"}.get(kind, kind))
+    rows = [*ROWS, SPACED] if kind == "spaced" else ROWS
+    messages = [record_chat(s, user_turn(t, q, p), a) for t, s, q, p, a in rows]
+    tok = load_tokenizer(folder, "curll-hub")
+    assert tok.pad_token_id is None or kind == "sentencepiece"
+    nll, n = record_nll(load_hf(folder), messages, [r[0] for r in rows], tok, context=512,
+                        micro_batch=3, layout="curll-hub", passages=[r[3] for r in rows])  # fmt: skip
+    want = _whole_text_nll(folder, rows)
+    assert list(n) == [count for _, count in want]
+    assert list(nll) == pytest.approx([total for total, _ in want], rel=1e-4)
 
 
 def test_the_hub_layout_needs_each_records_passage(checkpoint: Path):
@@ -80,6 +129,19 @@ def test_the_hub_layout_needs_each_records_passage(checkpoint: Path):
     tok = load_tokenizer(checkpoint, "curll-hub")
     with pytest.raises(ValueError, match="need their passages"):
         encode("curll-hub", [record_chat("", user_turn("cqa", "Why?", PASSAGE), "So.")], ["cqa"], tok)
+
+
+def test_a_hub_records_passage_and_answer_are_found_in_its_text_tokenized_whole(checkpoint: Path):
+    from curll.evaluate.layouts import encode
+
+    tok = load_tokenizer(checkpoint, "curll-hub")
+    record = record_chat("", user_turn("cqa", "Why?", PASSAGE), "So.")
+    (doc,) = encode("curll-hub", [record], ["cqa"], tok, [PASSAGE])
+    assert doc.passage is not None
+    assert tok.decode(doc.tokens[slice(*doc.passage)]) == PASSAGE
+    scored = [t for t, on in zip(doc.tokens, doc.trained, strict=True) if on]
+    assert tok.decode(scored) == "So.\n" + EOS
+    assert tok.decode(doc.tokens[:-1]) == hub_text("Why?", PASSAGE) + "So.\n"
 
 
 def test_a_test_prompt_in_the_hub_layout_is_the_training_text_up_to_the_answer(checkpoint: Path):
@@ -313,36 +375,31 @@ def test_each_checkpoint_is_checked_against_its_own_table_though_they_share_a_to
     assert err.value.field == "evaluate.checkpoints.models.1.path"
 
 
-def _metaspace(corpus: list[str]) -> Any:
-    """A SentencePiece-style tokenizer (Llama-2, Mistral): a ▁ before each text it encodes."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    t = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
-    t.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
-    t.decoder = decoders.Metaspace(prepend_scheme="first")
-    specials = ["<unk>", "<s>", EOS] + [f"<0x{i:02X}>" for i in range(256)]
-    t.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=400, special_tokens=specials))
-    return PreTrainedTokenizerFast(tokenizer_object=t, eos_token=EOS, bos_token="<s>", unk_token="<unk>")  # type: ignore[no-untyped-call]
-
-
-@pytest.mark.parametrize("layout", ["curll-hub", "curll"])
-def test_a_tokenizer_that_reads_pieces_otherwise_than_the_whole_is_refused(
-    checkpoint: Path, tmp_path, layout
+def test_a_tokenizer_that_reads_pieces_otherwise_than_the_whole_is_refused_in_curlls_layout(
+    checkpoint: Path, sentencepiece: Path, tmp_path: Path
 ):
-    """Records are tokenized piece by piece; a tokenizer that puts a ▁ before every piece would be
-    scored on tokens its model never saw: refused, naming the entry, in either layout (the
-    byte-level tokenizer of the other tests reads its pieces as the whole, and passes)."""
-    from curll.evaluate.layouts import piecewise_problem
+    """curll's layout tokenizes records piece by piece (as training did); a tokenizer that puts a ▁
+    before every piece would be scored on tokens its model never saw: refused, naming the entry.
+    The authors' layout tokenizes whole and takes it; the byte-level tokenizer passes both."""
+    from curll.evaluate.layouts import scoring_problem
     from curll.evaluate.models import tokenizers
 
-    assert piecewise_problem(load_tokenizer(checkpoint, layout), layout) == ""
-    corpus = [hub_text(q, p) + a for _, _, q, p, a in ROWS] * 5
-    save_checkpoint(tmp_path / "sp", _metaspace(corpus), seed=3)
-    params = _params([{"order": "joint", "stages": [0], "path": "sp", "layout": layout}], tmp_path)
+    for layout in ("curll", "curll-hub"):
+        assert scoring_problem(load_tokenizer(checkpoint, layout), layout) == ""
+    assert scoring_problem(load_tokenizer(sentencepiece, "curll-hub"), "curll-hub") == ""
+    shutil.copytree(sentencepiece, tmp_path / "sp")
+    params = _params([{"order": "joint", "stages": [0], "path": "sp", "layout": "curll"}], tmp_path)
     with pytest.raises(CurllError, match="otherwise alone than joined") as err:
         tokenizers(params, [m._replace(folder=tmp_path / "sp") for m in _unchecked(params)], tokenizer=None)
     assert err.value.field == "evaluate.checkpoints.models.0.path"
+
+
+def test_the_hub_layout_refuses_a_tokenizer_without_character_offsets():
+    from types import SimpleNamespace
+
+    from curll.evaluate.layouts import scoring_problem
+
+    assert "only a fast tokenizer" in scoring_problem(SimpleNamespace(is_fast=False), "curll-hub")
 
 
 def test_a_tokenizer_id_past_the_table_is_refused_though_it_counts_fewer_tokens(checkpoint: Path, tmp_path):

@@ -70,37 +70,46 @@ def passages_of(meta: pd.DataFrame, passage_texts: Mapping[str, str]) -> list[st
     return out
 
 
+#: the authors' system line, before the passage (:data:`curll.layouts.HUB_TEMPLATE`)
+_SYSTEM = "<|system|>\n"
+
+
 def _hub_doc(messages_json: str, kind: str, passage: str, tokenizer: Any) -> Doc:
     """A record in the authors' text: ``passage`` as the system turn (none when empty), the
-    question (the user turn less the passage and the type's label) as the user's."""
+    question (the user turn less the passage and the type's label) as the user's. The text is
+    tokenized whole, as their training read it; character offsets then tell the answer's tokens
+    (each holding a character of the answer or its closing newline, so a token across the join
+    of prompt and answer is the answer's) and the passage's (each within it)."""
     _, user, answer = turns_of(messages_json)
-    t = spec(kind)
-    pieces = [("<|system|>\n", False), (passage, False), ("\n", False)] if passage else []
-    pieces += [(f"<|user|>\n{t.question_of(user, passage)}\n<|assistant|>\n", False), (f"{answer}\n", True)]
-    ids = tokenizer([p for p, _ in pieces], add_special_tokens=False)["input_ids"]
-    tokens: list[int] = []
-    trained: list[bool] = []
+    system = f"{_SYSTEM}{passage}\n" if passage else ""
+    prompt = f"{system}<|user|>\n{spec(kind).question_of(user, passage)}\n<|assistant|>\n"
+    enc = tokenizer(f"{prompt}{answer}\n", add_special_tokens=False, return_offsets_mapping=True)
+    offsets: list[tuple[int, int]] = enc["offset_mapping"]
     span = None
-    for i, ((_, train), piece) in enumerate(zip(pieces, ids, strict=True)):
-        if passage and i == 1:  # the passage: what a record over the context loses first
-            span = (len(tokens), len(tokens) + len(piece))
-        tokens += piece
-        trained += [train] * len(piece)
-    tokens.append(tokenizer.eos_token_id)
-    trained.append(True)
-    return Doc(tokens, trained, span)
+    if passage:  # the passage: what a record over the context loses first
+        first, last = len(_SYSTEM), len(_SYSTEM) + len(passage)
+        inside = [i for i, (start, end) in enumerate(offsets) if first <= start and end <= last]
+        span = (inside[0], inside[-1] + 1) if inside else None
+    trained = [end > len(prompt) for _, end in offsets]
+    return Doc([*enc["input_ids"], tokenizer.eos_token_id], [*trained, True], span)
 
 
-#: a record the piecewise check lays out both ways: a passage over two lines, ended by a full stop
+#: a record the scoring check lays out both ways: a passage over two lines, ended by a full stop
 _PROBE = ("Sam has one apple.\nHe eats it.", "How many apples has Sam?", "He has one apple.")
 
 
-def piecewise_problem(tokenizer: Any, layout: str) -> str:
-    """Why ``tokenizer`` cannot score records in ``layout`` ("" when it can). :func:`encode` tokenizes
-    a record piece by piece (so it knows which tokens are the answer's and which the passage's),
-    which is the model's own text only where the pieces' tokens joined are the whole text's: a
-    tokenizer that adds a space before every piece (SentencePiece's ▁, ``add_prefix_space``) or
-    merges across a join (".\n" as one token) would be scored on tokens it never trained on."""
+def scoring_problem(tokenizer: Any, layout: str) -> str:
+    """Why ``tokenizer`` cannot score records in ``layout`` ("" when it can). In curll's layout
+    :func:`encode` tokenizes a record piece by piece, as training did (so it knows which tokens
+    are the answer's and which the passage's): that is a checkpoint's own text only where the
+    pieces' tokens joined are the whole text's, so a tokenizer that adds a space before every
+    piece (SentencePiece's ▁, ``add_prefix_space``) or merges across a join (".\n" as one token)
+    would be scored on tokens it never trained on. The authors' layout tokenizes the whole text and
+    needs a fast tokenizer's character offsets. Either way the record's tokens must be its
+    layout's chat template's text tokenized whole."""
+    if layout_of(layout).passage_in_system and not getattr(tokenizer, "is_fast", False):
+        return (f"the {layout} layout finds the answer's tokens by character offsets, which only a fast "
+                "tokenizer (a tokenizer.json) gives")  # fmt: skip
     passage, question, answer = _PROBE
     record = record_chat("", user_turn("cqa", question, passage), answer)
     doc = encode(layout, [record], ["cqa"], tokenizer, [passage])[0]
@@ -109,8 +118,8 @@ def piecewise_problem(tokenizer: Any, layout: str) -> str:
     text = tokenizer.apply_chat_template([{"role": r, "content": c} for r, c in chat], tokenize=False)
     whole = tokenizer(text, add_special_tokens=False)["input_ids"]
     # the authors' layout ends a record with the end-of-text token, which the template's text has not
-    pieces = doc.tokens[:-1] if layout_of(layout).passage_in_system else doc.tokens
-    if pieces != whole:
+    tokens = doc.tokens[:-1] if layout_of(layout).passage_in_system else doc.tokens
+    if tokens != whole:
         return (f"the tokenizer reads the {layout} layout's pieces otherwise alone than joined (a space it "
                 "adds before a piece, or a token across a join): the loss would be taken on other tokens "
                 "than the model's text")  # fmt: skip

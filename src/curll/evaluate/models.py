@@ -84,10 +84,10 @@ def _tokenizer_problem(tok: Any, folder: Path, layout: str) -> str:
     """Why a checkpoint's tokenizer cannot score its model ("" when it can): ids past the
     embedding table (the largest id it can give, not its count: a vocabulary may have gaps), no
     end-of-sequence token (every answer is scored up to it), plain text read as nothing (a
-    tokenizer.json missing), pieces it reads otherwise alone than joined
-    (:func:`curll.evaluate.layouts.piecewise_problem`). Its chat template is not the folder's
-    but its layout's (:func:`curll.evaluate.layouts.load_tokenizer`)."""
-    from curll.evaluate.layouts import piecewise_problem
+    tokenizer.json missing), pieces it reads otherwise alone than joined in curll's layout, no
+    character offsets in the authors' (:func:`curll.evaluate.layouts.scoring_problem`). Its chat
+    template is not the folder's but its layout's (:func:`curll.evaluate.layouts.load_tokenizer`)."""
+    from curll.evaluate.layouts import scoring_problem
     from curll.model.hf import config_of
 
     vocab = config_of(folder).vocab_size
@@ -99,7 +99,7 @@ def _tokenizer_problem(tok: Any, folder: Path, layout: str) -> str:
     ids = tok(PROBE, add_special_tokens=False)["input_ids"]
     if not ids or all(i == tok.unk_token_id for i in ids):
         return f"the tokenizer reads {PROBE!r} as no token but its unknown one (is tokenizer.json missing?)"
-    return piecewise_problem(tok, layout)
+    return scoring_problem(tok, layout)
 
 
 def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> dict[Path, tuple[Any, str]]:
