@@ -119,6 +119,7 @@ def test_repo_params_load_frozen(good):
         ),
         (lambda d: d["split"].update(test_per_indicator=-1), "split.test_per_indicator", "greater than"),
         (lambda d: d["train"].update(seeds=[42, 42]), "train.seeds", "must not repeat"),
+        (lambda d: d["train"].update(preset="huge"), "train.preset", r"unknown model preset 'huge'; known: "),
         (lambda d: d["train"].update(seeds=[]), "train.seeds", "at least 1"),
         (lambda d: d["train"].update(budget="tokens"), "train.budget", "'data' or 'steps'"),
         (lambda d: d["train"].update(budget=None), "train.budget", "'data' or 'steps'"),

@@ -170,6 +170,15 @@ class TrainParams(Section):
 
     _stages = field_validator("stages")(classmethod(lambda cls, v: unique_sorted(v)))
 
+    @field_validator("preset")
+    @classmethod
+    def _preset(cls, v: str) -> str:
+        from curll.model.config import PRESETS
+
+        if v not in PRESETS:
+            raise ValueError(f"unknown model preset {v!r}; known: {', '.join(PRESETS)}")
+        return v
+
     @field_validator("seeds")
     @classmethod
     def _seeds(cls, v: tuple[int, ...]) -> tuple[int, ...]:
