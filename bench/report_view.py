@@ -51,7 +51,7 @@ def main() -> None:
         "findings paragraph": "What the numbers show" in text,
         "opens with the unigram-baseline verdict": "unigram baseline"
         in (re.findall(r"<b>([^<]*)</b>", dom) or [""])[0],
-        "every test made, with Holm-adjusted p": "Every test made" in text and "p_holm" in text,
+        "every test made, with Holm-adjusted p": "Every test made" in text and "adjusted p" in text,
         "judge heatmaps": "summed scores" in dom,
         "loss heatmaps": ": loss" in dom,
         "every matrix cell shows its n": bool(cells) and all("(n=" in c for c in cells),

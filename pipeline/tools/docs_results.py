@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from curll.evaluate.findings import gate_counts, not_beating, summary
+from curll.evaluate.findings import gate_counts, not_beating, summary, verdict
 from curll.evaluate.headline import DASH, fmt
 from curll.orders import ranked
 
@@ -85,9 +85,7 @@ def tests(m: Mapping[str, Any]) -> str:
         return "No test was made (no intervals: `evaluate.bootstrap.samples: 0`)."
     rows = ["| family | what | value [95%] | p | adjusted p | holds |", "|---|---|---|---|---|---|"]
     for c in listed:
-        held = "not tested" if c["p_holm"] is None else ("yes" if c["holds"] else "no")
-        if c["family"] == "baseline" and c["p_holm"] is not None:
-            held += " (this model alone)"  # a part of the gate, not a claim of its own
+        held = verdict(c)
         holm = "" if c["p_holm"] is None else f"{c['p_holm']:.3g}"
         value = fmt((c["value"], c["lo"], c["hi"]), 3)
         cells = [c["family"], f"`{c['key']}`: {c['what']}", value, f"{c['p']:.3g}", holm, held]

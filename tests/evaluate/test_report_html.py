@@ -65,3 +65,38 @@ def test_means_and_sums_have_two_decimals_and_cells_their_n(page):
     assert cells and all("[" in c for c in cells)  # a bootstrap: every cell has its interval
     numbers = [x for c in cells for x in re.findall(r"-?\d+\.\d+", c)]
     assert numbers and all(len(x.split(".")[1]) == 2 for x in numbers)
+
+
+def test_every_test_made_says_which_were_not_tested_and_which_held(page):
+    """A curriculum test the gate kept from being made has no adjusted p and says "not tested",
+    never a p-value beside a "no"; a baseline test says it is about one model alone."""
+    table = re.search(r"<h3>Every test made</h3>.*?(<table>.*?</table>)", page, re.S)
+    assert table is not None
+    header, *listed = _rows(table.group(1))
+    at = header.index("adjusted p")
+    assert listed
+    for row in listed:
+        holds = row[at + 1]
+        assert (row[at] == "\u2013") == (holds == "not tested"), row
+        if row[0] == "baseline":
+            assert holds.endswith("(this model alone)"), row
+        else:
+            assert holds in ("yes", "no", "not tested"), row
+    assert {r[0] for r in listed} >= {"baseline", "loss"}
+
+
+def test_a_test_the_gate_kept_from_being_made_is_listed_as_not_tested():
+    from curll.evaluate.report_tables import claims_table
+
+    def claim(family: str, p_holm: float | None, holds: bool) -> dict[str, Any]:
+        return {"family": family, "key": f"{family}/k", "what": "w", "value": 0.5, "lo": 0.1, "hi": 0.9,
+                "p": 0.003, "p_holm": p_holm, "holds": holds, "direction": "d"}  # fmt: skip
+
+    listed = [claim("baseline", 0.2, False), claim("loss", None, False), claim("judge", 0.01, True)]
+    header, *rows = _rows("".join(claims_table({"claims": {"list": listed}})))
+    at = header.index("adjusted p")
+    assert [(r[at], r[at + 1]) for r in rows] == [
+        ("0.2", "no (this model alone)"),
+        ("\u2013", "not tested"),
+        ("0.01", "yes"),
+    ]

@@ -241,5 +241,15 @@ def as_json(found: list[Claim]) -> dict[str, Any]:
             "not_tested": len(found) - len(made), "list": [asdict(c) for c in found]}  # fmt: skip
 
 
+def verdict(listed: Mapping[str, Any]) -> str:
+    """A claim of :func:`as_json`'s ``list`` as the report and the docs say it: "not tested" (the
+    gate failed, so its p was never weighed), else "yes" or "no"; a baseline test is one model
+    alone, part of the gate and no claim of its own."""
+    if listed["p_holm"] is None:
+        return "not tested"
+    held = "yes" if listed["holds"] else "no"
+    return f"{held} (this model alone)" if listed["family"] == "baseline" else held
+
+
 def _f(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}"

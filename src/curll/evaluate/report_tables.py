@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curll.evaluate.findings import verdict
+
 #: what an undefined value shows as
 DASH = "\u2013"
 
@@ -126,13 +128,14 @@ def claims_table(metrics: dict[str, Any]) -> list[str]:
     listed = metrics.get("claims", {}).get("list", [])
     if not listed:
         return []
-    table = pd.DataFrame(listed)[["family", "key", "value", "lo", "hi", "p", "p_holm", "holds"]].rename(
-        columns={"p_holm": "adjusted p"}
-    )
-    return ["<h3>Every test made (95% intervals; two-sided p; baseline: one test per trained model, "
-            "each alone and not adjusted, so a 'yes' there is no claim about that model: the gate's one "
-            "claim is that every model beats the unigram baseline; only then are the curriculum tests "
-            "made, Holm over all of them)</h3>",
+    table = pd.DataFrame(listed)[["family", "key", "value", "lo", "hi", "p", "p_holm"]]
+    table["holds"] = [verdict(c) for c in listed]
+    table = table.rename(columns={"p_holm": "adjusted p"})
+    return ["<h3>Every test made</h3>",
+            "<p>95% intervals; two-sided p. Baseline: one test per trained model, each alone and not "
+            "adjusted; the gate's one claim is that every model beats the unigram baseline. Only then "
+            "are the curriculum tests made, Holm-adjusted over all of them; otherwise they are listed "
+            "as not tested.</p>",
             render(table, {"p": p_value, "adjusted p": p_value})]  # fmt: skip
 
 
