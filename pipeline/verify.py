@@ -52,4 +52,5 @@ def run(params: Params) -> None:
 
     metrics = verify_files(inputs, src.generations, outputs, p.out.rejects, encoder, settings, texts=texts)
     counts = metrics["counts"]
-    say("verify: kept " + ", ".join(f"{k} {v['kept']}/{v['in']}" for k, v in counts.items()))
+    kept = ", ".join(f"{k} {v['kept']}/{v['in']}" for k, v in counts.items())
+    say(f"verify: kept of the instances asked for (generation's rejects count as dropped): {kept}")

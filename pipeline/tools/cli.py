@@ -178,7 +178,7 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     """Reads ``evaluate.out.metrics`` and its matrices (the evaluate stage's outputs); the
     table and identity are :mod:`curll.evaluate.headline`'s, as in the report's header."""
     import json
-    from datetime import UTC, datetime
+    from dataclasses import replace
 
     from rich import box
     from rich.table import Table
@@ -191,9 +191,8 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
         raise CurllError("no results yet: run `dvc repro` (or `make run`)", file=metrics)
     values = json.loads(metrics.read_text(encoding="utf-8"))
     head = headline(values, Path(out.matrices))
-    written = datetime.fromtimestamp(metrics.stat().st_mtime, UTC)
-    now = identity(params, written)
-    run = Identity.of_run(values, written) or now
+    now = identity(params)
+    run = Identity.of_run(values) or replace(now, written=None)  # a record it cannot read: today's
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for name in COLUMNS:
         table.add_column(name, no_wrap=True)

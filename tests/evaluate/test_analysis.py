@@ -186,3 +186,18 @@ def test_the_report_writes_baseline_rows_gains_paired_differences_and_corrected_
     assert rep.metrics["bootstrap"]["inflation"]["loss"]["factor"] == pytest.approx(
         2**0.5
     )  # 2 items a stratum
+
+
+def test_every_loss_metric_with_an_interval_has_its_value_beside_it(tmp_path):
+    """``metrics.json``'s loss section: no ``_lo``/``_hi`` without the value they bound (the mean
+    gain on each model's own stage, bootstrapped rather than read off a matrix, included)."""
+    s = scores().assign(score=lambda f: f["score"] + f["item_id"].str[-1].astype(int) * 0.5)
+    items = s[s["run"] == "continual/0"][["item_id", "stage"]].assign(reference="A cat sat on the mat.")
+    degree = pd.Series(0, index=s["indicator_id"].unique())
+    rep = build(s, items, degree, ["ir", "cqa"], tmp_path / "m", tmp_path / "p", losses=losses_of(s),
+                samples=30, seed=1)  # fmt: skip
+    for order, kinds in rep.metrics["loss"].items():
+        for kind, vals in kinds.items():
+            bounded = {k.removesuffix("_lo") for k in vals if k.endswith("_lo")}
+            assert bounded <= set(vals), (order, kind, bounded - set(vals))
+            assert vals["gain_own_lo"] <= vals["gain_own"] <= vals["gain_own_hi"], (order, kind)

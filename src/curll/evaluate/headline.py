@@ -64,22 +64,23 @@ class Identity:
     params_hash: str
     llm: str
     commit: str
-    written: str
+    written: str | None  #: when the report was written (None: not known, as for a recorded run)
     model: str = "?"  #: the trained model's preset and its training seeds
 
     def line(self) -> str:
-        return (
-            f"params {self.params_hash} | LLM {self.llm} | trained {self.model} | "
-            f"commit {self.commit} | written {self.written}"
-        )
+        when = f" | written {self.written}" if self.written else ""
+        what = f"params {self.params_hash} | LLM {self.llm} | trained {self.model}"
+        return f"{what} | commit {self.commit}{when}"
 
     def record(self) -> dict[str, str]:
-        """What ``metrics.json`` keeps of the run (``run``): all but the time, which is the file's."""
+        """What ``metrics.json`` keeps of the run (``run``): all but the time, so that a rerun at one
+        commit writes the same bytes (the report's header has the time)."""
         return {"params_hash": self.params_hash, "llm": self.llm, "commit": self.commit, "model": self.model}
 
     @classmethod
-    def of_run(cls, metrics: dict[str, Any], written: datetime) -> Identity | None:
-        """The identity the evaluate stage recorded in ``metrics`` (None: a run before it did)."""
+    def of_run(cls, metrics: dict[str, Any]) -> Identity | None:
+        """The identity the evaluate stage recorded in ``metrics`` (None: a run before it did),
+        without a time: the file's own time is its checkout's, not the run's."""
         run = metrics.get("run")
         keys = ("params_hash", "llm", "commit", "model")
         if (
@@ -88,7 +89,7 @@ class Identity:
             or not all(isinstance(run[k], str) for k in keys)
         ):
             return None  # written by another version: the caller falls back to today's identity
-        return cls(written=written.astimezone(UTC).strftime(TIME_FORMAT), **run)
+        return cls(written=None, **run)
 
 
 @dataclass(frozen=True)

@@ -249,10 +249,12 @@ def _differences(bounds: dict[str, Interval]) -> dict[str, dict[str, float | Non
 
 
 def _add_bounds(finals: dict[str, dict[str, dict[str, Any]]], bounds: dict[str, Interval]) -> None:
-    """``<metric>_lo`` / ``_hi`` beside each final metric that has an interval."""
+    """``<metric>_lo`` / ``_hi`` beside each final metric that has an interval, and the metric
+    itself where the finals lack it (``gain_own``: bootstrapped, not a CL metric of a matrix)."""
     for name, iv in bounds.items():
         order, kind, metric = name.split("/", 2)
         if order != "cell" and order in finals and kind in finals[order]:
+            finals[order][kind].setdefault(metric, iv.value)
             finals[order][kind].update({f"{metric}_lo": iv.lo, f"{metric}_hi": iv.hi})
 
 
