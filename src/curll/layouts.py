@@ -13,8 +13,8 @@ scored documents from it.
   notes give it): ``<|system|>\\n{passage}\\n<|user|>\\n{question}\\n<|assistant|>\\n{answer}\\n``
   and the tokenizer's end-of-text token. The passage is the system turn and curll's system
   prompt is left out; a type asked on no passage (IR) has no system line (an assumption: the
-  authors' script was not read for it). The markers are plain text; the loss is on the answer,
-  its newline and the end-of-text token.
+  authors' script was not read for it). The markers are plain text; the loss is on the tokens of the
+  text tokenized whole that hold a character of the answer, its newline or the end-of-text token.
 
 It imports nothing of curll but the registry, so the params can check a layout's name.
 """

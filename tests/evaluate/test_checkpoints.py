@@ -77,16 +77,22 @@ def sentencepiece(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def spaced(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A byte-level checkpoint whose tokenizer has a token across the join of prompt and answer."""
+    """A byte-level checkpoint whose tokenizer has a token across the join of prompt and answer, and
+    a post-processor that trims offsets off a token's spaces (as GPT-NeoX's and RoBERTa's do)."""
+    from tokenizers import processors
+
     corpus = [hub_text(q, p) + a for _, _, q, p, a in [*ROWS, SPACED]] * 5 + ["\n  x"] * 50
     tok = hub_tokenizer(corpus, pad=False)
     assert "\u010a\u0120" in tok.get_vocab()  # "\n " as one token (byte-level's own letters)
+    tok.backend_tokenizer.post_processor = processors.ByteLevel(trim_offsets=True)
     return save_checkpoint(tmp_path_factory.mktemp("spaced") / "ckpt", tok, seed=4)
 
 
 def _whole_text_nll(folder: Path, rows: list[tuple[str, str, str, str, str]]) -> list[tuple[float, int]]:
     """transformers' summed NLL and count of each row's answer tokens, the authors' text tokenized
-    whole: the tokens that hold a character of the answer, its newline or the end-of-text token."""
+    whole: the tokens that hold a character of the answer, its newline or the end-of-text token,
+    found by decoding (the first token whose text, decoded with those before it, passes the prompt),
+    not by the offsets curll reads."""
     from transformers import AutoTokenizer, LlamaForCausalLM
 
     hf_tok = AutoTokenizer.from_pretrained(str(folder))
@@ -94,9 +100,10 @@ def _whole_text_nll(folder: Path, rows: list[tuple[str, str, str, str, str]]) ->
     out = []
     for _, _, q, p, a in rows:
         prompt = hub_text(q, p)
-        whole = hf_tok(prompt + a + "\n" + EOS, add_special_tokens=False, return_offsets_mapping=True)
-        ids = whole["input_ids"]
-        first = next(j for j, (_, end) in enumerate(whole["offset_mapping"]) if end > len(prompt))
+        ids = hf_tok(prompt + a + "\n" + EOS, add_special_tokens=False)["input_ids"]
+        decoded = [hf_tok.decode(ids[: j + 1], clean_up_tokenization_spaces=False) for j in range(len(ids))]
+        assert decoded[-1] == prompt + a + "\n" + EOS
+        first = next(j for j, text in enumerate(decoded) if len(text) > len(prompt))
         assert ids[-1] == hf_tok.eos_token_id
         with torch.no_grad():
             logits = model(torch.tensor([ids])).logits[0, first - 1 : -1]

@@ -50,8 +50,10 @@ def encode(
     if not layout_of(layout).passage_in_system:
         chars = [len(p) for p in passages]
         return encode_records(messages_json, tokenizer, loss="assistant", passage_chars=chars)
+    raw = _untrimmed(tokenizer)
     return [
-        _hub_doc(m, kind, p, tokenizer) for m, kind, p in zip(messages_json, types, passages, strict=True)
+        _hub_doc(m, kind, p, raw, tokenizer.eos_token_id)
+        for m, kind, p in zip(messages_json, types, passages, strict=True)
     ]
 
 
@@ -74,24 +76,37 @@ def passages_of(meta: pd.DataFrame, passage_texts: Mapping[str, str]) -> list[st
 _SYSTEM = "<|system|>\n"
 
 
-def _hub_doc(messages_json: str, kind: str, passage: str, tokenizer: Any) -> Doc:
+def _untrimmed(tokenizer: Any) -> Any:
+    """``tokenizer``'s own Rust tokenizer less its post-processor: the same ids for a text without
+    special tokens added, and offsets that are each token's own characters (a post-processor with
+    ``trim_offsets`` moves them off a token's spaces, so a newline-and-space token across the join
+    of prompt and answer would end inside the prompt)."""
+    from tokenizers import Tokenizer
+
+    raw = Tokenizer.from_str(tokenizer.backend_tokenizer.to_str())
+    raw.post_processor = None
+    return raw
+
+
+def _hub_doc(messages_json: str, kind: str, passage: str, raw: Any, eos_id: int) -> Doc:
     """A record in the authors' text: ``passage`` as the system turn (none when empty), the
     question (the user turn less the passage and the type's label) as the user's. The text is
-    tokenized whole, as their training read it; character offsets then tell the answer's tokens
-    (each holding a character of the answer or its closing newline, so a token across the join
-    of prompt and answer is the answer's) and the passage's (each within it)."""
+    tokenized whole (``raw``: :func:`_untrimmed`), as their training read it; character offsets
+    then tell the answer's tokens (each holding a character of the answer or its closing newline,
+    so a token across the join of prompt and answer is the answer's, whatever prompt text it also
+    holds) and the passage's (each within it). No beginning-of-text token is added."""
     _, user, answer = turns_of(messages_json)
     system = f"{_SYSTEM}{passage}\n" if passage else ""
     prompt = f"{system}<|user|>\n{spec(kind).question_of(user, passage)}\n<|assistant|>\n"
-    enc = tokenizer(f"{prompt}{answer}\n", add_special_tokens=False, return_offsets_mapping=True)
-    offsets: list[tuple[int, int]] = enc["offset_mapping"]
+    enc = raw.encode(f"{prompt}{answer}\n", add_special_tokens=False)
+    offsets: list[tuple[int, int]] = enc.offsets
     span = None
     if passage:  # the passage: what a record over the context loses first
         first, last = len(_SYSTEM), len(_SYSTEM) + len(passage)
         inside = [i for i, (start, end) in enumerate(offsets) if first <= start and end <= last]
         span = (inside[0], inside[-1] + 1) if inside else None
     trained = [end > len(prompt) for _, end in offsets]
-    return Doc([*enc["input_ids"], tokenizer.eos_token_id], [*trained, True], span)
+    return Doc([*enc.ids, eos_id], [*trained, True], span)
 
 
 #: a record the scoring check lays out both ways: a passage over two lines, ended by a full stop
@@ -119,6 +134,8 @@ def scoring_problem(tokenizer: Any, layout: str) -> str:
     whole = tokenizer(text, add_special_tokens=False)["input_ids"]
     # the authors' layout ends a record with the end-of-text token, which the template's text has not
     tokens = doc.tokens[:-1] if layout_of(layout).passage_in_system else doc.tokens
+    if tokens != whole and layout_of(layout).passage_in_system:
+        return f"the {layout} layout's scored text is not its chat template's: the two must be one text"
     if tokens != whole:
         return (f"the tokenizer reads the {layout} layout's pieces otherwise alone than joined (a space it "
                 "adds before a piece, or a token across a join): the loss would be taken on other tokens "
