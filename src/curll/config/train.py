@@ -173,10 +173,12 @@ class TrainParams(Section):
     @field_validator("preset")
     @classmethod
     def _preset(cls, v: str) -> str:
-        from curll.model.config import PRESETS
+        from curll.model.config import preset
 
-        if v not in PRESETS:
-            raise ValueError(f"unknown model preset {v!r}; known: {', '.join(PRESETS)}")
+        try:
+            preset(v)
+        except KeyError as exc:  # its message names the known presets
+            raise ValueError(exc.args[0]) from None
         return v
 
     @field_validator("seeds")
