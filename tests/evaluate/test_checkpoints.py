@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import shutil
 from pathlib import Path
 from typing import Any
@@ -425,3 +426,29 @@ def test_a_tokenizer_id_past_the_table_is_refused_though_it_counts_fewer_tokens(
         CurllError, match=rf"ids up to {vocab + 10}, past the model's embedding table of {vocab}"
     ):
         tokenizers(params, [m._replace(folder=tmp_path / "gap") for m in _unchecked(params)], tokenizer=None)
+
+
+def test_a_hub_record_over_the_context_loses_its_passages_end_and_keeps_its_answer(checkpoint: Path):
+    """A record longer than the context is scored with its passage cut, as training would pack it:
+    the answer's tokens are the same tokens with the same count; the cut ends the passage."""
+    from curll.chat import CUT
+    from curll.evaluate.layouts import encode
+    from curll.train.data import fit
+
+    tok = load_tokenizer(checkpoint, "curll-hub")
+    long = PASSAGE * 6
+    record = record_chat("", user_turn("cqa", "How many apples?", long), "He has one apple.")
+    (doc,) = encode("curll-hub", [record], ["cqa"], tok, [long])
+    cut = tok(CUT, add_special_tokens=False)["input_ids"]
+    context = len(doc.tokens) - 1 - 40
+    fitted = fit(doc, context, cut)
+    assert fitted is not None and fitted.passage is not None and len(fitted.tokens) - 1 <= context
+    answer = [t for t, on in zip(doc.tokens, doc.trained, strict=True) if on]
+    assert [t for t, on in zip(fitted.tokens, fitted.trained, strict=True) if on] == answer
+    start, end = fitted.passage
+    assert fitted.tokens[end - len(cut) : end] == cut and long.startswith(
+        tok.decode(fitted.tokens[start : end - len(cut)])
+    )
+    (nll,), (n,) = record_nll(load_hf(checkpoint), [record], ["cqa"], tok, context=context, micro_batch=1,
+                              layout="curll-hub", passages=[long])  # fmt: skip
+    assert n == len(answer) and math.isfinite(nll)  # scored, not left out (NaN)
