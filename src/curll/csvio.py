@@ -111,8 +111,9 @@ def read_csv(path: str | Path) -> CsvTable:
                              row=i + 2)  # fmt: skip
     rows = [(i + 2, cells[:width] + [""] * (width - len(cells))) for i, cells in enumerate(body)]
     names = [h.strip() for h in header]
-    for row, cells in rows:
-        if sum(map(bool, names)) > 1 and [c.strip() for c in cells] == names:
-            raise CurllError("this row repeats the header (two files joined into one?): delete it, "
-                             "or it would be read as data", file=p, row=row)  # fmt: skip
+    if sum(map(bool, names)) > 1:  # one named column: a cell may well hold its name
+        for row, cells in rows:
+            if [c.strip() for c in cells] == names:
+                raise CurllError("this row repeats the header (two files joined into one?): delete it, "
+                                 "or it would be read as data", file=p, row=row)  # fmt: skip
     return CsvTable(path=p, header=header, rows=rows)
