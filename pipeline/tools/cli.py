@@ -145,6 +145,9 @@ def metrics_cl(
     from curll.artifacts import write_json
     from curll.evaluate.cl import cl_metrics, read_matrix
 
+    missing = [str(p) for p in (continual, independent, untrained) if p is not None and not p.is_file()]
+    if missing:
+        raise CurllError(f"matrix files not found: {', '.join(missing)}")
     ind = read_matrix(independent) if independent else None
     base = read_matrix(untrained).iloc[0] if untrained else None
     try:
@@ -192,7 +195,8 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     values = json.loads(metrics.read_text(encoding="utf-8"))
     head = headline(values, Path(out.matrices))
     now = identity(params)
-    run = Identity.of_run(values) or replace(now, written=None)  # a record it cannot read: today's
+    recorded = Identity.of_run(values)
+    run = recorded or replace(now, written=None)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for name in COLUMNS:
         table.add_column(name, no_wrap=True)
@@ -200,7 +204,10 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
         table.add_row(*row)
     console = screen()
     console.print(run.line())
-    if run.params_hash != now.params_hash:
+    if recorded is None:
+        console.print(f"{metrics} records no identity this version reads: the line above is today's "
+                      f"params, LLM and commit, not necessarily the run's")  # fmt: skip
+    elif run.params_hash != now.params_hash:
         console.print(
             f"{params} differs from the params of this run (now {now.params_hash}): `dvc status` says "
             "whether anything is stale"
