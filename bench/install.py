@@ -1,12 +1,19 @@
-"""The Makefile's install with uv against the same install with pip, from cold caches.
+"""The Makefile's install (torch by pip, the rest by uv, bytecode kept at first import) against
+an install by pip alone (bytecode compiled at install), from empty caches.
 
-Makes two new venvs under a temporary folder. Each first gets ``torch==2.13.0`` and uv from pip
-(not timed: the Makefile's first step, the same for both). Then the project with ``--extras`` is
-installed, timed: by ``pip install --no-cache-dir -e`` in one, by ``uv pip install
---compile-bytecode -e`` with an empty cache in the other (what a fresh machine meets). Reports
-both times and the ratio, whether both kept the torch pip put there (the CPU build), the
-packages whose versions differ, and the time of a fresh process importing torch, transformers,
-pandas and DVC in each venv (best of ``--repeats``: both have compiled bytecode, so it matches).
+Makes two new venvs under a temporary folder and times, in each, the whole install of the
+project with ``--extras``:
+
+- ``pip``: ``pip install torch==2.13.0``, then ``pip install --no-cache-dir -e .[extras]``
+  (pip compiles every installed module's bytecode);
+- ``make``: ``pip install --no-compile torch==2.13.0 uv``, then ``uv pip install -e
+  .[extras]`` with an empty uv cache (no bytecode: Python writes it at first import, as the
+  Makefile lets it by unsetting PYTHONDONTWRITEBYTECODE).
+
+Then a new process importing torch, transformers, pandas and DVC, in each venv with
+PYTHONDONTWRITEBYTECODE unset: the first time (the ``make`` venv compiles and keeps what it
+imports) and the best of ``--repeats`` after. Reports the times, the ratio of install plus first
+import, whether both installed the same torch, and the packages whose versions differ.
 
 Usage: python -m bench.install [--extras dev,ray] [--repeats 3]
 """
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -23,21 +31,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 IMPORTS = "import torch, transformers, pandas, dvc.repo; from transformers import AutoModelForCausalLM"
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def timed(cmd: list[str]) -> float:
+def timed(*cmds: list[str]) -> float:
     t0 = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for cmd in cmds:
+        subprocess.run(cmd, cwd=ROOT, env=ENV, check=True, capture_output=True)
     return time.perf_counter() - t0
-
-
-def venv(path: Path) -> Path:
-    """A new venv at ``path`` with torch==2.13.0 and uv (pip); its python."""
-    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True)
-    python = path / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "torch==2.13.0", "uv"], check=True,
-                   stderr=subprocess.DEVNULL)  # fmt: skip
-    return python
 
 
 def freeze(python: Path) -> dict[str, str]:
@@ -53,27 +54,36 @@ def main() -> None:
     args = ap.parse_args()
     target = f".[{args.extras}]"
     with tempfile.TemporaryDirectory(prefix="bench-install-") as tmp:
-        pip_py, uv_py = venv(Path(tmp) / "pip"), venv(Path(tmp) / "uv")
-        pip_s = timed([str(pip_py), "-m", "pip", "install", "-q", "--no-cache-dir", "-e", target])
-        cache = str(Path(tmp) / "uv-cache")  # empty: every package downloaded, as on a new machine
-        uv_s = timed([str(uv_py.parent / "uv"), "pip", "install", "-q", "--compile-bytecode",
-                      "--cache-dir", cache, "--python", str(uv_py), "-e", target])  # fmt: skip
-        versions = {"pip": freeze(pip_py), "uv": freeze(uv_py)}
-        imports = {name: min(timed([str(py), "-c", IMPORTS]) for _ in range(args.repeats))
-                   for name, py in (("pip", pip_py), ("uv", uv_py))}  # fmt: skip
+        py = {name: Path(tmp) / name / "bin" / "python" for name in ("pip", "make")}
+        for name in py:
+            subprocess.run([sys.executable, "-m", "venv", str(Path(tmp) / name)], check=True)
+        pip = [str(py["pip"]), "-m", "pip", "install", "-q"]
+        make = [str(py["make"]), "-m", "pip", "install", "-q"]
+        uv = [str(py["make"].parent / "uv"), "pip", "install", "-q", "--python", str(py["make"])]
+        cache = ["--cache-dir", str(Path(tmp) / "uv-cache")]  # empty: every package downloaded
+        install = {
+            "pip": timed([*pip, "torch==2.13.0"], [*pip, "--no-cache-dir", "-e", target]),
+            "make": timed([*make, "--no-compile", "torch==2.13.0", "uv"], [*uv, *cache, "-e", target]),
+        }
+        first = {name: timed([str(p), "-c", IMPORTS]) for name, p in py.items()}
+        after = {name: min(timed([str(p), "-c", IMPORTS]) for _ in range(args.repeats))
+                 for name, p in py.items()}  # fmt: skip
+        versions = {name: freeze(p) for name, p in py.items()}
     differ = {
-        name: f"pip {versions['pip'].get(name, '-')}, uv {versions['uv'].get(name, '-')}"
-        for name in sorted(versions["pip"].keys() | versions["uv"].keys())
-        if versions["pip"].get(name) != versions["uv"].get(name) and name != "curll"
+        name: f"pip {versions['pip'].get(name, '-')}, make {versions['make'].get(name, '-')}"
+        for name in sorted(versions["pip"].keys() | versions["make"].keys())
+        if versions["pip"].get(name) != versions["make"].get(name) and name not in ("curll", "uv")
     }
+    whole = {name: install[name] + first[name] for name in py}
     report = {
         "project": target,
-        "pip_install_s": round(pip_s, 1),
-        "uv_install_s": round(uv_s, 1),
-        "speedup": f"{pip_s / uv_s:.2f}x",
+        "install_s": {name: round(s, 1) for name, s in install.items()},
+        "first_import_s": {name: round(s, 2) for name, s in first.items()},
+        "later_import_s": {name: round(s, 2) for name, s in after.items()},
+        "install_and_first_import": f"make {whole['make']:.1f} s, pip {whole['pip']:.1f} s: "
+        f"{whole['pip'] / whole['make']:.2f}x",
         "torch": {name: v.get("torch") for name, v in versions.items()},
         "versions_differ": differ,
-        "import_s": {name: round(s, 2) for name, s in imports.items()},
     }
     print(json.dumps(report, indent=2))
 
