@@ -205,8 +205,7 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     console = screen()
     console.print(run.line())
     if recorded is None:
-        console.print(f"{metrics} records no identity this version reads: the line above is today's "
-                      f"params, LLM and commit, not necessarily the run's")  # fmt: skip
+        console.print(f"{metrics}: no run identity this version reads; the line above is today's")
     elif run.params_hash != now.params_hash:
         console.print(
             f"{params} differs from the params of this run (now {now.params_hash}): `dvc status` says "

@@ -108,7 +108,7 @@ def test_results_shows_the_identity_of_the_run_not_of_todays_params(tmp_path):
     (out / "metrics.json").write_text(json.dumps({**METRICS, "run": {"params_hash": "x"}}))  # not ours
     shown = curll("results", cwd=tmp_path).stdout
     assert f"params {run.params_hash} |" in shown  # today's identity, said to be so
-    assert "records no identity this version reads: the line above is today's" in shown
+    assert "metrics.json: no run identity this version reads; the line above is today's\n" in shown
 
 
 def test_results_into_a_pipe_are_120_columns_wide_even_where_colour_is_forced(tmp_path):
