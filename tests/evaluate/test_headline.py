@@ -102,6 +102,7 @@ def test_results_shows_the_identity_of_the_run_not_of_todays_params(tmp_path):
     shown = curll("results", cwd=tmp_path).stdout
     assert "params 0123456789ab |" in shown and "| commit abc1234\n" in shown
     assert "written" not in shown  # the file's time is its checkout's, not the run's
+    assert "no run identity" not in shown
     assert f"params.yaml differs from the params of this run (now {run.params_hash})" in shown
     (out / "metrics.json").write_text(json.dumps({**METRICS, "run": run.record()}))
     assert "differs from" not in curll("results", cwd=tmp_path).stdout
