@@ -122,7 +122,8 @@ def scoring_problem(tokenizer: Any, layout: str) -> str:
     would be scored on tokens it never trained on. The authors' layout tokenizes the whole text and
     needs a fast tokenizer's character offsets. Either way the record's tokens must be its
     layout's chat template's text tokenized whole."""
-    if layout_of(layout).passage_in_system and not getattr(tokenizer, "is_fast", False):
+    hub = layout_of(layout).passage_in_system
+    if hub and not getattr(tokenizer, "is_fast", False):
         return (f"the {layout} layout finds the answer's tokens by character offsets, which only a fast "
                 "tokenizer (a tokenizer.json) gives")  # fmt: skip
     passage, question, answer = _PROBE
@@ -133,14 +134,14 @@ def scoring_problem(tokenizer: Any, layout: str) -> str:
     text = tokenizer.apply_chat_template([{"role": r, "content": c} for r, c in chat], tokenize=False)
     whole = tokenizer(text, add_special_tokens=False)["input_ids"]
     # the authors' layout ends a record with the end-of-text token, which the template's text has not
-    tokens = doc.tokens[:-1] if layout_of(layout).passage_in_system else doc.tokens
-    if tokens != whole and layout_of(layout).passage_in_system:
+    tokens = doc.tokens[:-1] if hub else doc.tokens
+    if tokens == whole:
+        return ""
+    if hub:
         return f"the {layout} layout's scored text is not its chat template's: the two must be one text"
-    if tokens != whole:
-        return (f"the tokenizer reads the {layout} layout's pieces otherwise alone than joined (a space it "
-                "adds before a piece, or a token across a join): the loss would be taken on other tokens "
-                "than the model's text")  # fmt: skip
-    return ""
+    return (f"the tokenizer reads the {layout} layout's pieces otherwise alone than joined (a space it "
+            "adds before a piece, or a token across a join): the loss would be taken on other tokens "
+            "than the model's text")  # fmt: skip
 
 
 def load_tokenizer(folder: str | Path, layout: str) -> Any:
