@@ -31,6 +31,13 @@ of the items moves (all its strata hold one item, or its items agree), though th
 moves it: the seeds' spread alone leaves out the items', which one item per stratum cannot
 estimate. Nor does a value that some replicate leaves undefined (a model missing for one seed:
 the replicates without it would estimate another quantity).
+Bounded values. A value that can only lie within known bounds (a judge cell within the rating
+scale, a difference of two within plus or minus its width: ``ranges``, e.g.
+:func:`curll.evaluate.values.judge_ranges`) gets its interval clipped to them: the true value
+lies within them, so the clipped interval covers it whenever the full one does, and with few
+items the full one reaches past the scale (t with 1 degree of freedom is 12.7). The p-value
+is the full interval's, and as 0 lies within a difference's bounds, a clipped interval leaves
+out 0 exactly when the full one does.
 :func:`holm` adjusts a family of p-values for the number of claims.
 """
 
@@ -53,6 +60,8 @@ ALPHA = 0.05
 
 #: rows and their (rows, B) weights -> name -> (B,) values (NaN where undefined)
 Compute = Callable[[pd.DataFrame, np.ndarray], Mapping[str, np.ndarray]]
+#: a value's name -> the (low, high) bounds it lies within, or None where it has none
+Ranges = Callable[[str], "tuple[float, float] | None"]
 
 
 @dataclass(frozen=True)
@@ -122,6 +131,7 @@ def inflation(items: pd.DataFrame, seeds: int) -> float:
 def bootstrap(
     rows: pd.DataFrame, weights: Mapping[str, pd.DataFrame], compute: Compute, *, inflate: float = 1.0,
     df: float | Callable[[str], float] | None = None, chunk: int = 250, items: str | None = None,
+    ranges: Ranges | None = None,
 ) -> dict[str, Interval]:  # fmt: skip
     """``compute`` on ``rows`` with unit weights (the values), then on the replicates, ``chunk``
     at a time (memory: rows x chunk): a row's weight is the product over ``weights`` (column of
@@ -132,7 +142,8 @@ def bootstrap(
     :data:`ITEM_CHECK` replicates drawing the items alone (the other weights at 1) leave as it
     is gets no interval, whatever the other draws do (the seeds' spread alone is not its
     uncertainty). A value some replicate leaves undefined gets none either (those replicates
-    would estimate another quantity)."""
+    would estimate another quantity). ``ranges``: each value's bounds, which its interval is
+    clipped to (the module docstring)."""
     point = {k: float(v[0]) for k, v in compute(rows, np.ones((len(rows), 1))).items()}
     names = list(point)
     samples = next(iter(weights.values())).shape[1]
@@ -156,7 +167,9 @@ def bootstrap(
             dists[d] = (dist, float(dist.ppf(1 - ALPHA / 2)))
         return dists[d]
 
-    return {name: _interval(point[name], reps[:, k], inflate, *dist_of(name)) for k, name in enumerate(names)}
+    return {name: _interval(point[name], reps[:, k], inflate, *dist_of(name),
+                            bounds=ranges(name) if ranges else None)
+            for k, name in enumerate(names)}  # fmt: skip
 
 
 #: replicates that draw the items alone, to find the values no item draw moves
@@ -182,14 +195,20 @@ def _unmoved(col: np.ndarray) -> bool:
     return len(defined) < 2 or bool(np.all(defined == defined[0]))
 
 
-def _interval(value: float, reps: np.ndarray, inflate: float, dist: Any, quantile: float) -> Interval:
+def _interval(
+    value: float, reps: np.ndarray, inflate: float, dist: Any, quantile: float, *,
+    bounds: tuple[float, float] | None,
+) -> Interval:  # fmt: skip
     if math.isnan(value):
         return Interval(None, None, None)
     if np.isnan(reps).any() or _unmoved(reps):  # undefined in some replicate, or no spread
         return Interval(_r(value), None, None)
     se = inflate * float(np.std(reps, ddof=1))
     p = float(2 * dist.sf(abs(value) / se)) if se > 0 else (1.0 if value == 0 else 0.0)
-    return Interval(_r(value), _r(value - quantile * se), _r(value + quantile * se), min(1.0, p))
+    lo, hi = value - quantile * se, value + quantile * se
+    if bounds is not None:  # the true value lies within them (the module docstring)
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return Interval(_r(value), _r(lo), _r(hi), min(1.0, p))
 
 
 def degrees_of_freedom(items: pd.DataFrame, seeds: int = 1) -> int:
@@ -200,12 +219,14 @@ def degrees_of_freedom(items: pd.DataFrame, seeds: int = 1) -> int:
     return max(1, min(df, seeds - 1) if seeds > 1 else df)
 
 
-def crossed(rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Compute) -> dict[str, Interval]:
+def crossed(
+    rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Compute, ranges: Ranges | None = None
+) -> dict[str, Interval]:
     """Bootstrap intervals of ``compute`` over the ``item`` column of ``rows`` (strata: ``stage``
     and ``type``) crossed with its training seeds (``seed``), with the small-sample inflation and
-    degrees of freedom of :func:`small_sample`; none when ``samples`` is 0. A CurllError naming
-    ``evaluate.bootstrap.samples`` when a model (``order``, ``trained_to``) lacks a seed the
-    others have (:func:`missing_seeds`)."""
+    degrees of freedom of :func:`small_sample`, clipped to ``ranges``; none when ``samples`` is 0.
+    A CurllError naming ``evaluate.bootstrap.samples`` when a model (``order``, ``trained_to``)
+    lacks a seed the others have (:func:`missing_seeds`)."""
     if not samples:
         return {}
     if lacking := missing_seeds(rows):
@@ -217,7 +238,7 @@ def crossed(rows: pd.DataFrame, item: str, samples: int, seed: int, compute: Com
     weights = {item: item_weights(keys, samples, seed), "seed": seed_weights(seeds_of(rows), samples, seed)}
     small = small_sample(rows, item)
     return bootstrap(rows, weights, compute, inflate=small["factor"], df=cell_df(keys, len(weights["seed"]),
-                     small["df"]), items=item)  # fmt: skip
+                     small["df"]), items=item, ranges=ranges)  # fmt: skip
 
 
 #: the kinds of a cell that pools every type of its stage

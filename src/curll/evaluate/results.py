@@ -30,7 +30,7 @@ from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
 from curll.evaluate.report_figures import MIN_DEGREES, Cells
 from curll.evaluate.report_tables import with_n
-from curll.evaluate.values import judge_values, loss_values
+from curll.evaluate.values import judge_ranges, judge_values, loss_values
 from curll.schemas.evaluate import UNTRAINED
 
 LEVELS = ("skill", "subskill", "indicator_id")
@@ -99,14 +99,15 @@ def compute(
               for o, by_kind in full.items()}  # fmt: skip
     pairs = _compared(orders)
     bounds = crossed(scores, "item_id", samples, seed,
-                     lambda rows, w: _paired_cells(judge_values(rows, w, all_kinds), pairs))  # fmt: skip
+                     lambda rows, w: _paired_cells(judge_values(rows, w, all_kinds), pairs),
+                     ranges=judge_ranges(scores, all_kinds))  # fmt: skip
     _add_bounds(finals, bounds)
     res = Results(metrics={"orders": finals}, kinds=kinds, informative=judge_informative)
     res.metrics["bootstrap"] = {
         "samples": samples,
         "seed": seed,
         "unit": "test item (within stage and type) x training seed",
-        "interval": "value +- t(df) x bootstrap SE x inflation (intervals module)",
+        "interval": "value +- t(df) x bootstrap SE x inflation, clipped to a judge value's bounds",
         "inflation": {"judge": small_sample(scores, "item_id")},
         "seeds": {"judge": seeds_of(scores)},
         "single_item_strata": {"judge": single_strata_of(scores, "item_id")},

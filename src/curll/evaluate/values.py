@@ -32,7 +32,8 @@ from scipy import sparse  # type: ignore[import-untyped]
 from curll import orders as order_specs
 from curll.evaluate.analysis import present_models
 from curll.evaluate.cl import LOSS_NAMES, METRICS, cl_batch, nanmean
-from curll.schemas.evaluate import UNTRAINED
+from curll.evaluate.intervals import Ranges
+from curll.schemas.evaluate import UNTRAINED, ScoreSchema
 
 Grid = dict[str, np.ndarray]  # order -> (B, trained, tested) cell values
 
@@ -201,3 +202,39 @@ def judge_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[st
         out |= _cell_names("cell", total, trained, tested, "sum")
         out |= _metrics(total, trained, tested, "sum", {})
     return out | _all_diffs(out, order_specs.ranked(trained), kinds, loss=False)
+
+
+def score_scale() -> tuple[float, float]:
+    """(lowest, highest) judge score: the bounds the scores table's schema puts on ``score``
+    (:class:`curll.schemas.evaluate.ScoreSchema`)."""
+    stats = {k: v for c in ScoreSchema.to_schema().columns["score"].checks for k, v in c.statistics.items()}
+    return float(stats["min_value"]), float(stats["max_value"])
+
+
+def judge_ranges(rows: pd.DataFrame, kinds: list[str]) -> Ranges:
+    """The bounds of each value of :func:`judge_values` (and of a ``paired/`` cell difference),
+    by its name, with every score within :func:`score_scale` (low, high): a cell or AP (a mean of
+    cells) of a type lies within (low, high), of ``sum`` within n times that, n the types
+    ``rows`` scores (a sum cell is undefined unless every one of them has a cell); a change (FGT,
+    BWT, FWT, FWT_zero_shot, a paired cell, a difference of two orders' AP) within plus or minus
+    that range's width. None for a name of no kind of ``kinds``."""
+    low, high = score_scale()
+    n = sum(1 for k in kinds if k != "sum" and (rows["type"] == k).any())
+
+    def ranges(name: str) -> tuple[float, float] | None:
+        parts = name.split("/")
+        if parts[0] in ("cell", "paired") and len(parts) == 5:
+            kind, change = parts[2], parts[0] == "paired"
+        elif parts[0] == "diff" and len(parts) == 4:
+            kind, change = parts[2], True
+        elif len(parts) == 3 and parts[2] in METRICS:
+            kind, change = parts[1], not METRICS[parts[2]].level
+        else:
+            return None
+        if kind not in kinds:
+            return None
+        k = n if kind == "sum" else 1
+        width = k * (high - low)
+        return (-width, width) if change else (k * low, k * high)
+
+    return ranges
