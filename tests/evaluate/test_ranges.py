@@ -10,6 +10,7 @@ import pytest
 
 from curll.evaluate.intervals import crossed
 from curll.evaluate.report import build
+from curll.evaluate.results import _paired_cells
 from curll.evaluate.values import judge_ranges, judge_values
 from tests.evaluate.test_analysis import scores
 
@@ -31,18 +32,20 @@ def expected(name: str) -> tuple[float, float]:
     width = 8.0 if kind == "sum" else 4.0
     if parts[0] == "cell" or (len(parts) == 3 and parts[2] == "AP"):
         return (2.0, 10.0) if kind == "sum" else (1.0, 5.0)
-    return (-width, width)  # paired cells, order differences, FGT, BWT, FWT, FWT_zero_shot
+    return (-width, width)  # paired cells, differences of AP, FGT, BWT, FWT, FWT_zero_shot
+
+
+def compute(rows: pd.DataFrame, w: np.ndarray) -> dict[str, np.ndarray]:
+    """Every judge value and the joint-minus-continual cells, as the report bootstraps them."""
+    return _paired_cells(judge_values(rows, w, KINDS), [("joint", "continual")])
 
 
 def test_every_judge_interval_lies_within_its_bounds_and_only_the_bound_changes():
     s = noisy()
-
-    def compute(rows: pd.DataFrame, w: np.ndarray) -> dict[str, np.ndarray]:
-        return judge_values(rows, w, KINDS)
-
     full = crossed(s, "item_id", 200, 7, compute)
     clipped = crossed(s, "item_id", 200, 7, compute, ranges=judge_ranges(s, KINDS))
     assert clipped.keys() == full.keys()
+    assert sum(n.startswith("paired/") for n in full) == 4 and sum(n.startswith("diff/") for n in full) == 9
     reached, kept = 0, 0
     for name, f in full.items():
         c = clipped[name]
@@ -70,3 +73,22 @@ def test_the_report_matrices_of_a_two_item_run_stay_on_the_scale(tmp_path):
         hi = pd.read_csv(tmp_path / "m" / f"continual_{kind}_hi.csv", index_col=0)
         assert lo.notna().any().any(), kind
         assert (lo.stack().dropna() >= low).all() and (hi.stack().dropna() <= high).all(), kind
+
+
+def test_a_difference_of_two_orders_forgetting_may_span_twice_the_width():
+    ranges = judge_ranges(noisy(), KINDS)
+    assert ranges("diff/joint-continual/ir/AP") == (-4.0, 4.0)
+    assert ranges("diff/joint-continual/ir/BWT") == (-8.0, 8.0)  # (-4) - (+4) at the extremes
+    assert ranges("diff/joint-continual/sum/FGT") == (-16.0, 16.0)
+    assert ranges("continual/ir/unknown") is None and ranges("cell/continual/rubric/0/0") is None
+
+
+def test_scores_off_the_scale_never_get_an_interval_that_leaves_out_their_value():
+    s = noisy(2)
+    s["score"] = s["score"] + 2.0  # 3-7: past what the bounds were made for
+    got = crossed(s, "item_id", 100, 3, compute, ranges=judge_ranges(s, KINDS))
+    bounded = [iv for iv in got.values() if iv.lo is not None]
+    assert len(bounded) > 20
+    for iv in bounded:
+        assert iv.value is not None and iv.lo is not None and iv.hi is not None
+        assert iv.lo <= iv.value <= iv.hi

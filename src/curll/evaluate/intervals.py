@@ -37,7 +37,9 @@ scale, a difference of two within plus or minus its width: ``ranges``, e.g.
 lies within them, so the clipped interval covers it whenever the full one does, and with few
 items the full one reaches past the scale (t with 1 degree of freedom is 12.7). The p-value
 is the full interval's, and as 0 lies within a difference's bounds, a clipped interval leaves
-out 0 exactly when the full one does.
+out 0 exactly when the full one does. Rows off the scale the bounds were made for (scores the
+stage's schema would refuse) could put a value past its bounds: the interval is then never
+clipped past the value itself.
 :func:`holm` adjusts a family of p-values for the number of claims.
 """
 
@@ -206,8 +208,8 @@ def _interval(
     se = inflate * float(np.std(reps, ddof=1))
     p = float(2 * dist.sf(abs(value) / se)) if se > 0 else (1.0 if value == 0 else 0.0)
     lo, hi = value - quantile * se, value + quantile * se
-    if bounds is not None:  # the true value lies within them (the module docstring)
-        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    if bounds is not None:  # the true value lies within them (the module docstring); never past
+        lo, hi = max(lo, min(bounds[0], value)), min(hi, max(bounds[1], value))  # the value itself
     return Interval(_r(value), _r(lo), _r(hi), min(1.0, p))
 
 

@@ -217,24 +217,25 @@ def judge_ranges(rows: pd.DataFrame, kinds: list[str]) -> Ranges:
     cells) of a type lies within (low, high), of ``sum`` within n times that, n the types
     ``rows`` scores (a sum cell is undefined unless every one of them has a cell); a change (FGT,
     BWT, FWT, FWT_zero_shot, a paired cell, a difference of two orders' AP) within plus or minus
-    that range's width. None for a name of no kind of ``kinds``."""
+    that range's width, and a difference of two orders' changes within twice that. None for a
+    name of no kind of ``kinds``."""
     low, high = score_scale()
     n = sum(1 for k in kinds if k != "sum" and (rows["type"] == k).any())
 
     def ranges(name: str) -> tuple[float, float] | None:
         parts = name.split("/")
         if parts[0] in ("cell", "paired") and len(parts) == 5:
-            kind, change = parts[2], parts[0] == "paired"
-        elif parts[0] == "diff" and len(parts) == 4:
-            kind, change = parts[2], True
+            kind, change = parts[2], int(parts[0] == "paired")
+        elif parts[0] == "diff" and len(parts) == 4 and parts[3] in METRICS:
+            kind, change = parts[2], 1 if METRICS[parts[3]].level else 2
         elif len(parts) == 3 and parts[2] in METRICS:
-            kind, change = parts[1], not METRICS[parts[2]].level
+            kind, change = parts[1], 0 if METRICS[parts[2]].level else 1
         else:
             return None
         if kind not in kinds:
             return None
         k = n if kind == "sum" else 1
-        width = k * (high - low)
+        width = change * k * (high - low)  # change: 0 a level, 1 a change of levels, 2 one of changes
         return (-width, width) if change else (k * low, k * high)
 
     return ranges
