@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from curll.artifacts import read_table, records, write_json, write_table
+from curll.artifacts import checked, read_table, records, write_json, write_table
 from curll.config import DEFAULT_PARAMS, Params
 from curll.errors import CurllError
 from curll.evaluate.analysis import out_degree, scores_table
@@ -61,7 +61,8 @@ def run(params: Params) -> None:
     passed = [j for j, ok in judges.get("informative", {}).items() if ok]
     if passed:  # only the judges that passed their controls score the answers
         ratings = ratings[ratings["judge"].isin(passed)]
-    scores = scores_table(answers, items, item_scores(ratings))
+    # validated before anything is computed from it: the intervals are clipped to its score scale
+    scores = checked(scores_table(answers, items, item_scores(ratings)), ScoreSchema, p.out.scores)
     rubric = read_table(p.out.rubric, RubricSchema)
     losses = read_table(p.out.losses, LossSchema)
     found = _gaps(params, losses)

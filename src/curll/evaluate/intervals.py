@@ -31,15 +31,18 @@ of the items moves (all its strata hold one item, or its items agree), though th
 moves it: the seeds' spread alone leaves out the items', which one item per stratum cannot
 estimate. Nor does a value that some replicate leaves undefined (a model missing for one seed:
 the replicates without it would estimate another quantity).
+
 Bounded values. A value that can only lie within known bounds (a judge cell within the rating
 scale, a difference of two within plus or minus its width: ``ranges``, e.g.
 :func:`curll.evaluate.values.judge_ranges`) gets its interval clipped to them: the true value
 lies within them, so the clipped interval covers it whenever the full one does, and with few
 items the full one reaches past the scale (t with 1 degree of freedom is 12.7). The p-value
 is the full interval's, and as 0 lies within a difference's bounds, a clipped interval leaves
-out 0 exactly when the full one does. Rows off the scale the bounds were made for (scores the
+out 0 exactly when the full one does (a level's bounds, 1-5 say, leave out 0 anyway; no claim
+tests a level against 0). Rows off the scale the bounds were made for (scores the
 stage's schema would refuse) could put a value past its bounds: the interval is then never
 clipped past the value itself.
+
 :func:`holm` adjusts a family of p-values for the number of claims.
 """
 
