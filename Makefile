@@ -17,7 +17,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # torch first, by pip: ==2.13.0 takes the CPU build from local disk; a bare `torch` pulls CUDA (GBs).
 # uv installs the rest, asked for the same torch so that it keeps that build (or stops, should a
 # dependency want another): it resolves and downloads in parallel (from empty caches, with the
-# first import, about 4x faster than pip here: `python -m bench.install`).
+# first import, 3.65x faster than pip here: `python -m bench.install`).
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --no-compile torch==2.13.0 uv==0.13.9

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from curll.artifacts import checked, read_table, records, write_json, write_table
+from curll.artifacts import read_table, records, write_json, write_table
 from curll.config import DEFAULT_PARAMS, Params
 from curll.errors import CurllError
 from curll.evaluate.analysis import out_degree, scores_table
@@ -61,8 +61,7 @@ def run(params: Params) -> None:
     passed = [j for j, ok in judges.get("informative", {}).items() if ok]
     if passed:  # only the judges that passed their controls score the answers
         ratings = ratings[ratings["judge"].isin(passed)]
-    # validated before anything is computed from it: the intervals are clipped to its score scale
-    scores = checked(scores_table(answers, items, item_scores(ratings)), ScoreSchema, p.out.scores)
+    scores = scores_table(answers, items, item_scores(ratings))
     rubric = read_table(p.out.rubric, RubricSchema)
     losses = read_table(p.out.losses, LossSchema)
     found = _gaps(params, losses)
@@ -73,6 +72,8 @@ def run(params: Params) -> None:
             f"{lines}\nmake more (seeds, generation yield) or set evaluate.accept_gaps: true to report them",
             file=params.split.out.records, field="evaluate.min_items",
         )  # fmt: skip
+    # written (so validated) before anything is computed from it: the intervals are clipped to its scale
+    write_table(scores, p.out.scores, ScoreSchema)
     informative = bool(passed)
     res = compute(scores, items, out_degree(edges, indicators), list(p.types), answers=answers, rubric=rubric,
                   losses=losses, samples=p.bootstrap.samples, seed=p.bootstrap.seed,
@@ -97,7 +98,6 @@ def run(params: Params) -> None:
     run = identity(Path(DEFAULT_PARAMS))
     res.metrics["run"] = run.record()  # `curll results` shows the run's, not today's params
     rep = render(res, Path(p.out.matrices), Path(p.out.plots))  # computed once, rendered after
-    write_table(scores, p.out.scores, ScoreSchema)
     write_json(p.out.metrics, rep.metrics)
     head = headline(rep.metrics, Path(p.out.matrices))
     _rewrite(Path(p.out.headline))
