@@ -1,6 +1,6 @@
 # Two commands a newcomer needs (see README.md):
-#   make run   - install into .venv and run the whole pipeline (dvc repro) on the default params
-#   make test  - install into .venv (with dev tools) and run lint, type checks and the test suite
+#   make run   - install into .venv (with the dev tools) and run the whole pipeline (dvc repro) on the default params
+#   make test  - the same install, then lint, type checks, the docs' strict build and the test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv

@@ -5,7 +5,7 @@ its curriculum ``stage``, its ``type`` (context, ir, cqa, csqa, a template kind,
 whether it was ``kept``, and the ``reason`` when not: ``"code: detail"``, or the code alone
 when the units carry a ``detail`` column (verify's drops, :mod:`curll.verify.verdict`,
 whose code and detail are never joined). Units may carry a ``weight`` (a rejected CQA
-request stands for its 5 pairs). :func:`measure` turns that
+request stands for its ``generate.pairs.cqa`` pairs). :func:`measure` turns that
 into yields per type and stage; :func:`check_yields` raises :class:`YieldError` when any
 (stage, type) group falls below its floor, naming the stage, each low group's yield and
 its most common reasons with an example, e.g.::

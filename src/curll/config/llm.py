@@ -148,7 +148,7 @@ class LlamaCppProfile(_Profile):
     The backend starts ``servers`` llama.cpp servers for the stage, each with ``threads``
     threads and ``parallel`` slots of ``context`` tokens (prompt and answer), and stops them
     when the stage ends. One slot per server keeps every answer independent of the others
-    (byte for byte: see the README); ``parallel`` > 1 decodes a server's requests together,
+    (byte for byte: docs/params.md, "Reproducibility"); ``parallel`` > 1 decodes a server's requests together,
     and llama.cpp's answers then depend on which requests shared a step."""
 
     backend: Literal["llamacpp"]

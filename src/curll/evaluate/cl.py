@@ -1,4 +1,4 @@
-"""Continual-learning metrics of a stage x stage score matrix (SPEC section 4), each declared
+"""Continual-learning metrics of a stage x stage score matrix, each declared
 once in :data:`METRICS`.
 
 ``J`` is a DataFrame indexed by ``trained_to`` (the last stage a model was trained on, in

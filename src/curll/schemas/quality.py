@@ -22,7 +22,7 @@ VERIFY_REASONS = (
     "short_prompt",  # an instruction or question under verify.content.min_prompt_words words
     "not_english",  # too few English dictionary words (verify.content.english)
     "seed_word",  # the seed's vocabulary word is not in the passage / IR pair
-    "off_topic",  # too far from its indicator (cosine under verify.content.on_topic)
+    "off_topic",  # less similar to its own indicator than to too many others (verify.content.on_topic)
     "ungrounded",  # a CQA answer whose content words are mostly not in its passage
 )
 SPLITS = ("train", "validation", "test")
