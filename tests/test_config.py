@@ -186,6 +186,32 @@ def test_repo_params_load_frozen(good):
             "evaluate.infer.prompt_tokens",
             r"prompt_tokens \(384\) \+ sampling.max_tokens \(128\) = 512 is more than train.context \(256\)",
         ),
+        # a min_yield key that names nothing the stage measures would set no floor, silently
+        (
+            lambda d: d["generate"].update(min_yield={"contxt": 0.5}),
+            "generate.min_yield",
+            r"^unknown instance type 'contxt' \(known: context, ir, cqa, csqa\)",
+        ),
+        (
+            lambda d: d["verify"].update(min_yield={"context": 0.5, "cqqa": 0.5}),
+            "verify.min_yield",
+            r"^unknown instance type 'cqqa'",
+        ),
+        (
+            lambda d: d["templates"].update(min_yield={"contxt": 0.5}),
+            "templates.min_yield",
+            r"^unknown template kind 'contxt' \(known: context, instruction\)",
+        ),
+        (
+            lambda d: d["skill_graph"].update(min_yield={"edges": 0.5}),
+            "skill_graph.min_yield",
+            r"^unknown skill_graph yield type 'edges' \(known: edge\)",
+        ),
+        (  # PyYAML (YAML 1.1) reads 3e-3 as text, DVC's YAML 1.2 as a number
+            lambda d: d["train"]["optim"].update(lr="3e-3"),
+            "train.optim.lr",
+            r"valid number \(got '3e-3'\): write 3\.0e-3 \(YAML reads 3e-3 as text\)",
+        ),
     ],
 )
 def test_bad_params_name_the_key(good, mutate, key, message):

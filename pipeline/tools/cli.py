@@ -149,7 +149,12 @@ def metrics_cl(
     if missing:
         raise CurllError(f"matrix files not found: {', '.join(missing)}")
     ind = read_matrix(independent) if independent else None
-    base = read_matrix(untrained).iloc[0] if untrained else None
+    base = None
+    if untrained:
+        rows = read_matrix(untrained)
+        if len(rows) != 1:
+            raise CurllError(f"{len(rows)} rows: an untrained model's scores are one row", file=untrained)
+        base = rows.iloc[0]
     try:
         result = cl_metrics(read_matrix(continual), independent=ind, untrained=base)
     except ValueError as exc:

@@ -94,3 +94,45 @@ def test_every_missing_matrix_file_is_named_at_once(tmp_path):
     assert "cont-missing.csv" in proc.stderr and "ind-missing.csv" in proc.stderr
     assert "c.csv" not in proc.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "row", "field", "says"),
+    [
+        ("trained_to,0,1\n", 1, None, "no data rows"),  # a header alone
+        ("trained_to,0,1\n\n", 1, None, "no data rows"),
+        ("", None, None, "empty"),
+        ("trained_to,0,1\n0,0.5,0.2,0.9\n", 2, None, "4 cells under a header of 3"),  # a cell too many
+        ("stage,0,1\n0,1,2\n", 1, "stage", "'trained_to'"),
+        ("trained_to;0;1\n0;1;2\n", 1, "trained_to;0;1", "'trained_to'"),  # another delimiter
+        ("trained_to,0,0\n0,1,2\n", 1, "0", "two columns"),
+        ("trained_to,-1,0\n0,1,2\n", 1, "-1", "stage number 0..9"),
+        ("trained_to,12,13\n12,1,2\n", 1, "12", "stage number 0..9"),
+        ("trained_to,0,1\n10,1,2\n", 2, "trained_to", "stage number 0..9"),
+        ("trained_to,0,1\n0,1,2\n0,2,3\n", 3, "trained_to", "twice"),
+        ('trained_to,0,1\n0,"1,2\n', 2, None, "unclosed quote"),
+    ],
+)
+def test_a_malformed_matrix_is_one_line_naming_its_row_and_column(tmp_path, text, row, field, says):
+    bad = tmp_path / "m.csv"
+    bad.write_text(text, encoding="utf-8")
+    with pytest.raises(CurllError, match=says) as err:
+        read_matrix(bad)
+    assert (err.value.row, err.value.field) == (row, field)
+
+
+def test_a_matrix_not_in_utf8_and_an_untrained_file_of_two_rows_are_refused_by_the_command(tmp_path):
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("trained_to,0\n0,caf\xe9\n".encode("latin-1"))
+    with pytest.raises(CurllError, match="not valid UTF-8") as err:
+        read_matrix(latin)
+    assert err.value.row == 2
+    write_matrix(J, tmp_path / "c.csv")
+    for args, culprit in (
+        ([("--continual", "latin.csv")], "latin.csv"),
+        ([("--continual", "c.csv"), ("--untrained", "c.csv")], "3 rows"),
+    ):
+        flags = [x for flag, name in args for x in (flag, str(tmp_path / name))]
+        proc = curll("metrics", "cl", *flags, "--out", str(tmp_path / "x.json"), cwd=tmp_path, check=False)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert culprit in proc.stderr and not (tmp_path / "x.json").exists()

@@ -39,7 +39,7 @@ def test_filters_dedup_and_bands(write):
             ]
         ),
     )
-    df = import_vocab("kuperman", path, stages=range(5))
+    df = import_vocab("kuperman", path, stages=[0, 1])  # stages 2-4 would get no word: refused
     assert df[["word", "pos", "stage"]].values.tolist() == [
         ["dog", "Noun", 0],
         ["run", "Verb", 0],
@@ -162,8 +162,20 @@ def test_a_header_without_rows_and_an_unclosed_quote_are_refused(write):
 
 
 def test_no_word_in_any_requested_stage_is_refused(write):
-    with pytest.raises(CurllError, match=r"no word for stages \[4\]: of 1 content words none"):
+    with pytest.raises(
+        CurllError, match=r"no word for stage\(s\) \[4\] \(of \[4\] asked for\): none of the file's 1 "
+    ):
         import_vocab("kuperman", write("a.csv", HEADER + "dog,Noun,dog,3,1.0\n"), stages=[4])
+
+
+def test_a_requested_stage_with_no_word_is_refused_naming_it_and_the_file(write):
+    path = write("b.csv", HEADER + "dog,Noun,dog,3,1.0\nsun,Noun,sun,6.5,1.0\n")  # stages 0 and 2
+    assert sorted(import_vocab("kuperman", path, stages=[0, 2])["stage"]) == [0, 2]
+    with pytest.raises(
+        CurllError, match=r"no word for stage\(s\) \[1, 3\] \(of \[0, 1, 2, 3\] asked for\)"
+    ) as err:
+        import_vocab("kuperman", path, stages=[0, 1, 2, 3])
+    assert err.value.file == str(path) and "their band" in str(err.value)
 
 
 def test_first_row_is_the_authors_order_lemma_row_prefers_the_lemmas_own_row(write):
@@ -176,12 +188,13 @@ def test_first_row_is_the_authors_order_lemma_row_prefers_the_lemmas_own_row(wri
         "zoo,Noun,zoo,NA,0.90",  # the first (zoo, NA) row ...
         "zoo,Noun,zoo,NA,0.95",  # ... and its repeat: both go (a gap)
         "dog,Noun, ,3.5,1.00",  # a blank lemma is no word, under either rule
+        "sun,Noun,sun,5.5,1.00",  # a word of stage 1 under either rule
     ]
     path = write("aoa.csv", kuperman(rows))
     first = import_vocab("kuperman", path, stages=[0, 1], dedup="first_row")
     own = import_vocab("kuperman", path, stages=[0, 1], dedup="lemma_row")
-    assert first[["word", "pos"]].values.tolist() == [["anybody", "Noun"]]
-    assert own[["word", "pos"]].values.tolist() == [["cat", "Noun"], ["null", "Adjective"]]
+    assert first[["word", "pos"]].values.tolist() == [["anybody", "Noun"], ["sun", "Noun"]]
+    assert own[["word", "pos"]].values.tolist() == [["cat", "Noun"], ["sun", "Noun"], ["null", "Adjective"]]
     with pytest.raises(CurllError, match="lemma_row or first_row"):
         import_vocab("kuperman", path, dedup="last_row")  # type: ignore[arg-type]
 
@@ -212,7 +225,7 @@ def test_first_row_gives_the_authors_words_on_the_reference_norms():
 
 def test_a_part_of_speech_in_another_case_is_the_same_tag(write):
     rows = ["dog,noun,dog,3.0,1.00", "ran,VERB,run,4.5,0.98", "paris,name,paris,3.0,1.00"]
-    df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=range(5))
+    df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=[0])
     assert df[["word", "pos"]].values.tolist() == [["dog", "Noun"], ["run", "Verb"]]
 
 
@@ -220,7 +233,7 @@ def test_a_part_of_speech_in_another_case_is_the_same_tag(write):
 def test_an_accent_typed_either_way_or_a_zero_width_space_is_one_word(write, dedup):
     rows = ["caf\u00e9,Noun,caf\u00e9,3.0,1.00", "cafe\u0301,Noun,cafe\u0301,3.0,1.00",
             "dog\u200b,Noun,dog\u200b,3.0,1.00", "dog,Noun,dog,3.0,1.00"]  # fmt: skip
-    df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=range(5), dedup=dedup)
+    df = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=[0], dedup=dedup)
     assert sorted(df["word"]) == ["caf\u00e9", "dog"]
 
 

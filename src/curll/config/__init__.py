@@ -15,6 +15,7 @@ the stage code read the same single definition.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +234,9 @@ def _to_curll_error(exc: ValidationError, source: str | Path, data: Any = None) 
         elif kind == "missing":
             msg = "required key is missing"
         else:
-            msg = err["msg"] + _shown(err.get("input"))
+            msg = (
+                err["msg"].removeprefix("Value error, ") + _shown(err.get("input")) + _hint(err.get("input"))
+            )
         problems.setdefault(".".join(_written(loc, data, missing=kind == "missing")), msg)
     deeper = [k for k in problems if any(o.startswith(k + ".") for o in problems)]
     for k in deeper:  # a union's members disagree: the one that got inside the value says more
@@ -263,6 +266,18 @@ def _written(loc: list[str], data: Any, *, missing: bool) -> list[str]:
             continue  # a union member's name
         out.append(part)
     return out
+
+
+#: a number in exponent form without a dot, which YAML 1.1 (PyYAML) reads as text
+_EXPONENT = re.compile(r"[+-]?\d+[eE][+-]?\d+")
+
+
+def _hint(value: Any) -> str:
+    """What to write instead, for a value a YAML 1.1 reader took otherwise than a person meant."""
+    if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
+        mantissa, exponent = value.strip().lower().split("e")
+        return f": write {mantissa}.0e{exponent} (YAML reads {value} as text)"
+    return ""
 
 
 def _shown(value: Any) -> str:

@@ -96,6 +96,23 @@ class KeysOf:
         return {k: value[k] for k in known}  # in the registry's order
 
 
+@dataclass(frozen=True)
+class YieldKeys:
+    """A ``min_yield`` mapping's keys must be among ``names()``, what the stage measures (``what``
+    names them): a key that names nothing would never apply, its floor silently 0."""
+
+    what: str
+    names: Callable[[], tuple[str, ...]]
+
+    def check(self, value: MinYield) -> MinYield:
+        if isinstance(value, dict):
+            known = self.names()
+            unknown = [k for k in value if k not in known]
+            if unknown:
+                raise ValueError(f"unknown {self.what} {unknown[0]!r} (known: {', '.join(known)})")
+        return value
+
+
 class TablesFolder(Section):
     """Outputs with a folder of per-type tables: ``tables/<type>.parquet`` for every instance type."""
 

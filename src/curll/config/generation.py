@@ -18,6 +18,7 @@ from curll.config.base import (
     Section,
     Seed,
     TablesFolder,
+    YieldKeys,
     no_credentials,
 )
 
@@ -27,6 +28,9 @@ _TYPES = KeysOf("instance type", instances.names)
 _KIND = Registered("template kind", instances.template_kinds)
 #: a template kind a seeded instance type draws from (:func:`curll.instances.template_kinds`)
 TemplateKind = Annotated[StrictStr, AfterValidator(_KIND.check), _KIND]
+_EDGE_YIELD = YieldKeys("skill_graph yield type", lambda: ("edge",))
+_KIND_YIELD = YieldKeys("template kind", instances.template_kinds)
+_TASK_YIELD = YieldKeys("instance type", instances.names)
 
 
 class SkillGraphPrompts(Section):
@@ -52,7 +56,9 @@ class SkillGraphParams(Section):
     candidates: Literal["all", "related", "nearest"]
     neighbours: Positive
     max_stage_gap: Count
-    min_yield: MinYield = Field(description="least share of pair requests answered validly (type: edge)")
+    min_yield: Annotated[MinYield, AfterValidator(_EDGE_YIELD.check)] = Field(
+        description="least share of pair requests answered validly (type: edge)"
+    )
     prompts: SkillGraphPrompts
     out: SkillGraphOutputs
 
@@ -75,7 +81,9 @@ class TemplatesParams(Section):
     max_items: Positive
     min_words: Positive
     max_words: Positive
-    min_yield: MinYield = Field(description="least share of (indicator, kind) sets accepted, per kind")
+    min_yield: Annotated[MinYield, AfterValidator(_KIND_YIELD.check)] = Field(
+        description="least share of (indicator, kind) sets accepted, per kind"
+    )
     attempts: Positive = Field(
         default=6, description="tries per set (short answers: cheap), not llm.attempts"
     )
@@ -134,7 +142,9 @@ class GenerateParams(Section):
     pairs: Annotated[dict[StrictStr, Positive], AfterValidator(_LISTED.check), _LISTED] = Field(
         description="items asked for in one request, for every instance type asked for a list (cqa, csqa)"
     )
-    min_yield: MinYield = Field(description="least share of requests answered validly, per task and stage")
+    min_yield: Annotated[MinYield, AfterValidator(_TASK_YIELD.check)] = Field(
+        description="least share of requests answered validly, per task and stage"
+    )
     prompts: Annotated[dict[StrictStr, PathStr], AfterValidator(_TYPES.check), _TYPES] = Field(
         description="the prompt file of every instance type"
     )

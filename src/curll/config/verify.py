@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, StrictStr, model_validator
+from pydantic import AfterValidator, Field, StrictBool, StrictStr, model_validator
 
+from curll import instances
 from curll.config.base import (
     ByProfile,
     Count,
@@ -16,6 +17,7 @@ from curll.config.base import (
     Section,
     Seed,
     TablesFolder,
+    YieldKeys,
 )
 
 Fraction = Annotated[Number, Field(gt=0, le=1)]
@@ -109,7 +111,9 @@ class VerifyParams(Section):
 
     context_words: ByProfile[WordRange] = Field(description="passage length range in words")
     content: ByProfile[ContentChecks] = Field(description="content checks (default, and by llm.use profile)")
-    min_yield: MinYield = Field(description="least share kept per type and stage (unparsed requests count)")
+    min_yield: Annotated[MinYield, AfterValidator(YieldKeys("instance type", instances.names).check)] = Field(
+        description="least share kept per type and stage (unparsed requests count)"
+    )
     semantic: SemanticParams
     diversity: SampleParams
     readability: ReadabilityParams

@@ -222,35 +222,46 @@ def _value(v: float) -> float | None:
 
 
 def read_matrix(path: str | Path) -> pd.DataFrame:
-    """A matrix CSV: header ``trained_to,<stage>,<stage>,...``, one row per model, numeric cells
-    (empty = not measured). Errors name the file, the CSV row (header = 1) and the column."""
-    p = Path(path)
-    if not p.is_file():
-        raise CurllError("matrix file not found", file=p)
-    raw = pd.read_csv(p, dtype=str, keep_default_na=False)
-    if not len(raw.columns) or raw.columns[0] != "trained_to":
-        raise CurllError("the first column must be 'trained_to'", file=p, row=1, field=str(raw.columns[:1]))
-    for col in raw.columns[1:]:
-        if not str(col).lstrip("-").isdigit():
-            raise CurllError("test-stage columns must be stage numbers", file=p, row=1, field=str(col))
+    """A matrix CSV: header ``trained_to,<stage>,<stage>,...`` (stages 0..MAX_STAGE, each once),
+    one row per model, numeric cells (empty = not measured); blank lines are skipped. Read
+    strictly (:func:`curll.csvio.read_csv`: UTF-8, no cells past the header's, no unclosed quote);
+    a file with no data rows is refused. Errors name the file, the CSV row (header = 1) and the
+    column."""
+    from curll.csvio import read_csv
+    from curll.schemas.data import MAX_STAGE
+
+    table = read_csv(path)
+    p, header = table.path, [h.strip() for h in table.header]
+    if header[0] != "trained_to":
+        raise CurllError(f"the first column must be 'trained_to', not {header[0]!r}", file=p, row=1,
+                         field=header[0])  # fmt: skip
+    columns: list[int] = []
+    for col in header[1:]:
+        if not col.isdigit() or int(col) > MAX_STAGE:
+            raise CurllError(f"a test-stage column must be a stage number 0..{MAX_STAGE}", file=p, row=1,
+                             field=col)  # fmt: skip
+        table.only([i for i, h in enumerate(header) if h == col], col)
+        columns.append(int(col))
+    rows = [(n, cells) for n, cells in table.rows if any(c.strip() for c in cells)]  # blank lines: none
+    if not rows:
+        raise CurllError("no data rows: the file holds only its header", file=p, row=1)
     values: list[list[float]] = []
     index: list[int] = []
-    for n, row in enumerate(raw.itertuples(index=False), start=2):
-        cells = list(row)
-        try:
-            index.append(int(cells[0]))
-        except ValueError:
-            raise CurllError(f"not a stage number: {cells[0]!r}", file=p, row=n, field="trained_to") from None
+    for n, cells in rows:
+        stage = cells[0].strip()
+        if not stage.isdigit() or int(stage) > MAX_STAGE:
+            raise CurllError(f"not a stage number 0..{MAX_STAGE}: {cells[0]!r}", file=p, row=n,
+                             field="trained_to")  # fmt: skip
+        if int(stage) in index:
+            raise CurllError(f"stage {stage} appears twice", file=p, row=n, field="trained_to")
+        index.append(int(stage))
         vals = []
-        for col, cell in zip(raw.columns[1:], cells[1:], strict=True):
+        for col, cell in zip(header[1:], cells[1:], strict=True):
             try:
-                vals.append(float(cell) if str(cell).strip() else math.nan)
+                vals.append(float(cell) if cell.strip() else math.nan)
             except ValueError:
-                raise CurllError(f"not a number: {cell!r}", file=p, row=n, field=str(col)) from None
+                raise CurllError(f"not a number: {cell!r}", file=p, row=n, field=col) from None
         values.append(vals)
-    if len(set(index)) != len(index):
-        raise CurllError("a trained_to stage appears twice", file=p, field="trained_to")
-    columns = [int(c) for c in raw.columns[1:]]
     return pd.DataFrame(values, index=pd.Index(index, name="trained_to"), columns=columns).sort_index()
 
 

@@ -32,7 +32,8 @@ def import_vocab(
     max_per_stage: int = 0,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Read ``path`` in format ``fmt`` and return the validated words table.
+    """Read ``path`` in format ``fmt`` and return the validated words table; a CurllError naming
+    the file and the stages when any requested stage gets no word.
 
     ``dedup`` picks which row of a repeated (lemma, AoA) a ``kuperman`` file keeps
     (:mod:`curll.vocab.sources`); ``curll-words`` lists have no such repeats."""
@@ -41,10 +42,12 @@ def import_vocab(
     candidates = read_candidates(fmt, path, dedup)
     stages = list(stages)
     df = assign_stages(candidates, stages, bands=bands, max_per_stage=max_per_stage, seed=seed)
-    if df.empty:
+    empty = sorted(set(stages) - set(df["stage"]))
+    if empty:  # a stage without words would seed nothing: say so here, not as missing seeds later
+        its = "its" if len(empty) == 1 else "their"
         raise CurllError(
-            f"no word for stages {stages}: of {len(candidates)} content words none has an age of "
-            "acquisition in those stages' bands", file=path,
+            f"no word for stage(s) {empty} (of {sorted(set(stages))} asked for): none of the file's "
+            f"{len(candidates)} content words has an age of acquisition in {its} band", file=path,
         )  # fmt: skip
     return validate(df, WordSchema, source=path)
 
