@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from curll.config import Params
 from curll.config.data import TaxonomyParams
+from curll.errors import fields_named
 from curll.taxonomy import Imported, TableLayout, import_taxonomy, sample_per_stage, save_taxonomy
 from pipeline.tools.console import say
 
 
 def run(params: Params) -> None:
     p = params.taxonomy
-    got = import_taxonomy(
-        p.layout, [p.input], stages=p.stages, duplicates=p.duplicates, columns=table_layout(p)
-    )
+    with fields_named({"stages": "taxonomy.stages"}):
+        got = import_taxonomy(
+            p.layout, [p.input], stages=p.stages, duplicates=p.duplicates, columns=table_layout(p)
+        )
     report_dropped(got)
     df = sample_per_stage(got.table, p.per_stage, p.seed)
     save_taxonomy(df, p.out.indicators, p.out.stats, got.dropped)

@@ -186,6 +186,11 @@ def test_repo_params_load_frozen(good):
             "evaluate.infer.prompt_tokens",
             r"prompt_tokens \(384\) \+ sampling.max_tokens \(128\) = 512 is more than train.context \(256\)",
         ),
+        (
+            lambda d: d["seeds"].update(per_indicator={"context": 0, "ir": 0}),
+            "seeds.per_indicator",
+            r"^every type is 0: mode sample would draw no seed at all$",
+        ),
         # a min_yield key that names nothing the stage measures would set no floor, silently
         (
             lambda d: d["generate"].update(min_yield={"contxt": 0.5}),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from curll.config import DEFAULT_PARAMS, load_params
-from curll.errors import CurllError
+from curll.errors import CurllError, fields_named
 from curll.schemas import MAX_STAGE
 from pipeline.tools.console import say
 
@@ -58,6 +58,11 @@ StagesOpt = Annotated[str | None, typer.Option("--stages", help="keep these stag
 OutOpt = Annotated[Path, typer.Option("--out", help="output folder")]
 
 
+#: the taxonomy library's argument names, as ``curll taxonomy import`` spells them
+_TABLE_OPTIONS = {"stages": "--stages", "layout": "--layout", "columns": "--columns",
+                  "taxonomy.columns": "--columns", "taxonomy.grades": "--grades"}  # fmt: skip
+
+
 def register(stage_apps: dict[str, typer.Typer]) -> None:
     """Add the importers to the ``taxonomy`` and ``vocab`` command groups."""
     taxonomy, vocab = stage_apps["taxonomy"], stage_apps["vocab"]
@@ -88,6 +93,10 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
 
         if duplicates not in ("error", "drop"):
             raise CurllError(f"must be error or drop, got {duplicates!r}", field="--duplicates")
+        if (columns is not None or grades is not None) and layout != "table":
+            raise CurllError(
+                f"--columns and --grades go with --layout table, not {layout!r}", field="--layout"
+            )
         table = None
         if columns is not None or grades is not None:
             named = parse_pairs(columns or "", "--columns")
@@ -100,14 +109,16 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
                 if stage > MAX_STAGE:
                     raise CurllError(f"grade {grade!r} maps to stage {stage}; stages go 0..{MAX_STAGE}",
                                      field="--grades")  # fmt: skip
-            table = TableLayout(grades=stage_of, **named)
-        got = import_taxonomy(
-            layout,
-            files,
-            stages=parse_stages(stages),
-            duplicates=cast("DuplicatePolicy", duplicates),
-            columns=table,
-        )
+            with fields_named(_TABLE_OPTIONS):
+                table = TableLayout(grades=stage_of, **named)
+        with fields_named(_TABLE_OPTIONS):
+            got = import_taxonomy(
+                layout,
+                files,
+                stages=parse_stages(stages),
+                duplicates=cast("DuplicatePolicy", duplicates),
+                columns=table,
+            )
         report_dropped(got)
         stats = save_taxonomy(got.table, out / "indicators.parquet", out / "stats.json", got.dropped)
         say(f"{len(got.table)} indicators -> {out / 'indicators.parquet'}; per stage: {stats['stages']}")
@@ -140,9 +151,10 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
             raise CurllError(f"must be lemma_row or first_row, got {dedup!r}", field="--dedup")
         wanted = parse_stages(stages) or list(range(5))
         mode, keep = cast(BandMode, bands), cast(Dedup, dedup)
-        df = import_vocab(
-            fmt, file, stages=wanted, bands=mode, dedup=keep, max_per_stage=max_per_stage, seed=seed
-        )
+        with fields_named({"format": "--format", "max_per_stage": "--max-per-stage", "dedup": "--dedup"}):
+            df = import_vocab(
+                fmt, file, stages=wanted, bands=mode, dedup=keep, max_per_stage=max_per_stage, seed=seed
+            )
         stats = save_vocab(df, wanted, out / "words.parquet", out / "stats.json")
         say(f"{len(df)} words -> {out / 'words.parquet'}; per stage: {stats['stages']}")
 

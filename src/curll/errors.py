@@ -7,6 +7,8 @@ prints ``str(error)`` and exits non-zero; a traceback is for bugs, not for bad d
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -42,6 +44,19 @@ class CurllError(Exception):
         if self.field is not None:
             where.append(f"field {self.field!r}")
         return f"{', '.join(where)}: {self.message}" if where else self.message
+
+
+@contextmanager
+def fields_named(names: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, a :class:`CurllError` whose ``field`` is a key of ``names`` is raised with
+    that field renamed: a library names its argument (``stages``), its caller what the user wrote
+    (``taxonomy.stages`` in params, ``--stages`` on the command line)."""
+    try:
+        yield
+    except CurllError as exc:
+        if exc.field is not None and exc.field in names:
+            exc.field = names[exc.field]
+        raise
 
 
 def one_line(exc: BaseException, limit: int | None = 200) -> str:

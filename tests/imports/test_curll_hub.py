@@ -226,7 +226,8 @@ def test_two_stages_of_one_kind_give_distinct_records_and_a_folder_twice_is_refu
 
 
 @pytest.mark.parametrize(
-    ("value", "message"), [("12", "stage 12 is above 9"), ("\u00b2", "not a whole number")]
+    ("value", "message"),
+    [("12", "stage 12 is above 9"), ("\u00b2", "not a whole number"), ("-1", "stage -1 is below 0")],
 )
 def test_a_stage_curll_cannot_hold_is_named_at_its_row(tmp_path, value, message):
     table = rows("cqa_eval", 2, 2)
@@ -263,3 +264,25 @@ def test_rows_without_an_id_are_units_of_their_own(tmp_path):
     import_release([(folder, None)], tmp_path / "out")
     got = pd.read_parquet(tmp_path / "out" / "records.parquet")
     assert got["unit_id"].nunique() == 4
+
+
+def test_a_folder_named_for_a_stage_past_9_or_a_kind_curll_lacks_is_named_as_such(tmp_path):
+    folder = write_repo(tmp_path, "stage12_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 2, 2)})
+    with pytest.raises(
+        CurllError, match=r"stage12_cqa_eval: named for stage 12, and curll's stages go 0..9$"
+    ):
+        import_release([(folder, None)], tmp_path / "out")
+    with pytest.raises(CurllError, match=r"unknown KIND 'foo' in KIND=PATH; KIND is one of cqa, ") as err:
+        parse_source(f"foo={folder}")
+    assert err.value.file == str(folder)
+    assert parse_source(f"cqa_eval={folder}") == (folder, "cqa_eval")
+    odd = tmp_path / "a=b"
+    odd.mkdir()
+    assert parse_source(str(odd)) == (odd, None)  # a folder whose own name holds "="
+
+
+def test_a_release_of_no_rows_names_its_folders(tmp_path):
+    folder = write_repo(tmp_path, "stage2_cqa_eval", "cqa_eval", {"test": []})
+    with pytest.raises(CurllError, match=r"kept no records \(no rows\)") as err:
+        import_release([(folder, None)], tmp_path / "out")
+    assert err.value.file == str(folder)

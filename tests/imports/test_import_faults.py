@@ -213,3 +213,16 @@ def test_a_second_import_into_the_same_out_is_refused_while_one_runs(tmp_path):
     finally:
         os.close(fd)
     assert import_release([(folder, None)], tmp_path / "out")["records"] == 4
+
+
+def test_a_file_that_fails_half_way_leaves_no_part_of_itself_and_the_finished_files_stay(tmp_path):
+    good = write_repo(tmp_path / "hub", "stage2_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 2, 40)})
+    table = rows("cqa_eval", 3, 400)
+    table[-1]["stage"] = "three"  # found after several row groups were written
+    bad = write_repo(tmp_path / "hub", "stage3_cqa_eval", "cqa_eval", {"test": table})
+    with pytest.raises(CurllError, match="stage 'three' is not a whole number"):
+        import_release([(good, None), (bad, None)], tmp_path / "out", batch_rows=64)
+    work = tmp_path / ".out.import"
+    parts = sorted(p.suffix for p in work.iterdir())
+    assert parts == [".json", ".parquet", ".parquet"], parts  # the good file's part, to reuse; no half
+    assert not (tmp_path / "out").exists()

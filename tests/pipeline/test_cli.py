@@ -122,6 +122,17 @@ def test_bad_param_stops_the_stage_naming_the_key(tmp_path):
     assert not (tmp_path / "data").exists()
 
 
+def test_a_stage_the_taxonomy_file_lacks_is_named_with_the_file_and_the_params_key(tmp_path):
+    path = _params(tmp_path, stages=[0, 1, 2, 3, 4, 5])
+    data = yaml.safe_load(path.read_text())
+    data["taxonomy"]["stages"] = [0, 1, 2, 3, 4, 5]
+    path.write_text(yaml.safe_dump(data))
+    proc = curll("taxonomy", "run", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "taxonomy_builtin.yaml, field 'taxonomy.stages': no indicator for stage(s) [5]" in proc.stderr
+    assert not (tmp_path / "data").exists()
+
+
 def test_a_token_budget_too_small_stops_every_stage_before_it_starts(tmp_path):
     """Budgets are checked by the command, not by the params loader (which every stage imports):
     even a stage with no LLM task refuses params whose LLM tasks cannot close their answers."""
@@ -167,7 +178,33 @@ def test_import_options_that_cannot_mean_what_they_say_are_refused_on_one_line(t
         (["vocab", "import", "--stages", "4-0", str(aoa)], "field '--stages': expected stages like"),
         (["vocab", "import", "--stages", "0-20", str(aoa)], "field '--stages': stages go 0..9, got '0-20'"),
         (["vocab", "import", "--seed", "-1", str(aoa)], "field '--seed': must be 0..4294967295, got -1"),
-        (["taxonomy", "import", *table, "--grades", "K=0,k=1", str(src)], "'K' and 'k' differ only in case"),
+        (
+            ["taxonomy", "import", *table, "--grades", "K=0,k=1", str(src)],
+            "field '--grades': grades 'K' and 'k' differ only in case",
+        ),
+        # the library's own argument names are given as the command's options
+        (
+            ["taxonomy", "import", "--columns", "skill=Skills,goal=Goals", str(src)],
+            "field '--layout': --columns and --grades go with --layout table, not 'curll-csv'",
+        ),
+        (["taxonomy", "import", "--layout", "table", str(src)], "field '--columns': the table layout needs"),
+        (
+            ["taxonomy", "import", "--stages", "1-2", str(src)],
+            "t.csv, field '--stages': no indicator for stage(s) [2] of the stages asked for [1, 2]; "
+            "the input has stage(s) [1]",
+        ),
+        (
+            ["vocab", "import", "--format", "nope", str(aoa)],
+            "field '--format': unknown vocabulary format 'nope'",
+        ),
+        (
+            ["vocab", "import", "--max-per-stage", "-1", "--stages", "0", str(aoa)],
+            "field '--max-per-stage': must be >= 0",
+        ),
+        (
+            ["vocab", "import", str(aoa)],
+            "aoa.csv: no word for stage(s) [1, 2, 3, 4] (of [0, 1, 2, 3, 4] asked for)",
+        ),
         (
             ["taxonomy", "import", *table, "--grades", "K=0,1=1,K=1", str(src)],
             "field '--grades': 'K' is given twice",

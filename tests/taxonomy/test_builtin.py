@@ -38,9 +38,22 @@ def test_builtin_taxonomy_covers_stages_and_skill_areas():
         ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: []}}\n", 1, "indicators.1"),
         ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {12: [x]}}\n", 1, "indicators.12"),
         ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: [x]}, note: y}\n", 1, "note"),
+        # a second, misspelt list would be left out unread
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: [x]}}\ngoals2: []\n", None, "goals2"),
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {'1': [x]}}\n", 1, "indicators.1"),
     ],
 )
 def test_yaml_layout_errors_name_block_and_field(write, text, row, field):
     with pytest.raises(CurllError) as err:
         import_taxonomy("curll-yaml", [write("t.yaml", text)])
     assert (err.value.row, err.value.field) == (row, field)
+    if field == "goals2":
+        assert "unknown top-level key(s) ['goals2']" in err.value.message
+    if "'1'" in text:
+        assert "got the text '1': leave out the quotes" in err.value.message
+
+
+def test_a_csv_read_in_the_yaml_layout_says_which_layouts_read_a_csv(write):
+    for text in (",Skills,Sub-skills,Goals,stage-1\n,A,B,C,x\n", "Skills;Goals\nA;B\n"):  # not YAML; a scalar
+        with pytest.raises(CurllError, match=r"a CSV is read with layout curll-csv or table$"):
+            import_taxonomy("curll-yaml", [write("t.csv", text)])

@@ -141,8 +141,12 @@ def test_bad_files_name_file_row_and_field(write, content, message, row, field):
 def test_requested_stage_must_exist(write):
     path = write("t.csv", HEADER + ",Maths,Number,Count,Counts,More\n")
     assert import_taxonomy("curll-csv", [path], stages=[2]).table["stage"].tolist() == [2]
-    with pytest.raises(CurllError, match=r"requested stage\(s\) \[4\]"):
+    says = (
+        r"no indicator for stage\(s\) \[4\] of the stages asked for \[1, 4\]; the input has stage\(s\) \[1, 2"
+    )
+    with pytest.raises(CurllError, match=says) as err:
         import_taxonomy("curll-csv", [path], stages=[1, 4])
+    assert err.value.file == str(path) and err.value.field == "stages"
 
 
 # The paper's Table 1 (stages 0-4): skills, sub-skills, goals, indicators.

@@ -55,3 +55,13 @@ def test_drop_changes_nothing_without_repeats_and_the_policy_is_checked(write):
     assert a.table.equals(b.table) and b.dropped == []
     with pytest.raises(CurllError, match="error or drop"):
         import_taxonomy("curll-csv", [path], duplicates="keep")  # type: ignore[arg-type]
+
+
+def test_a_repeat_across_two_files_of_one_name_names_each_by_its_path(write):
+    a, b = write("a/x.csv", LATER.split("3,,,")[0]), write("b/x.csv", LATER.split("3,,,")[0])
+    with pytest.raises(CurllError) as err:
+        import_taxonomy("curll-csv", [a, b])
+    assert err.value.file == str(b) and f"as row 2 of {a})" in str(err.value)
+    got = import_taxonomy("curll-csv", [a, b], duplicates="drop")
+    assert all(f"of {a} (" in d.describe() and d.describe().startswith(str(b)) for d in got.dropped)
+    assert set(got.table["source"]) == {"x.csv"}  # the table keeps the file's name, not where it lay

@@ -12,6 +12,7 @@ from curll.config.base import (
     Count,
     KeysOf,
     MinYield,
+    ParamsError,
     PathStr,
     Positive,
     Registered,
@@ -116,6 +117,12 @@ class SeedsParams(Section):
     )
     seed: Seed
     out: SeedsOutputs
+
+    @model_validator(mode="after")
+    def _some_seed(self) -> SeedsParams:
+        if self.mode == "sample" and not any(self.per_indicator.values()):
+            raise ParamsError(("per_indicator", "every type is 0: mode sample would draw no seed at all"))
+        return self
 
 
 class GenerateOutputs(Section):

@@ -66,6 +66,7 @@ class _Writer:
     """Buffers records and skips; flushes each as a validated row group."""
 
     def __init__(self, records: Path, skipped: Path, name: str) -> None:
+        self.records_path, self.skipped_path = records, skipped
         self.records = pq.ParquetWriter(records, RECORDS)
         self.skipped = pq.ParquetWriter(skipped, SKIPPED)
         self.name = name
@@ -170,6 +171,8 @@ def _part(
                 writer.flush()
     except BaseException:
         writer.close(flush=False)  # the first error is the one to report
+        for half in (writer.records_path, writer.skipped_path):  # never reused: no json says it is done
+            half.unlink(missing_ok=True)
         raise
     writer.close()
     part = {"key": key, "folder": str(source.folder), "rows": read, "records": writer.written,
@@ -276,7 +279,8 @@ def import_release(
         if written == 0:
             shutil.rmtree(work, ignore_errors=True)
             why = ", ".join(f"{r} {n}" for r, n in reasons.most_common()) or "no rows"
-            raise CurllError(f"the import kept no records ({why})", file=out)
+            folders = ", ".join(str(source.folder) for source in opened)
+            raise CurllError(f"the import kept no records ({why})", file=folders)
         _concat([work / f"{p['key']}.records.parquet" for p in parts], tmp / "records.parquet", RECORDS)
         _concat([work / f"{p['key']}.skipped.parquet" for p in parts], tmp / "skipped.parquet", SKIPPED)
         key = {f"{s}/{t}/{p}": (int(s), t, p) for s, t, p in (k.split("/") for k in counts)}

@@ -9,6 +9,7 @@ naming it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,8 @@ def parse_source(arg: str) -> tuple[Path, str | None]:
     head, sep, tail = arg.partition("=")
     if sep and head in KINDS:
         return Path(tail), head
+    if sep and re.fullmatch(r"[a-z_]+", head) and not Path(arg).exists():  # a KIND=PATH of no kind
+        raise CurllError(f"unknown KIND {head!r} in KIND=PATH; KIND is one of {', '.join(KINDS)}", file=tail)
     return Path(arg), None
 
 
@@ -109,6 +112,8 @@ def open_source(folder: Path, kind_name: str | None) -> Source:
         )
     if kind_name is not None and named is not None and named[1] != kind_name:
         raise CurllError(f"named as a {named[1]} repository but passed as {kind_name}", file=folder)
+    if named is not None and named[0] > MAX_STAGE:
+        raise CurllError(f"named for stage {named[0]}, and curll's stages go 0..{MAX_STAGE}", file=folder)
     kind = KINDS[kind_name if kind_name is not None else named[1]]  # type: ignore[index]
     files = []
     shards: dict[str, list[tuple[int, int, Path]]] = {}
@@ -140,6 +145,8 @@ def coerce_stage(value: Any, *, file: Path, row: int) -> int:
     """``stage`` as the int it names (an int64 or a string of digits in the release), 0 to
     :data:`~curll.schemas.MAX_STAGE`."""
     text = str(value).strip() if value is not None else ""
+    if text.startswith("-") and text[1:].isascii() and text[1:].isdecimal():
+        raise CurllError(f"stage {text} is below 0, the first stage", file=file, row=row, field="stage")
     if not (text.isascii() and text.isdecimal()):
         raise CurllError(f"stage {value!r} is not a whole number", file=file, row=row, field="stage")
     if int(text) > MAX_STAGE:

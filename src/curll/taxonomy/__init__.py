@@ -80,8 +80,9 @@ def import_taxonomy(
         )
     if not inputs:
         raise CurllError("no input files given", field="inputs")
-    df, dropped = build_table(reader(inputs), stages, duplicates)
-    return Imported(validate(df, IndicatorSchema, source=", ".join(str(p) for p in inputs)), dropped)
+    source = ", ".join(str(p) for p in inputs)
+    df, dropped = build_table(reader(inputs), stages, duplicates, source=source)
+    return Imported(validate(df, IndicatorSchema, source=source), dropped)
 
 
 def sample_per_stage(df: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:

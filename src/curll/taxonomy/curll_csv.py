@@ -161,6 +161,7 @@ def walk_rows(
                 source=table.path.name,
                 source_row=row_no,
                 source_field=table.header[col].strip(),
+                path=str(table.path),
             )
 
 

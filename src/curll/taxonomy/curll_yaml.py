@@ -12,8 +12,9 @@ Layout: a top-level ``goals`` list; each item names its ``skill``, ``subskill`` 
           2: [...]
 
 ``source_row`` is the 1-based position of the goal block in the list. Failure
-behaviour: a missing or empty field, a non-integer stage or a non-string indicator
-raises :class:`CurllError` naming the file, the block and the field.
+behaviour: a top-level key other than ``goals``, a missing or empty field, a non-integer
+stage or a non-string indicator raises :class:`CurllError` naming the file, the block and
+the field.
 """
 
 from __future__ import annotations
@@ -39,9 +40,19 @@ def _text(block: dict[str, Any], key: str, path: Path, row: int) -> str:
 def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
     """Yield the indicators of one YAML taxonomy file, in file order."""
     p = Path(path)
-    data = load_yaml(p)
+    hint = "; a CSV is read with layout curll-csv or table" if p.suffix.lower() == ".csv" else ""
+    try:
+        data = load_yaml(p)
+    except CurllError as exc:
+        exc.message += hint
+        raise
     if not isinstance(data, dict) or not isinstance(data.get("goals"), list) or not data["goals"]:
-        raise CurllError("expected a non-empty top-level 'goals' list", file=p, field="goals")
+        raise CurllError(f"expected a non-empty top-level 'goals' list{hint}", file=p, field="goals")
+    extra = sorted(str(k) for k in data if k != "goals")
+    if extra:  # a misspelt second list ("goals2:") would otherwise be left out unread
+        raise CurllError(
+            f"unknown top-level key(s) {extra}: the layout has only 'goals'", file=p, field=extra[0]
+        )
     for row, block in enumerate(data["goals"], start=1):
         if not isinstance(block, dict):
             raise CurllError("each goal must be a mapping", file=p, row=row, field="goals")
@@ -57,7 +68,9 @@ def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
         for stage, items in by_stage.items():
             field = f"indicators.{stage}"
             if not isinstance(stage, int) or isinstance(stage, bool) or not 0 <= stage <= MAX_STAGE:
-                raise CurllError(f"stage must be a whole number 0..{MAX_STAGE}", file=p, row=row, field=field)
+                quoted = f" (got the text {stage!r}: leave out the quotes)" if isinstance(stage, str) else ""
+                raise CurllError(f"stage must be a whole number 0..{MAX_STAGE}{quoted}", file=p, row=row,
+                                 field=field)  # fmt: skip
             if not isinstance(items, list) or not items:
                 raise CurllError("must be a non-empty list of sentences", file=p, row=row, field=field)
             for item in items:
@@ -65,7 +78,8 @@ def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
                     raise CurllError(
                         f"indicator must be a non-empty string, got {item!r}", file=p, row=row, field=field
                     )
-                yield IndicatorRecord(stage, skill, subskill, goal, normalise(item), p.name, row, field)
+                text = normalise(item)
+                yield IndicatorRecord(stage, skill, subskill, goal, text, p.name, row, field, str(p))
 
 
 def read_curll_yamls(paths: Sequence[str | Path]) -> Iterator[IndicatorRecord]:

@@ -55,7 +55,9 @@ def indicator_id(stage: int, skill: str, subskill: str, goal: str, indicator: st
 
 @dataclass(frozen=True)
 class IndicatorRecord:
-    """One indicator as read from a source, with where it came from."""
+    """One indicator as read from a source, with where it came from: ``source`` is the file's
+    name (kept in the table), ``path`` the file as given (named in messages: two folders may
+    hold files of one name)."""
 
     stage: int
     skill: str
@@ -65,6 +67,11 @@ class IndicatorRecord:
     source: str
     source_row: int
     source_field: str
+    path: str = ""
+
+    @property
+    def where(self) -> str:
+        return self.path or self.source
 
 
 @dataclass(frozen=True)
@@ -76,8 +83,8 @@ class Duplicate:
 
     def describe(self) -> str:
         d, f = self.dropped, self.first
-        return (f"{d.source}, row {d.source_row}, field '{d.source_field}': dropped a repeat of row "
-                f"{f.source_row} of {f.source} (stage {d.stage}, same skill, sub-skill and goal): "
+        return (f"{d.where}, row {d.source_row}, field '{d.source_field}': dropped a repeat of row "
+                f"{f.source_row} of {f.where} (stage {d.stage}, same skill, sub-skill and goal): "
                 f"{d.indicator!r}")  # fmt: skip
 
 
@@ -85,6 +92,7 @@ def build_table(
     records: Iterable[IndicatorRecord],
     stages: Iterable[int] | None = None,
     duplicates: DuplicatePolicy = "error",
+    source: str | None = None,
 ) -> tuple[pd.DataFrame, list[Duplicate]]:
     """Records -> (indicators table in input order, the repeats dropped); optionally keep
     only ``stages``.
@@ -93,7 +101,7 @@ def build_table(
     folding) equal an earlier one's; the same text under another goal is not a repeat. With
     ``duplicates="error"`` a repeat raises CurllError naming both places; with ``"drop"`` the
     first is kept and the repeat is returned. A requested stage with no indicators at all
-    raises CurllError.
+    raises CurllError naming ``source`` (the inputs) and the stages they have.
     """
     if duplicates not in ("error", "drop"):
         raise CurllError(f"must be error or drop, got {duplicates!r}", field="duplicates")
@@ -101,7 +109,9 @@ def build_table(
     seen: dict[str, IndicatorRecord] = {}
     dropped: list[Duplicate] = []
     rows = []
+    found: set[int] = set()
     for rec in records:
+        found.add(rec.stage)
         if wanted is not None and rec.stage not in wanted:
             continue
         iid = indicator_id(rec.stage, rec.skill, rec.subskill, rec.goal, rec.indicator)
@@ -112,9 +122,9 @@ def build_table(
                 continue
             raise CurllError(
                 f"duplicate indicator at stage {rec.stage} (same skill, sub-skill and goal as "
-                f"row {first.source_row} of {first.source}): {rec.indicator!r}; "
+                f"row {first.source_row} of {first.where}): {rec.indicator!r}; "
                 "taxonomy.duplicates: drop (--duplicates drop) keeps the first",
-                file=rec.source,
+                file=rec.where,
                 row=rec.source_row,
                 field=rec.source_field,
             )
@@ -137,7 +147,8 @@ def build_table(
     if wanted is not None:
         missing = sorted(set(wanted) - set(df["stage"].tolist()))
         if missing:
-            raise CurllError(f"no indicators for requested stage(s) {missing}", field="stages")
+            raise CurllError(f"no indicator for stage(s) {missing} of the stages asked for {wanted}; the "
+                             f"input has stage(s) {sorted(found)}", file=source, field="stages")  # fmt: skip
     return df, dropped
 
 
