@@ -40,6 +40,17 @@ def test_invalid_table_names_row_and_field_and_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_table_failing_in_many_places_is_one_line_naming_the_first_five_and_counting_the_rest(tmp_path):
+    n = 8
+    bad = words(word=[f"w{i}" for i in range(n)], pos=["Pronoun"] * n, aoa=[3.0] * n, perc_known=[1.0] * n,
+                stage=[0] * n, rank=list(range(n)))  # fmt: skip
+    with pytest.raises(CurllError) as err:
+        write_table(bad, tmp_path / "w.parquet", WordSchema)
+    text = str(err.value)
+    assert "\n" not in text and text.count("failed isin") == 5 and text.endswith("; and 3 more")
+    assert (err.value.row, err.value.field) == (0, "pos")
+
+
 def test_unknown_or_missing_columns_are_refused(tmp_path):
     with pytest.raises(CurllError, match="extra"):
         write_table(words(extra=[1, 2]), tmp_path / "a.parquet", WordSchema)

@@ -291,6 +291,15 @@ def test_a_bad_profile_name_is_one_short_line_from_the_command(good, tmp_path):
     assert "field 'evaluate.judges.0'" in lines[0] and "'ghost' is not one of llm.profiles" in lines[0]
 
 
+def test_several_problems_are_one_line_keys_sharing_a_message_given_together(good):
+    with pytest.raises(CurllError) as err:
+        parse_params({"taxonomy": good["taxonomy"]}, source="params.yaml")
+    text = str(err.value)
+    assert "\n" not in text and err.value.field == "vocab"
+    assert text.startswith("params.yaml, field 'vocab': required key is missing; also llm, llm_models, ")
+    assert text.endswith(", evaluate: required key is missing")
+
+
 def test_task_sampling_changes_only_its_own_tasks(good):
     data = copy.deepcopy(good)
     data["llm"]["profiles"]["embedded"]["task_sampling"] = {

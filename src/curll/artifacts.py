@@ -285,11 +285,11 @@ def schema_error(
         where = ", ".join(
             x for x in (f"row {row}" if row is not None else "", f"field {column!r}" if column else "") if x
         )
-        lines.append(f"  - {where or 'table'}: failed {check} (value {value!r})")
+        lines.append(f"{where or 'table'}: failed {check} (value {value!r})")
     more = len(cases) - _MAX_LISTED
     if more > 0:
-        lines.append(f"  ... and {more} more")
-    message = f"does not match schema {schema.__name__}:\n" + "\n".join(lines)
+        lines.append(f"and {more} more")
+    message = f"does not match schema {schema.__name__}: " + "; ".join(lines)
     return CurllError(message, file=source, row=first_row, field=first_field)
 
 

@@ -121,11 +121,21 @@ def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
 
 
 def raise_problems(problems: list[tuple[str, str]], source: str | Path) -> None:
-    """A :class:`CurllError` naming the first (params key, message) and listing the rest."""
+    """A :class:`CurllError` naming the first (params key, message) and the rest after it, on one
+    line (:func:`_one_error`)."""
     if problems:
-        key, msg = problems[0]
-        msg += "".join(f"\n  - {k}: {m}" for k, m in problems[1:])
-        raise CurllError(msg, file=source, field=key)
+        raise _one_error(problems, source)
+
+
+def _one_error(problems: list[tuple[str, str]], source: str | Path) -> CurllError:
+    """The first (params key, message) as the error, the others after it on the same line, keys
+    that share a message given together: ``...; also vocab, llm: required key is missing``."""
+    (key, msg), *rest = problems
+    shared: dict[str, list[str]] = {}
+    for k, m in rest:
+        shared.setdefault(m, []).append(k)
+    msg += "".join(f"; also {', '.join(keys)}: {m}" for m, keys in shared.items())
+    return CurllError(msg, file=source, field=key)
 
 
 def _stage_problems(params: Params) -> list[tuple[str, str]]:
@@ -216,8 +226,8 @@ _SHOWN = 80
 
 
 def _to_curll_error(exc: ValidationError, source: str | Path, data: Any = None) -> CurllError:
-    """One CurllError for pydantic's errors: the first key and its message on the first line,
-    the others below; a key as the user wrote it (:func:`_written`), each key once."""
+    """One CurllError for pydantic's errors: the first key and its message, the others after it
+    (:func:`_one_error`); a key as the user wrote it (:func:`_written`), each key once."""
     problems: dict[str, str] = {}
     for err in exc.errors():
         loc = [str(part) for part in err["loc"]]
@@ -241,9 +251,7 @@ def _to_curll_error(exc: ValidationError, source: str | Path, data: Any = None) 
     deeper = [k for k in problems if any(o.startswith(k + ".") for o in problems)]
     for k in deeper:  # a union's members disagree: the one that got inside the value says more
         del problems[k]
-    (key, msg), *rest = problems.items()
-    msg += "".join(f"\n  - {k}: {m}" for k, m in rest)
-    return CurllError(msg, file=source, field=key)
+    return _one_error(list(problems.items()), source)
 
 
 def _written(loc: list[str], data: Any, *, missing: bool) -> list[str]:
