@@ -217,6 +217,16 @@ def test_repo_params_load_frozen(good):
             "train.optim.lr",
             r"valid number \(got '3e-3'\): write 3\.0e-3 \(YAML reads 3e-3 as text\)",
         ),
+        (
+            lambda d: d["train"]["optim"].update(lr="1.5e3"),
+            "train.optim.lr",
+            r"\): write 1\.5e\+3 \(YAML reads",
+        ),
+        (
+            lambda d: d["vocab"].update(max_per_stage="1e3"),
+            "vocab.max_per_stage",
+            r"\): write 1000 \(YAML reads",
+        ),
     ],
 )
 def test_bad_params_name_the_key(good, mutate, key, message):
@@ -289,6 +299,17 @@ def test_a_bad_profile_name_is_one_short_line_from_the_command(good, tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and len(lines[0]) < 300, proc.stderr
     assert "field 'evaluate.judges.0'" in lines[0] and "'ghost' is not one of llm.profiles" in lines[0]
+
+
+def test_the_number_a_hint_advises_is_read_as_that_number(good):
+    """The hint's spelling (a dot and a signed exponent) is what PyYAML reads as a float."""
+    for written in ("3e-3", "3e3", "1.5e3", "3.0e3"):
+        data = copy.deepcopy(good)
+        data["train"]["optim"]["lr"] = written
+        with pytest.raises(CurllError) as err:
+            parse_params(data, source="params.yaml")
+        advised = re.search(r"write (\S+) \(YAML", err.value.message)
+        assert advised is not None and yaml.safe_load(f"x: {advised[1]}")["x"] == float(written)
 
 
 def test_several_problems_are_one_line_keys_sharing_a_message_given_together(good):

@@ -58,9 +58,12 @@ StagesOpt = Annotated[str | None, typer.Option("--stages", help="keep these stag
 OutOpt = Annotated[Path, typer.Option("--out", help="output folder")]
 
 
-#: the taxonomy library's argument names, as ``curll taxonomy import`` spells them
+#: the taxonomy library's argument names and the params its messages name, as ``curll taxonomy
+#: import`` spells them
 _TABLE_OPTIONS = {"stages": "--stages", "layout": "--layout", "columns": "--columns",
                   "taxonomy.columns": "--columns", "taxonomy.grades": "--grades"}  # fmt: skip
+_TABLE_TEXT = {"taxonomy.columns.": "--columns ", "taxonomy.columns": "--columns",
+               "taxonomy.grades": "--grades"}  # fmt: skip
 
 
 def register(stage_apps: dict[str, typer.Typer]) -> None:
@@ -109,9 +112,9 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
                 if stage > MAX_STAGE:
                     raise CurllError(f"grade {grade!r} maps to stage {stage}; stages go 0..{MAX_STAGE}",
                                      field="--grades")  # fmt: skip
-            with fields_named(_TABLE_OPTIONS):
+            with fields_named(_TABLE_OPTIONS, _TABLE_TEXT):
                 table = TableLayout(grades=stage_of, **named)
-        with fields_named(_TABLE_OPTIONS):
+        with fields_named(_TABLE_OPTIONS, _TABLE_TEXT):
             got = import_taxonomy(
                 layout,
                 files,
@@ -151,7 +154,13 @@ def register(stage_apps: dict[str, typer.Typer]) -> None:
             raise CurllError(f"must be lemma_row or first_row, got {dedup!r}", field="--dedup")
         wanted = parse_stages(stages) or list(range(5))
         mode, keep = cast(BandMode, bands), cast(Dedup, dedup)
-        with fields_named({"format": "--format", "max_per_stage": "--max-per-stage", "dedup": "--dedup"}):
+        named = {
+            "format": "--format",
+            "max_per_stage": "--max-per-stage",
+            "dedup": "--dedup",
+            "stages": "--stages",
+        }
+        with fields_named(named):
             df = import_vocab(
                 fmt, file, stages=wanted, bands=mode, dedup=keep, max_per_stage=max_per_stage, seed=seed
             )

@@ -47,15 +47,18 @@ class CurllError(Exception):
 
 
 @contextmanager
-def fields_named(names: Mapping[str, str]) -> Iterator[None]:
+def fields_named(names: Mapping[str, str], text: Mapping[str, str] | None = None) -> Iterator[None]:
     """Within the block, a :class:`CurllError` whose ``field`` is a key of ``names`` is raised with
     that field renamed: a library names its argument (``stages``), its caller what the user wrote
-    (``taxonomy.stages`` in params, ``--stages`` on the command line)."""
+    (``taxonomy.stages`` in params, ``--stages`` on the command line). ``text``: settings a
+    message names, each replaced in its text (``taxonomy.grades`` -> ``--grades``)."""
     try:
         yield
     except CurllError as exc:
         if exc.field is not None and exc.field in names:
             exc.field = names[exc.field]
+        for old, new in (text or {}).items():
+            exc.message = exc.message.replace(old, new)
         raise
 
 

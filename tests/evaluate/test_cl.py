@@ -106,6 +106,10 @@ def test_every_missing_matrix_file_is_named_at_once(tmp_path):
         ("stage,0,1\n0,1,2\n", 1, "stage", "'trained_to'"),
         ("trained_to;0;1\n0;1;2\n", 1, "trained_to;0;1", "'trained_to'"),  # another delimiter
         ("trained_to,0,0\n0,1,2\n", 1, "0", "two columns"),
+        ("trained_to,1,01\n1,1,2\n", 1, "01", "stage 1 has two columns"),
+        ("trained_to,\u00b2\n0,1\n", 1, "\u00b2", "stage number 0..9"),  # a digit to isdigit, not to int
+        ("trained_to,0\n\u00b2,1\n", 2, "trained_to", "stage number 0..9"),
+        ("trained_to,0\n-2,1\n", 2, "trained_to", "stage number 0..9"),
         ("trained_to,-1,0\n0,1,2\n", 1, "-1", "stage number 0..9"),
         ("trained_to,12,13\n12,1,2\n", 1, "12", "stage number 0..9"),
         ("trained_to,0,1\n10,1,2\n", 2, "trained_to", "stage number 0..9"),
@@ -119,6 +123,17 @@ def test_a_malformed_matrix_is_one_line_naming_its_row_and_column(tmp_path, text
     with pytest.raises(CurllError, match=says) as err:
         read_matrix(bad)
     assert (err.value.row, err.value.field) == (row, field)
+
+
+def test_the_untrained_models_matrix_the_evaluate_stage_writes_is_read(tmp_path):
+    untrained = pd.DataFrame([[0.5, 0.4, 0.3]], index=pd.Index([-1], name="trained_to"), columns=[0, 1, 2])
+    write_matrix(untrained, tmp_path / "u.csv")
+    assert (tmp_path / "u.csv").read_text().splitlines()[1].startswith("-1,")  # as evaluate writes it
+    pd.testing.assert_frame_equal(read_matrix(tmp_path / "u.csv"), untrained, check_names=False)
+    write_matrix(J, tmp_path / "c.csv")
+    curll("metrics", "cl", "--continual", str(tmp_path / "c.csv"), "--untrained", str(tmp_path / "u.csv"),
+          "--out", str(tmp_path / "out.json"), cwd=tmp_path)  # fmt: skip
+    assert "FWT_zero_shot" in json.loads((tmp_path / "out.json").read_text())
 
 
 def test_a_matrix_not_in_utf8_and_an_untrained_file_of_two_rows_are_refused_by_the_command(tmp_path):

@@ -80,11 +80,18 @@ def test_identity_names_params_hash_model_and_dirty_commit(tmp_path):
     (tmp_path / "dvc.lock").write_text("b\n")  # what a run rewrites: still the commit that ran
     (tmp_path / "data" / "m.json").write_text("{1}\n")
     assert not identity(params).commit.endswith("+dirty")
-    params.write_text(params.read_text() + "# edited\n")
+    params.write_text(params.read_text() + "# edited\n")  # a comment: the same params
+    commented = identity(params)
+    assert commented.commit.endswith("+dirty") and commented.params_hash == clean.params_hash
+    block = "llm:\n  use: a\n  profiles:\n    a:\n      model: m\ntrain:\n  preset: tiny\n  seeds:\n"
+    block += "  - 4\n  - 5\n"
+    params.write_text(block)  # the same values in the block style DVC writes back
+    assert identity(params).params_hash == clean.params_hash
+    params.write_text(block.replace("- 5", "- 6"))
     dirty = identity(params)
     assert dirty.commit.endswith("+dirty") and dirty.params_hash != clean.params_hash
     assert "params " + dirty.params_hash in dirty.line()
-    assert "trained tiny, data budget, seeds 4,5" in dirty.line()
+    assert "trained tiny, data budget, seeds 4,6" in dirty.line()
 
 
 def test_results_shows_the_identity_of_the_run_not_of_todays_params(tmp_path):

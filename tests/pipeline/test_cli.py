@@ -91,7 +91,7 @@ def test_vocab_import_caps_each_stage(tmp_path, write):
     empty = curll("vocab", "import", "--format", "kuperman", "--out", str(tmp_path / "e"), str(src),
                   cwd=tmp_path, check=False)  # fmt: skip
     assert empty.returncode == 2 and len(empty.stderr.strip().splitlines()) == 1, empty.stderr
-    assert "no word for stage(s) [2, 3, 4]" in empty.stderr and "aoa.csv" in empty.stderr
+    assert "aoa.csv, field '--stages': no word for stage(s) [2, 3, 4]" in empty.stderr
     assert not (tmp_path / "e").exists()
 
 
@@ -131,6 +131,14 @@ def test_a_stage_the_taxonomy_file_lacks_is_named_with_the_file_and_the_params_k
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "taxonomy_builtin.yaml, field 'taxonomy.stages': no indicator for stage(s) [5]" in proc.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_a_vocab_stage_the_word_list_lacks_is_named_with_the_file_and_the_params_key(tmp_path):
+    _params(tmp_path, stages=[0, 1, 2, 3, 4, 5])  # a superset of the taxonomy's stages is allowed
+    proc = curll("vocab", "run", cwd=tmp_path, check=False)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "vocab_builtin.csv, field 'vocab.stages': no word for stage(s) [5]" in proc.stderr
+    assert "the list gives no word of its stage" in proc.stderr and not (tmp_path / "data").exists()
 
 
 def test_a_token_budget_too_small_stops_every_stage_before_it_starts(tmp_path):
@@ -189,6 +197,24 @@ def test_import_options_that_cannot_mean_what_they_say_are_refused_on_one_line(t
         ),
         (["taxonomy", "import", "--layout", "table", str(src)], "field '--columns': the table layout needs"),
         (
+            [
+                "taxonomy",
+                "import",
+                "--layout",
+                "table",
+                "--columns",
+                "skill=Nope,goal=Goals",
+                "--grades",
+                "K=0",
+                str(src),
+            ],
+            "field 'Nope': no column 'Nope' (--columns skill); the header has",
+        ),
+        (
+            ["taxonomy", "import", *table, "--grades", "K=0", str(src)],
+            "grade 'Number' is not in --grades ['K']",
+        ),
+        (
             ["taxonomy", "import", "--stages", "1-2", str(src)],
             "t.csv, field '--stages': no indicator for stage(s) [2] of the stages asked for [1, 2]; "
             "the input has stage(s) [1]",
@@ -203,7 +229,7 @@ def test_import_options_that_cannot_mean_what_they_say_are_refused_on_one_line(t
         ),
         (
             ["vocab", "import", str(aoa)],
-            "aoa.csv: no word for stage(s) [1, 2, 3, 4] (of [0, 1, 2, 3, 4] asked for)",
+            "aoa.csv, field '--stages': no word for stage(s) [1, 2, 3, 4] (of [0, 1, 2, 3, 4] asked for)",
         ),
         (
             ["taxonomy", "import", *table, "--grades", "K=0,1=1,K=1", str(src)],

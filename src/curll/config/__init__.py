@@ -244,9 +244,8 @@ def _to_curll_error(exc: ValidationError, source: str | Path, data: Any = None) 
         elif kind == "missing":
             msg = "required key is missing"
         else:
-            msg = (
-                err["msg"].removeprefix("Value error, ") + _shown(err.get("input")) + _hint(err.get("input"))
-            )
+            shown = err.get("input")
+            msg = err["msg"].removeprefix("Value error, ") + _shown(shown) + _hint(shown, kind)
         problems.setdefault(".".join(_written(loc, data, missing=kind == "missing")), msg)
     deeper = [k for k in problems if any(o.startswith(k + ".") for o in problems)]
     for k in deeper:  # a union's members disagree: the one that got inside the value says more
@@ -276,16 +275,23 @@ def _written(loc: list[str], data: Any, *, missing: bool) -> list[str]:
     return out
 
 
-#: a number in exponent form without a dot, which YAML 1.1 (PyYAML) reads as text
-_EXPONENT = re.compile(r"[+-]?\d+[eE][+-]?\d+")
+#: a number in exponent form; YAML 1.1 (PyYAML) reads it as text unless it has a dot and a signed
+#: exponent (3.0e-3, 1.5e+3)
+_EXPONENT = re.compile(r"([+-]?\d+(?:\.\d*)?)[eE]([+-]?\d+)")
 
 
-def _hint(value: Any) -> str:
-    """What to write instead, for a value a YAML 1.1 reader took otherwise than a person meant."""
-    if isinstance(value, str) and _EXPONENT.fullmatch(value.strip()):
-        mantissa, exponent = value.strip().lower().split("e")
-        return f": write {mantissa}.0e{exponent} (YAML reads {value} as text)"
-    return ""
+def _hint(value: Any, kind: str) -> str:
+    """What to write instead, for a number a YAML 1.1 reader took as text (``kind``: pydantic's
+    error type: a whole number is advised for an integer key)."""
+    m = _EXPONENT.fullmatch(value.strip()) if isinstance(value, str) else None
+    if m is None:
+        return ""
+    number = float(m[0])
+    if kind.startswith("int") and number.is_integer():
+        return f": write {int(number)} (YAML reads {value} as text)"
+    mantissa = m[1] if "." in m[1] else f"{m[1]}.0"
+    exponent = m[2] if m[2][0] in "+-" else f"+{m[2]}"
+    return f": write {mantissa}e{exponent} (YAML reads {value} as text)"
 
 
 def _shown(value: Any) -> str:

@@ -222,11 +222,11 @@ def _value(v: float) -> float | None:
 
 
 def read_matrix(path: str | Path) -> pd.DataFrame:
-    """A matrix CSV: header ``trained_to,<stage>,<stage>,...`` (stages 0..MAX_STAGE, each once),
-    one row per model, numeric cells (empty = not measured); blank lines are skipped. Read
-    strictly (:func:`curll.csvio.read_csv`: UTF-8, no cells past the header's, no unclosed quote);
-    a file with no data rows is refused. Errors name the file, the CSV row (header = 1) and the
-    column."""
+    """A matrix CSV: header ``trained_to,<stage>,<stage>,...`` (test stages 0..MAX_STAGE, each
+    once), one row per model (``trained_to`` a stage, or -1 for the untrained model), numeric cells
+    (empty = not measured); blank lines are skipped. Read strictly (:func:`curll.csvio.read_csv`:
+    UTF-8, no cells past the header's, no unclosed quote); a file with no data rows is refused.
+    Errors name the file, the CSV row (header = 1) and the column."""
     from curll.csvio import read_csv
     from curll.schemas.data import MAX_STAGE
 
@@ -237,24 +237,26 @@ def read_matrix(path: str | Path) -> pd.DataFrame:
                          field=header[0])  # fmt: skip
     columns: list[int] = []
     for col in header[1:]:
-        if not col.isdigit() or int(col) > MAX_STAGE:
+        stage = _stage(col, 0)
+        if stage is None:
             raise CurllError(f"a test-stage column must be a stage number 0..{MAX_STAGE}", file=p, row=1,
                              field=col)  # fmt: skip
-        table.only([i for i, h in enumerate(header) if h == col], col)
-        columns.append(int(col))
+        if stage in columns:
+            raise CurllError(f"stage {stage} has two columns", file=p, row=1, field=col)
+        columns.append(stage)
     rows = [(n, cells) for n, cells in table.rows if any(c.strip() for c in cells)]  # blank lines: none
     if not rows:
         raise CurllError("no data rows: the file holds only its header", file=p, row=1)
     values: list[list[float]] = []
     index: list[int] = []
     for n, cells in rows:
-        stage = cells[0].strip()
-        if not stage.isdigit() or int(stage) > MAX_STAGE:
-            raise CurllError(f"not a stage number 0..{MAX_STAGE}: {cells[0]!r}", file=p, row=n,
-                             field="trained_to")  # fmt: skip
-        if int(stage) in index:
-            raise CurllError(f"stage {stage} appears twice", file=p, row=n, field="trained_to")
-        index.append(int(stage))
+        trained = _stage(cells[0], -1)
+        if trained is None:
+            raise CurllError(f"not a stage number 0..{MAX_STAGE} (or -1, untrained): {cells[0]!r}", file=p,
+                             row=n, field="trained_to")  # fmt: skip
+        if trained in index:
+            raise CurllError(f"stage {trained} appears twice", file=p, row=n, field="trained_to")
+        index.append(trained)
         vals = []
         for col, cell in zip(header[1:], cells[1:], strict=True):
             try:
@@ -263,6 +265,18 @@ def read_matrix(path: str | Path) -> pd.DataFrame:
                 raise CurllError(f"not a number: {cell!r}", file=p, row=n, field=col) from None
         values.append(vals)
     return pd.DataFrame(values, index=pd.Index(index, name="trained_to"), columns=columns).sort_index()
+
+
+def _stage(text: str, lowest: int) -> int | None:
+    """The stage ``text`` names (ASCII digits, ``lowest``..MAX_STAGE), else None."""
+    from curll.schemas.data import MAX_STAGE
+
+    t = text.strip()
+    digits = t[1:] if t.startswith("-") else t
+    if not (digits.isascii() and digits.isdecimal()):
+        return None
+    stage = int(t)
+    return stage if lowest <= stage <= MAX_STAGE else None
 
 
 def write_matrix(j: pd.DataFrame, path: str | Path) -> None:

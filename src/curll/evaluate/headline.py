@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import math
 import subprocess
 from dataclasses import dataclass
@@ -215,7 +216,9 @@ _OUTPUTS = (":(exclude)data", ":(exclude)dvc.lock")
 
 
 def identity(params_file: Path, written: datetime | None = None) -> Identity:
-    """Which run: the first 12 hex digits of the params file's SHA-256, ``llm.use`` (its
+    """Which run: the first 12 hex digits of the SHA-256 of the params' values (canonical JSON:
+    comments and layout do not count, so DVC writing the file back in its own style keeps it),
+    ``llm.use`` (its
     profile's model; with ``split.source: import``, the folder the records came from), the
     trained model's preset, budget and seeds (or how many checkpoints of
     ``evaluate.checkpoints`` were scored in their place), the short commit of the params file's
@@ -248,4 +251,5 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
     split = params.get("split") or {}
     if split.get("source") == "import":  # no LLM wrote the records
         made = f"none: records imported from {(split.get('imported') or {}).get('dir', 'releases')}/"
-    return Identity(hashlib.sha256(raw).hexdigest()[:12], made, commit, when, trained)
+    values = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str).encode("utf-8")
+    return Identity(hashlib.sha256(values).hexdigest()[:12], made, commit, when, trained)

@@ -145,7 +145,7 @@ def coerce_stage(value: Any, *, file: Path, row: int) -> int:
     """``stage`` as the int it names (an int64 or a string of digits in the release), 0 to
     :data:`~curll.schemas.MAX_STAGE`."""
     text = str(value).strip() if value is not None else ""
-    if text.startswith("-") and text[1:].isascii() and text[1:].isdecimal():
+    if text.startswith("-") and text[1:].isascii() and text[1:].isdecimal() and int(text) < 0:
         raise CurllError(f"stage {text} is below 0, the first stage", file=file, row=row, field="stage")
     if not (text.isascii() and text.isdecimal()):
         raise CurllError(f"stage {value!r} is not a whole number", file=file, row=row, field="stage")

@@ -45,10 +45,12 @@ def import_vocab(
     empty = sorted(set(stages) - set(df["stage"]))
     if empty:  # a stage without words would seed nothing: say so here, not as missing seeds later
         its = "its" if len(empty) == 1 else "their"
+        why = (f"none of the file's {len(candidates)} content words has an age of acquisition in {its} band"
+               if fmt == "kuperman" else f"the list gives no word of {its} stage")  # fmt: skip
+        asked = sorted(set(stages))
         raise CurllError(
-            f"no word for stage(s) {empty} (of {sorted(set(stages))} asked for): none of the file's "
-            f"{len(candidates)} content words has an age of acquisition in {its} band", file=path,
-        )  # fmt: skip
+            f"no word for stage(s) {empty} (of {asked} asked for): {why}", file=path, field="stages"
+        )
     return validate(df, WordSchema, source=path)
 
 
