@@ -66,10 +66,11 @@ def run(params: Params) -> None:
     losses = read_table(p.out.losses, LossSchema)
     found = _gaps(params, losses)
     if found and not p.accept_gaps:
+        short = "; ".join(map(str, found))
         raise CurllError(
             f"too few test items (fewer than evaluate.min_items={p.min_items}) for a trustworthy matrix: "
-            f"{'; '.join(map(str, found))}; make more (seeds, generation yield) or set evaluate.accept_gaps: true to "
-            "report them", file=params.split.out.records, field="evaluate.min_items",
+            f"{short}; make more (seeds, generation yield) or set evaluate.accept_gaps: true to report them",
+            file=params.split.out.records, field="evaluate.min_items",
         )  # fmt: skip
     # written (so validated) before anything is computed from it: the intervals are clipped to its scale
     write_table(scores, p.out.scores, ScoreSchema)

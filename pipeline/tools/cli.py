@@ -260,12 +260,25 @@ def show_params(params: ParamsOpt = DEFAULT_PARAMS) -> None:
 
 
 def main() -> None:
-    """Console entry point: run the app, turning CurllError into a clear message and exit 2."""
+    """Console entry point: run the app, turning CurllError into a clear message and exit 2, and a
+    usage error (an unknown option, a value of the wrong type, a missing argument) into one line
+    that names the command's help, with click's status (2)."""
+    from typer.exceptions import TyperException
+
     try:
-        app()
+        code = app(standalone_mode=False, prog_name="curll")
     except CurllError as exc:
         fail(str(exc))
         raise SystemExit(2) from None
+    except TyperException as exc:  # click's usage errors, as typer ships click
+        if type(exc).__name__ != "NoArgsIsHelpError":  # that one has printed the help already
+            ctx = getattr(exc, "ctx", None)
+            fail(f"{exc.format_message()} (see {ctx.command_path if ctx else 'curll'} --help)")
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        fail("aborted")
+        raise SystemExit(1) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -238,6 +238,22 @@ def test_a_checkpoint_curll_cannot_read_is_refused_naming_its_entry(
     assert err.value.field == "evaluate.checkpoints.models.0.path"
 
 
+@pytest.mark.parametrize("path", ["link", "sub/ckpt"])
+def test_a_checkpoint_behind_a_linked_folder_is_refused_as_dvc_would_not_see_it_change(
+    checkpoint: Path, tmp_path: Path, path: str
+):
+    checkpoints = tmp_path / "checkpoints"
+    checkpoints.mkdir()
+    (checkpoints / "link").symlink_to(checkpoint, target_is_directory=True)
+    (checkpoints / "sub").symlink_to(checkpoint.parent, target_is_directory=True)
+    params = _params([{"order": "joint", "stages": [0], "path": path}], checkpoints)
+    with pytest.raises(CurllError, match="is a symbolic link to a folder, which DVC does not follow") as err:
+        scored_models(params)
+    assert err.value.field == "evaluate.checkpoints.models.0.path"
+    shutil.copytree(checkpoint, checkpoints / "copy")
+    assert scored_models(_params([{"order": "joint", "stages": [0], "path": "copy"}], checkpoints))
+
+
 def _config(folder: Path, **changes: Any) -> None:
     path = folder / "config.json"
     path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
@@ -452,3 +468,37 @@ def test_a_hub_record_over_the_context_loses_its_passages_end_and_keeps_its_answ
     (nll,), (n,) = record_nll(load_hf(checkpoint), [record], ["cqa"], tok, context=context, micro_batch=1,
                               layout="curll-hub", passages=[long])  # fmt: skip
     assert n == len(answer) and math.isfinite(nll)  # scored, not left out (NaN)
+
+
+@pytest.mark.parametrize("named", ["GPT2Tokenizer", "Qwen2Tokenizer", "LlamaTokenizerFast"])
+def test_a_folders_tokenizer_json_is_read_as_it_is_whatever_class_its_config_names(
+    tmp_path: Path, named: str
+):
+    """A model-specific class would have transformers rebuild the pre-tokenizer: with SmolLM2's
+    (digits one by one) over a vocabulary that merged digits, "12345" would become fewer tokens
+    than the folder's tokenizer.json makes of it."""
+    from tokenizers import Tokenizer, pre_tokenizers
+
+    numbers = [f"Sam has {n} apples and {n + 1} pears." for n in range(12000, 12400)]
+    folder = save_checkpoint(tmp_path / "ckpt", hub_tokenizer(numbers), seed=1)  # a vocabulary merging digits
+    raw = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    assert len(raw.encode("12345").ids) < 5
+    raw.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False)]
+    )
+    raw.save(str(folder / "tokenizer.json"))
+    _tokenizer_config(folder, tokenizer_class=named)
+    text = "<|user|>\nSam has 12345 apples. Ca va?\n<|assistant|>\n12345 apples.\n"
+    own = raw.encode(text, add_special_tokens=False).ids
+    tok = load_tokenizer(folder, "curll-hub")
+    assert tok(text, add_special_tokens=False)["input_ids"] == own
+    assert tok.eos_token == EOS and tok.eos_token_id == raw.token_to_id(EOS)
+
+
+def test_swish_is_silu_by_another_name(checkpoint: Path, tmp_path: Path):
+    from transformers.activations import ACT2FN
+
+    assert torch.equal(ACT2FN["swish"](torch.linspace(-3, 3, 7)), ACT2FN["silu"](torch.linspace(-3, 3, 7)))
+    shutil.copytree(checkpoint, tmp_path / "swish")
+    _config(tmp_path / "swish", hidden_act="swish")
+    assert unreadable(tmp_path / "swish") == ""

@@ -286,3 +286,17 @@ def test_a_release_of_no_rows_names_its_folders(tmp_path):
     with pytest.raises(CurllError, match=r"kept no records \(no rows\)") as err:
         import_release([(folder, None)], tmp_path / "out")
     assert err.value.file == str(folder)
+
+
+@pytest.mark.parametrize("moved", ["data/more/train-00000-of-00001.parquet", "data/more/test.jsonl",
+                                   "data/test-00000-of-00001.PARQUET"])  # fmt: skip
+def test_a_data_file_curll_would_not_read_is_named_not_left_out(tmp_path, moved):
+    folder = write_repo(
+        tmp_path, "stage0_cqa", "cqa", {"train": rows("cqa", 0, 5), "test": rows("cqa", 0, 5)}
+    )
+    (folder / moved).parent.mkdir(parents=True, exist_ok=True)
+    (folder / "data" / "test-00000-of-00001.parquet").rename(folder / moved)
+    with pytest.raises(CurllError) as err:
+        import_release([(folder, None)], tmp_path / "out")
+    assert err.value.file == str(folder / moved) and "\n" not in str(err.value)
+    assert not (tmp_path / "out").exists()

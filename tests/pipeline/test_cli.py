@@ -105,6 +105,21 @@ def _params(tmp_path: Path, **vocab_over) -> Path:
     return path
 
 
+def test_a_usage_error_is_one_line_naming_the_commands_help_and_a_bare_group_prints_its_help(tmp_path):
+    for args, says in [
+        (["vocab", "import"], "error: Missing argument 'file'. (see curll vocab import --help)"),
+        (["vocab", "import", "--max-per-stage", "abc", "x.csv"], "Invalid value for '--max-per-stage'"),
+        (["nosuch"], "error: No such command 'nosuch'. (see curll --help)"),
+        (["vocab", "import", "--bogus", "x"], "No such option: --bogus"),
+    ]:
+        proc = curll(*args, cwd=tmp_path, check=False)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, (args, proc.stderr)
+        assert says in proc.stderr and "Traceback" not in proc.stderr, (args, proc.stderr)
+    bare = curll("vocab", cwd=tmp_path, check=False)
+    assert bare.returncode == 2 and "import" in bare.stdout and not bare.stderr.strip()
+    assert curll("--help", cwd=tmp_path).returncode == 0
+
+
 def test_stage_run_reads_params_and_writes_declared_outputs(tmp_path):
     _params(tmp_path, max_per_stage=3)
     curll("vocab", "run", cwd=tmp_path)

@@ -146,9 +146,16 @@ def scoring_problem(tokenizer: Any, layout: str) -> str:
 
 def load_tokenizer(folder: str | Path, layout: str) -> Any:
     """The tokenizer of a model folder, rendering chats in ``layout`` (its template replaces the
-    folder's own)."""
-    from transformers import AutoTokenizer
+    folder's own). A folder's ``tokenizer.json`` is read as it is: a model-specific class that
+    ``tokenizer_config.json`` names (``GPT2Tokenizer``, ``Qwen2Tokenizer``) would have transformers
+    rebuild its pre-tokenizer, and score the model on tokens it never read. A folder without one
+    (slow tokenizer files only) is read by the class it names."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-    tok = AutoTokenizer.from_pretrained(str(folder))
+    path = Path(folder)
+    if (path / "tokenizer.json").is_file():
+        tok = PreTrainedTokenizerFast.from_pretrained(str(path))
+    else:
+        tok = AutoTokenizer.from_pretrained(str(path))
     tok.chat_template = layout_of(layout).template
     return tok

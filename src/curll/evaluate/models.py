@@ -32,7 +32,7 @@ def scored_models(params: Params, seeds: Sequence[int] | None = None) -> list[Sa
         out = []
         for i, m in enumerate(c.models):
             folder = Path(c.dir) / m.path
-            why = _not_loadable(folder) or _too_short(folder, params)
+            why = _linked(Path(c.dir), Path(m.path)) or _not_loadable(folder) or _too_short(folder, params)
             if why:
                 raise CurllError(why, file=folder, field=f"evaluate.checkpoints.models.{i}.path")
             out.append(SavedModel(m.name, m.order, tuple(m.stages), m.seed, folder, m.layout))
@@ -42,6 +42,19 @@ def scored_models(params: Params, seeds: Sequence[int] | None = None) -> list[Sa
         seeds_of = f" of seeds {list(seeds)}" if seeds is not None else ""
         raise CurllError(f"no trained models{seeds_of}: run the train stage", file=params.train.out.models)
     return runs
+
+
+def _linked(root: Path, path: Path) -> str:
+    """Why ``root / path`` cannot stand for a checkpoint DVC tracks ("" when it can): a folder on
+    the way that is a symbolic link, since DVC does not follow one, and a change inside it would
+    not rerun the evaluation."""
+    at = root
+    for part in path.parts:
+        at = at / part
+        if at.is_symlink() and at.is_dir():
+            return (f"{at} is a symbolic link to a folder, which DVC does not follow (a change inside "
+                    f"it would not rerun the evaluation): copy the checkpoint into {root}")  # fmt: skip
+    return ""
 
 
 def _not_loadable(folder: Path) -> str:

@@ -117,7 +117,17 @@ def open_source(folder: Path, kind_name: str | None) -> Source:
     kind = KINDS[kind_name if kind_name is not None else named[1]]  # type: ignore[index]
     files = []
     shards: dict[str, list[tuple[int, int, Path]]] = {}
-    other = sorted(p for p in (folder / "data").glob("*") if p.suffix.lower() in _OTHER_DATA)
+    data = folder / "data"
+    nested = sorted(p for p in data.rglob("*") if p.is_file() and p.parent != data
+                    and p.suffix.lower() in (".parquet", *_OTHER_DATA))  # fmt: skip
+    if nested:  # more rows curll would not read: not silently left out
+        raise CurllError("a data file in a folder under data/, which curll does not read (only "
+                         "data/<split>-NNNNN-of-NNNNN.parquet is): move it up or out",
+                         file=nested[0])  # fmt: skip
+    cased = sorted(p for p in data.glob("*") if p.suffix.lower() == ".parquet" and p.suffix != ".parquet")
+    if cased:
+        raise CurllError("not read: a data file's name ends in .parquet, in lower case", file=cased[0])
+    other = sorted(p for p in data.glob("*") if p.suffix.lower() in _OTHER_DATA)
     if other:  # the same split in another format, or more rows: either way not silently left out
         raise CurllError(f"holds {len(other)} data file(s) in a format curll does not read beside the Hub's "
                          "parquet files (only <split>-NNNNN-of-NNNNN.parquet is read): move them out",

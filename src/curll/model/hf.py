@@ -118,7 +118,7 @@ def _unsupported(c: dict[str, Any]) -> list[str]:
     head = c.get("hidden_size", 0) // c.get("num_attention_heads", 1)
     unsupported = {
         "rope_scaling": scaled,
-        "hidden_act": c.get("hidden_act", "silu") != "silu",
+        "hidden_act": c.get("hidden_act", "silu") not in ("silu", "swish"),  # transformers: one function
         "attention_bias": bool(c.get("attention_bias")),
         "mlp_bias": bool(c.get("mlp_bias")),
         "head_dim": c.get("head_dim") not in (None, head),
