@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 import subprocess
 import sys
@@ -319,6 +320,14 @@ def test_several_problems_are_one_line_keys_sharing_a_message_given_together(goo
     assert "\n" not in text and err.value.field == "vocab"
     assert text.startswith("params.yaml, field 'vocab': required key is missing; also llm, llm_models, ")
     assert text.endswith(", evaluate: required key is missing")
+
+
+def test_the_params_command_prints_the_loaded_params_as_json_on_stdout(tmp_path):
+    curll = Path(sys.executable).with_name("curll")
+    proc = subprocess.run([str(curll), "params", "--params", str(ROOT / "params.yaml")], capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    shown = json.loads(proc.stdout)
+    assert shown["vocab"]["stages"] == [0, 1, 2, 3, 4] and not proc.stderr.strip()
 
 
 def test_task_sampling_changes_only_its_own_tasks(good):

@@ -10,6 +10,7 @@ as one clear line and exits with status 2; nothing is written in that case.
 from __future__ import annotations
 
 import importlib
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -253,10 +254,10 @@ def show_experiments(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     )
 
 
-@app.command("params", help="Validate a params file and print it as curll reads it.")
+@app.command("params", help="Validate a params file and print it as curll reads it (JSON, on stdout).")
 def show_params(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     loaded = load_checked(params)
-    say(loaded.model_dump_json(indent=2))
+    sys.stdout.write(loaded.model_dump_json(indent=2) + "\n")  # data, not a log line: stdout
 
 
 def main() -> None:

@@ -300,3 +300,32 @@ def test_a_data_file_curll_would_not_read_is_named_not_left_out(tmp_path, moved)
         import_release([(folder, None)], tmp_path / "out")
     assert err.value.file == str(folder / moved) and "\n" not in str(err.value)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_categorical_stage_and_text_of_another_arrow_layout_import_as_the_plain_file_does(tmp_path):
+    plain = write_repo(tmp_path / "a", "stage2_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 2, 3)})
+    other = write_repo(tmp_path / "b", "stage2_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 2, 3)})
+    path = other / "data" / "test-00000-of-00001.parquet"
+    table = pq.read_table(path)
+    at = table.schema.get_field_index("stage")
+    table = table.set_column(at, "stage", table.column("stage").cast(pa.string()).dictionary_encode())
+    at = table.schema.get_field_index("question")
+    table = table.set_column(at, "question", table.column("question").cast(pa.string_view()))
+    pq.write_table(table, path)
+    assert pa.types.is_dictionary(pq.read_schema(path).field("stage").type)
+    import_release([(plain, None)], tmp_path / "plain")
+    import_release([(other, None)], tmp_path / "other")
+    want = pd.read_parquet(tmp_path / "plain" / "records.parquet").drop(columns=["source"], errors="ignore")
+    got = pd.read_parquet(tmp_path / "other" / "records.parquet").drop(columns=["source"], errors="ignore")
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_a_csqa_column_with_no_list_in_any_cell_skips_each_row(tmp_path):
+    table = rows("csqa", 0, 2)
+    folder = write_repo(tmp_path, "stage0_csqa", "csqa", {"train": table})
+    path = folder / "data" / "train-00000-of-00001.parquet"
+    data = pq.read_table(path)
+    at = data.schema.get_field_index("csqa")
+    pq.write_table(data.set_column(at, "csqa", pa.nulls(len(data))), path)
+    with pytest.raises(CurllError, match=r"kept no records \(no questions 2\)"):
+        import_release([(folder, None)], tmp_path / "out")

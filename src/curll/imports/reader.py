@@ -48,9 +48,17 @@ def parse_source(arg: str) -> tuple[Path, str | None]:
     return Path(arg), None
 
 
+def _plain(typ: pa.DataType) -> pa.DataType:
+    """A dictionary-encoded column's values' type (pandas writes a categorical so); else ``typ``.
+    Rows are read as Python values, which decode a dictionary."""
+    return typ.value_type if pa.types.is_dictionary(typ) else typ
+
+
 def _text(typ: pa.DataType) -> bool:
-    """A column (or struct field) of text: a string, or nulls only."""
-    return bool(pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_null(typ))
+    """A column (or struct field) of text: a string of any arrow layout, or nulls only."""
+    typ = _plain(typ)
+    return bool(pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_string_view(typ)
+                or pa.types.is_null(typ))  # fmt: skip
 
 
 def _check_types(path: Path, schema: pa.Schema, kind: Kind) -> None:
@@ -62,7 +70,9 @@ def _check_types(path: Path, schema: pa.Schema, kind: Kind) -> None:
                              "and stage)", file=path, field=column)  # fmt: skip
         typ = schema.field(column).type
         if column == "stage":
-            ok = pa.types.is_integer(typ) or pa.types.is_string(typ) or pa.types.is_large_string(typ)
+            ok = (pa.types.is_integer(_plain(typ)) or _text(typ)) and not pa.types.is_null(typ)
+        elif column == "csqa" and pa.types.is_null(typ):  # no cell holds a list: each row is skipped
+            ok = True
         elif column == "csqa":
             ok = (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and pa.types.is_struct(typ.value_type)
             fields = {f.name: f.type for f in typ.value_type} if ok else {}
