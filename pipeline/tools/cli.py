@@ -279,7 +279,7 @@ def main() -> None:
     except typer.Abort:
         fail("aborted")
         raise SystemExit(1) from None
-    raise SystemExit(code if isinstance(code, int) else 0)
+    raise SystemExit(code if type(code) is int else 0)  # an Exit's code; a command itself returns None
 
 
 if __name__ == "__main__":

@@ -247,11 +247,17 @@ def test_a_checkpoint_behind_a_linked_folder_is_refused_as_dvc_would_not_see_it_
     (checkpoints / "link").symlink_to(checkpoint, target_is_directory=True)
     (checkpoints / "sub").symlink_to(checkpoint.parent, target_is_directory=True)
     params = _params([{"order": "joint", "stages": [0], "path": path}], checkpoints)
-    with pytest.raises(CurllError, match="is a symbolic link to a folder, which DVC does not follow") as err:
+    with pytest.raises(
+        CurllError, match=r"is a symbolic link to a folder outside .*, which DVC does not"
+    ) as err:
         scored_models(params)
     assert err.value.field == "evaluate.checkpoints.models.0.path"
     shutil.copytree(checkpoint, checkpoints / "copy")
-    assert scored_models(_params([{"order": "joint", "stages": [0], "path": "copy"}], checkpoints))
+    (checkpoints / "latest").symlink_to(
+        checkpoints / "copy", target_is_directory=True
+    )  # hashed where it lies
+    for kept in ("copy", "latest"):
+        assert scored_models(_params([{"order": "joint", "stages": [0], "path": kept}], checkpoints))
 
 
 def _config(folder: Path, **changes: Any) -> None:
@@ -493,6 +499,10 @@ def test_a_folders_tokenizer_json_is_read_as_it_is_whatever_class_its_config_nam
     tok = load_tokenizer(folder, "curll-hub")
     assert tok(text, add_special_tokens=False)["input_ids"] == own
     assert tok.eos_token == EOS and tok.eos_token_id == raw.token_to_id(EOS)
+    from curll.llm.transformers_backend import TransformersBackend  # the backend that answers reads it so
+
+    backend = TransformersBackend(str(folder), device="cpu")
+    assert backend.tokenizer(text, add_special_tokens=False)["input_ids"] == own
 
 
 def test_swish_is_silu_by_another_name(checkpoint: Path, tmp_path: Path):

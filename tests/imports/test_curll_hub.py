@@ -329,3 +329,15 @@ def test_a_csqa_column_with_no_list_in_any_cell_skips_each_row(tmp_path):
     pq.write_table(data.set_column(at, "csqa", pa.nulls(len(data))), path)
     with pytest.raises(CurllError, match=r"kept no records \(no questions 2\)"):
         import_release([(folder, None)], tmp_path / "out")
+
+
+def test_the_split_stages_draw_counts_no_question_in_a_csqa_column_of_nulls(tmp_path):
+    from curll.imports.reader import open_source
+    from curll.imports.sample import draw
+
+    folder = write_repo(tmp_path, "stage0_csqa", "csqa", {"train": rows("csqa", 0, 2)})
+    path = folder / "data" / "train-00000-of-00001.parquet"
+    data = pq.read_table(path)
+    pq.write_table(data.set_column(data.schema.get_field_index("csqa"), "csqa", pa.nulls(len(data))), path)
+    plan = draw([open_source(folder, None)], {"train": 5, "validation": 1, "test": 1}, 0, ["csqa"])
+    assert plan.available == {(0, "csqa", "train"): 0} and not plan.picks

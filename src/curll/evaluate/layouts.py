@@ -145,17 +145,11 @@ def scoring_problem(tokenizer: Any, layout: str) -> str:
 
 
 def load_tokenizer(folder: str | Path, layout: str) -> Any:
-    """The tokenizer of a model folder, rendering chats in ``layout`` (its template replaces the
-    folder's own). A folder's ``tokenizer.json`` is read as it is: a model-specific class that
-    ``tokenizer_config.json`` names (``GPT2Tokenizer``, ``Qwen2Tokenizer``) would have transformers
-    rebuild its pre-tokenizer, and score the model on tokens it never read. A folder without one
-    (slow tokenizer files only) is read by the class it names."""
-    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    """The tokenizer of a model folder as the backend that answers with it loads it
+    (:func:`curll.llm.hf_tokenizer.load_tokenizer_of`: ``tokenizer.json`` as it is),
+    rendering chats in ``layout`` (its template replaces the folder's own)."""
+    from curll.llm.hf_tokenizer import load_tokenizer_of
 
-    path = Path(folder)
-    if (path / "tokenizer.json").is_file():
-        tok = PreTrainedTokenizerFast.from_pretrained(str(path))
-    else:
-        tok = AutoTokenizer.from_pretrained(str(path))
+    tok = load_tokenizer_of(str(folder))
     tok.chat_template = layout_of(layout).template
     return tok

@@ -46,14 +46,16 @@ def scored_models(params: Params, seeds: Sequence[int] | None = None) -> list[Sa
 
 def _linked(root: Path, path: Path) -> str:
     """Why ``root / path`` cannot stand for a checkpoint DVC tracks ("" when it can): a folder on
-    the way that is a symbolic link, since DVC does not follow one, and a change inside it would
-    not rerun the evaluation."""
-    at = root
+    the way that is a symbolic link to a folder outside ``root``, since DVC does not follow a link
+    and so hashes nothing of that folder: a change inside it would not rerun the evaluation. (A
+    link to a folder inside ``root`` is fine: DVC hashes that folder where it lies.)"""
+    at, inside = root, root.resolve()
     for part in path.parts:
         at = at / part
-        if at.is_symlink() and at.is_dir():
-            return (f"{at} is a symbolic link to a folder, which DVC does not follow (a change inside "
-                    f"it would not rerun the evaluation): copy the checkpoint into {root}")  # fmt: skip
+        if at.is_symlink() and at.is_dir() and not at.resolve().is_relative_to(inside):
+            return (f"{at} is a symbolic link to a folder outside {root}, which DVC does not follow "
+                    "(a change inside it would not rerun the evaluation): copy the checkpoint into "
+                    f"{root}")  # fmt: skip
     return ""
 
 

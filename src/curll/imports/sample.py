@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curll.imports.curll_hub import Triple
@@ -55,8 +56,13 @@ def _starts(path: Path, kind: str, batch_rows: int) -> tuple[int, np.ndarray | N
         return file.metadata.num_rows, None
     import pyarrow.compute as pc
 
-    parts = [pc.list_value_length(b.column(0)).fill_null(0).to_numpy(zero_copy_only=False)
-             for b in file.iter_batches(batch_size=batch_rows, columns=["csqa"])]  # fmt: skip
+    def lengths(column: pa.Array) -> np.ndarray:  # a column of nulls only holds no list: 0 each
+        if pa.types.is_null(column.type):
+            return np.zeros(len(column), dtype=np.int64)
+        counts: np.ndarray = pc.list_value_length(column).fill_null(0).to_numpy(zero_copy_only=False)
+        return counts
+
+    parts = [lengths(b.column(0)) for b in file.iter_batches(batch_size=batch_rows, columns=["csqa"])]
     pairs = np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
     return int(pairs.sum()), np.cumsum(pairs) - pairs
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from curll.llm.constrained import RowSpec
 from curll.llm.decode import Decoded, Decoder, DecodeRequest
+from curll.llm.hf_tokenizer import load_tokenizer_of
 from curll.llm.identity import model_label, request_seed, tagged
 from curll.llm.protocol import OnAnswer
 from curll.llm.types import ChatRequest, Completion
@@ -88,7 +89,6 @@ class TransformersBackend:
         chat_template: str | None = None,
     ) -> None:
         import torch
-        from transformers import AutoTokenizer
 
         if threads > 0:
             torch.set_num_threads(threads)
@@ -99,7 +99,7 @@ class TransformersBackend:
         self.model = tagged(model_label(name or model, model), None if device == "cpu" else device,
                             None if dtype == "auto" else f"dtype-{dtype}",
                             None if stop_loops else "no-stop-loops")  # fmt: skip
-        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.tokenizer = load_tokenizer_of(model)
         if chat_template is not None:  # the layout the model was trained in, not the folder's
             self.tokenizer.chat_template = chat_template
         self.lm = load_causal_lm(model, device=device, dtype=dtype)
