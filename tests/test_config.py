@@ -192,6 +192,8 @@ def test_repo_params_load_frozen(good):
             "seeds.per_indicator",
             r"^every type is 0: mode sample would draw no seed at all$",
         ),
+        # a union member the value's shape fits (a list) is the one to hear from, not "a valid string"
+        (lambda d: d["train"].update(order=[]), "train.order", r"^Tuple should have at least 1 item"),
         # a min_yield key that names nothing the stage measures would set no floor, silently
         (
             lambda d: d["generate"].update(min_yield={"contxt": 0.5}),

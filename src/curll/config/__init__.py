@@ -229,6 +229,7 @@ def _to_curll_error(exc: ValidationError, source: str | Path, data: Any = None) 
     """One CurllError for pydantic's errors: the first key and its message, the others after it
     (:func:`_one_error`); a key as the user wrote it (:func:`_written`), each key once."""
     problems: dict[str, str] = {}
+    mismatched: set[str] = set()  # keys whose message says only that the value is of another type
     for err in exc.errors():
         loc = [str(part) for part in err["loc"]]
         if len(loc) >= 4 and (loc[0], loc[1]) in _TAGGED:
@@ -246,7 +247,13 @@ def _to_curll_error(exc: ValidationError, source: str | Path, data: Any = None) 
         else:
             shown = err.get("input")
             msg = err["msg"].removeprefix("Value error, ") + _shown(shown) + _hint(shown, kind)
-        problems.setdefault(".".join(_written(loc, data, missing=kind == "missing")), msg)
+        key = ".".join(_written(loc, data, missing=kind == "missing"))
+        if key not in problems or (key in mismatched and not kind.endswith("_type")):
+            problems[key] = msg  # a union member the value's shape fits says more than one it does not
+        if kind.endswith("_type"):
+            mismatched.add(key)
+        else:
+            mismatched.discard(key)
     deeper = [k for k in problems if any(o.startswith(k + ".") for o in problems)]
     for k in deeper:  # a union's members disagree: the one that got inside the value says more
         del problems[k]
