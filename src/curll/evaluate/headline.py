@@ -15,8 +15,6 @@ and ``judge.json``, rounded to 3 decimals) that ``dvc metrics show`` prints.
 from __future__ import annotations
 
 import csv
-import hashlib
-import json
 import math
 import subprocess
 from dataclasses import dataclass
@@ -227,6 +225,8 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
     ``written`` (UTC, to the minute; None: now)."""
     import yaml
 
+    from curll.release import params_hash
+
     raw = params_file.read_bytes()
     params = yaml.safe_load(raw) or {}
     llm = params.get("llm", {})
@@ -251,5 +251,4 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
     split = params.get("split") or {}
     if split.get("source") == "import":  # no LLM wrote the records
         made = f"none: records imported from {(split.get('imported') or {}).get('dir', 'releases')}/"
-    values = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str).encode("utf-8")
-    return Identity(hashlib.sha256(values).hexdigest()[:12], made, commit, when, trained)
+    return Identity(params_hash(params)[:12], made, commit, when, trained)
