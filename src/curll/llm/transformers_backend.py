@@ -61,14 +61,16 @@ def load_causal_lm(model: str, *, device: str, dtype: str) -> Any:
     from transformers import AutoModelForCausalLM
 
     from curll.llm.attention import register
+    from curll.llm.hf_logs import no_load_bars
 
     torch_dtype: Any = "auto" if dtype == "auto" else getattr(torch, dtype)
-    try:
-        lm: Any = AutoModelForCausalLM.from_pretrained(
-            model, dtype=torch_dtype, attn_implementation=register()
-        )
-    except ValueError:  # an architecture without the attention interface
-        lm = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype)
+    with no_load_bars():
+        try:
+            lm: Any = AutoModelForCausalLM.from_pretrained(
+                model, dtype=torch_dtype, attn_implementation=register()
+            )
+        except ValueError:  # an architecture without the attention interface
+            lm = AutoModelForCausalLM.from_pretrained(model, dtype=torch_dtype)
     return lm.to(device).eval()
 
 

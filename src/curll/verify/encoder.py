@@ -128,6 +128,8 @@ def distill_encoder(
     from model2vec.distill import distill
     from threadpoolctl import threadpool_limits
 
+    from curll.llm.hf_logs import no_load_bars
+
     # one thread by default (torch and BLAS): the order of float sums depends on the thread
     # count, and two threads gave other bytes than one; the stage's folder must be the same
     # on every machine
@@ -138,7 +140,7 @@ def distill_encoder(
     for log in report_loggers:
         log.addFilter(quiet)
     try:
-        with threadpool_limits(limits=threads):
+        with threadpool_limits(limits=threads), no_load_bars():
             model = distill(path, pca_dims=pca_dims, device="cpu")
     finally:
         torch.set_num_threads(before)
