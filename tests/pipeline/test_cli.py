@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from harness.commands import curll
+from harness.commands import curll, curll_here
 from pipeline.tools.cli import FOREACH, STAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -255,7 +255,7 @@ def test_import_options_that_cannot_mean_what_they_say_are_refused_on_one_line(t
             "field '--grades': grade '3' maps to stage 12; stages go 0..9",
         ),
     ]:
-        proc = curll(*args, "--out", str(tmp_path / "o"), cwd=tmp_path, check=False)
+        proc = curll_here(*args, "--out", str(tmp_path / "o"), cwd=tmp_path)
         assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
     (tmp_path / "o" / "stats.json").mkdir(parents=True)  # the stats cannot be written: neither is the table
