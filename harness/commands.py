@@ -49,6 +49,7 @@ def curll_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     each; :func:`curll` is the command as a user runs it."""
     import contextlib
     import io
+    import warnings
 
     from pipeline.tools.cli import main
 
@@ -58,15 +59,29 @@ def curll_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     try:
         os.chdir(cwd)
         sys.argv = ["curll", *args]
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            warnings.simplefilter("default")  # printed on stderr, as the command's would be
+            warnings.showwarning = _warning_to(err)
             try:
                 main()
-            except SystemExit as stop:
-                status = stop.code if isinstance(stop.code, int) else 1
+            except SystemExit as stop:  # as Python ends: None is 0, an int itself, else 1
+                status = 0 if stop.code is None else stop.code if isinstance(stop.code, int) else 1
     finally:
         os.chdir(before[0])
         sys.argv = before[1]
     return subprocess.CompletedProcess(["curll", *args], status, out.getvalue(), err.getvalue())
+
+
+def _warning_to(stream: Any) -> Any:
+    """A ``warnings.showwarning`` that writes each warning to ``stream``, as Python prints it."""
+    import warnings
+
+    def show(
+        message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
+        stream.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    return show
 
 
 def dvc(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:

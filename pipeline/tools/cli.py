@@ -9,12 +9,8 @@ as one clear line and exits with status 2; nothing is written in that case.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import importlib
-import os
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Annotated
@@ -287,32 +283,11 @@ def main() -> None:
 
 
 def entry() -> None:
-    """The ``curll`` console script: :func:`main`, then an exit without Python's final teardown.
+    """The ``curll`` console script: :func:`main`, ended without Python's final teardown
+    (:mod:`pipeline.tools.fast_exit`: over a second a stage with torch loaded)."""
+    from pipeline.tools.fast_exit import run_then_exit
 
-    That teardown garbage-collects every object still alive: with torch and transformers loaded,
-    over a second a stage for nothing (``python -m bench.exit``). What a normal exit does first
-    is done as before: threads are waited for (where one is left, the exit is the normal one),
-    atexit handlers run (logging's flush, multiprocessing's joins, torch's), and stdout and stderr
-    are flushed; then the process ends with main's status. An exception main does not handle
-    takes the normal way (its traceback, status 1)."""
-    status = 0
-    try:
-        main()
-    except SystemExit as stop:
-        if not isinstance(stop.code, int) or _threads_left():
-            raise
-        status = stop.code
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a reader gone (`| head`), a closed stream
-            stream.flush()
-    os._exit(status)
-
-
-def _threads_left() -> bool:
-    """Whether a thread other than this one would keep a normal exit waiting."""
-    main_thread = threading.main_thread()
-    return any(t is not main_thread and t.is_alive() and not t.daemon for t in threading.enumerate())
+    run_then_exit(main)
 
 
 if __name__ == "__main__":
