@@ -1,16 +1,58 @@
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
+import subprocess
+import sys
+import warnings
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import yaml
 
-from harness.commands import curll, curll_here
-from pipeline.tools.cli import FOREACH, STAGES
+from harness.commands import curll
+from pipeline.tools.cli import FOREACH, STAGES, main
 
 ROOT = Path(__file__).resolve().parents[2]
 CSV = ",Skills,Sub-skills,Goals,stage-1\n,Maths,Number,Count,Counts to 10\n,,,,Adds within 5\n"
+
+
+def curll_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``curll ARGS`` in this process: :func:`pipeline.tools.cli.main`, which the console script
+    calls, run in ``cwd`` with its stdout and stderr captured; its status is the returncode. For
+    many checks of what a command prints on bad input, without a new process (about a second)
+    each; :func:`curll` is the command as a user runs it."""
+    out, err = io.StringIO(), io.StringIO()
+    before = (Path.cwd(), sys.argv)
+    status: int = 0
+    try:
+        os.chdir(cwd)
+        sys.argv = ["curll", *args]
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            warnings.simplefilter("default")  # printed on stderr, as the command's would be
+            warnings.showwarning = _warning_to(err)
+            try:
+                main()
+            except SystemExit as stop:  # as Python ends: None is 0, an int itself, else 1
+                status = 0 if stop.code is None else stop.code if isinstance(stop.code, int) else 1
+    finally:
+        os.chdir(before[0])
+        sys.argv = before[1]
+    return subprocess.CompletedProcess(["curll", *args], status, out.getvalue(), err.getvalue())
+
+
+def _warning_to(stream: Any) -> Any:
+    """A ``warnings.showwarning`` that writes each warning to ``stream``, as Python prints it."""
+
+    def show(
+        message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
+        stream.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    return show
 
 
 def test_help_lists_every_dvc_stage_and_each_stage_is_a_curll_command(tmp_path):
