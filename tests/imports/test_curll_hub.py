@@ -209,6 +209,12 @@ def test_the_command_imports_and_exits_2_with_one_line_on_bad_input(tmp_path):
     bad = curll("release", "import", "--out", "o2", str(tmp_path / "nowhere"), cwd=tmp_path, check=False)
     assert bad.returncode == 2 and "nowhere: not a folder" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "o2").exists()
+    table = rows("cqa_eval", 2, 3)
+    table[2]["stage"] = "12"  # found while the rows are read, the progress bar begun
+    row_bad = write_repo(tmp_path / "rows", "stage2_cqa_eval", "cqa_eval", {"test": table})
+    bad = curll("release", "import", "--out", "o3", str(row_bad), cwd=tmp_path, check=False)
+    assert bad.returncode == 2 and "stage 12 is above 9" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1, bad.stderr
 
 
 def test_two_stages_of_one_kind_give_distinct_records_and_a_folder_twice_is_refused(tmp_path):

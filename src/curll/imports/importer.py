@@ -265,7 +265,8 @@ def import_release(
     work = target.with_name(f".{target.name}.import")
     with atomic_dir(target) as tmp, _only_import(work, target):  # atomic_dir first: out can be written
         total = sum(pq.ParquetFile(path).metadata.num_rows for s in opened for path, _ in s.files)
-        with tqdm(total=total, desc="release import", unit="row") as bar:
+        # shown after a second: bad input found in the first rows is its one error line alone
+        with tqdm(total=total, desc="release import", unit="row", delay=1.0) as bar:
             parts = [_part(source, path, split, work, bar, system=system, batch_rows=batch_rows)
                      for source in opened for path, split in source.files]  # fmt: skip
         written = sum(p["records"] for p in parts)
