@@ -85,7 +85,7 @@ def test_a_difference_that_does_not_survive_the_correction_is_not_said():
     assert said[0].startswith(
         "Every trained model beats the unigram baseline on its own stage (each of the 4 "
     )
-    assert "joint 0.600 [0.300, 0.900]; continual 0.500 [0.100, 0.900]" in said[0]  # the orders' means
+    assert "joint 0.60 [0.30, 0.90]; continual 0.50 [0.10, 0.90]" in said[0]  # the orders' means
     assert any("failed its controls" in s for s in said)
     assert not any("joint - continual" in s or "backward" in s for s in said)
     assert said[-1] == "0 of 2 curriculum tests hold (Holm over them, alpha 0.05)."

@@ -109,3 +109,21 @@ def test_forgetting_scatter_shows_rho_and_n_in_its_title(tmp_path, monkeypatch):
 def test_the_rating_range_is_the_judge_schemas():
     enum = judge_schema(MaxChars(long=1000, short=100), explain=False)["properties"]["rating"]["enum"]
     assert (min(enum), max(enum)) == report_figures.RATING
+
+
+def test_points_at_one_out_degree_are_spread_so_none_hides_another():
+    x = pd.Series([0, 0, 0, 1, 2, 2], dtype="int64")
+    got = plots.spread(x)
+    assert len(set(got)) == len(got)  # no two points at one place
+    assert got[3] == 1.0  # a lone point stays put
+    assert list(got[:3]) == pytest.approx([-plots.SPREAD / 2, 0.0, plots.SPREAD / 2])
+    assert (abs(got - x.to_numpy()) <= plots.SPREAD / 2).all()  # nearer its own x than any other
+
+
+def test_the_forgetting_scatter_says_its_unit_and_when_the_judge_failed(tmp_path):
+    fd = pd.DataFrame({"out_degree": [0, 0, 1], "FGT": [1.0, 0.5, 0.4]})
+    failed = report_figures.degree(fd, None, "continual", tmp_path, informative=False)
+    passed = report_figures.degree(fd, None, "continual", tmp_path)
+    assert report_figures.NO_CLAIM in failed["forgetting vs out-degree"][1]
+    assert report_figures.NO_CLAIM not in passed["forgetting vs out-degree"][1]
+    assert "judge rating points" in passed["forgetting vs out-degree"][1]

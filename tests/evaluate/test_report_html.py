@@ -11,8 +11,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from curll.evaluate.page import write_html
+from curll.evaluate.page import judge_scope, write_html
 from curll.evaluate.report import build
+from curll.evaluate.report_figures import NO_CLAIM
 from tests.evaluate.test_analysis import losses_of, scores
 
 JUDGES: dict[str, Any] = {
@@ -94,9 +95,37 @@ def test_a_test_the_gate_kept_from_being_made_is_listed_as_not_tested():
 
     listed = [claim("baseline", 0.2, False), claim("loss", None, False), claim("judge", 0.01, True)]
     header, *rows = _rows("".join(claims_table({"claims": {"list": listed}})))
+    assert header[:3] == ["family", "key", "what"] and {r[2] for r in rows} == {"w"}  # what a key measures
     at = header.index("adjusted p")
     assert [(r[at], r[at + 1]) for r in rows] == [
         ("0.2", "no (this model alone)"),
         ("\u2013", "not tested"),
         ("0.01", "yes"),
     ]
+
+
+def test_every_table_of_judge_scores_says_the_panel_failed_and_no_loss_table_does(page):
+    said = re.findall(r"<h3>([^<]*)</h3>(<p>[^<]*</p>)?<table>", page)
+    judged = [h for h, warn in said if "per skill" in h or "summed scores" in h]
+    loss = [h for h, warn in said if "loss, nats" in h]
+    assert judged and loss
+    warned = {h for h, warn in said if NO_CLAIM in warn}
+    assert set(judged) <= warned and not set(loss) & warned
+    assert all("judge score (rating 1-5)" in h for h in judged if "per skill" in h)
+
+
+def test_the_judge_section_says_whose_answers_were_judged(page):
+    assert "<p>Judge scores: answers of the models of seed 42. " in page  # then its answers not judged
+
+
+def test_judge_scope_names_the_seeds_left_out_and_the_answers_scored_without_a_judge():
+    metrics = {"bootstrap": {"seeds": {"judge": [42], "loss": [42, 43, 44]}},
+               "no_answer": {"total": 2, "answers": 480, "score": 1.0}}  # fmt: skip
+    assert judge_scope(metrics) == (
+        "Judge scores: answers of the models of seed 42 (evaluate.judge_seeds; the loss: the models of "
+        "seeds 42, 43, 44). 2 of 480 answers were no usable answer (blank or looping) and score 1, the "
+        "lowest rating, without a judge."
+    )
+    assert judge_scope({"bootstrap": {"seeds": {"judge": [1, 2], "loss": [1, 2]}}}) == (
+        "Judge scores: answers of the models of seeds 1, 2."
+    )

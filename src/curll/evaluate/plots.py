@@ -120,15 +120,32 @@ def heatmap(
     return _save(plt, fig, path)
 
 
+#: the widest sideways spread of the points at one x (:func:`spread`), in units of x
+SPREAD = 0.3
+
+
+def spread(x: pd.Series) -> np.ndarray:
+    """``x`` with the k points at each value moved sideways to k evenly spaced positions within
+    +-``SPREAD``/2 of it (in their order; a lone point stays put), so that points of equal x and
+    y do not hide one another; the values stay nearer their own x than any other integer."""
+    out = x.to_numpy(dtype=float).copy()
+    for value in np.unique(out):
+        at = np.flatnonzero(out == value)
+        if len(at) > 1:
+            out[at] = value + np.linspace(-SPREAD / 2, SPREAD / 2, len(at))
+    return out
+
+
 def scatter(
     x: pd.Series, y: pd.Series, title: str, path: Path, *, xlabel: str = "", ylabel: str = ""
 ) -> Path:
-    """``y`` against ``x``; integer ticks on an integer ``x``; axes labelled by the series' names
-    unless ``xlabel`` / ``ylabel`` say otherwise."""
+    """``y`` against ``x``, the points at one x spread sideways (:func:`spread`); integer ticks
+    on an integer ``x``; axes labelled by the series' names unless ``xlabel`` / ``ylabel`` say
+    otherwise."""
     from matplotlib.ticker import MaxNLocator
 
     plt, fig, ax = _figure(5.6, 4.2)
-    ax.scatter(x, y, alpha=0.6)
+    ax.scatter(spread(x), y, alpha=0.6)
     if pd.api.types.is_integer_dtype(x):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(xlabel or str(x.name))

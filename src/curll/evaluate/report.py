@@ -29,6 +29,8 @@ class Report:
     metrics: dict[str, Any]
     details: dict[str, Any] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    judged: set[str] = field(default_factory=set)  # the names of the tables of judge scores
+    informative: bool = True  # the judge panel passed its controls
     figures: dict[str, Path] = field(default_factory=dict)
     captions: dict[str, str] = field(default_factory=dict)  # figure name -> what it shows
 
@@ -45,15 +47,16 @@ def render(res: Results, matrices: Path, figs: Path) -> Report:
     for name, table in res.levels.items():
         with atomic_path(matrices / name) as tmp:
             table.to_csv(tmp, index=False)
-    rep = Report(res.metrics, res.details, res.tables)
-    rep.add(report_figures.judge_sums(res.sums, res.kinds, figs, informative=res.informative))
+    rep = Report(res.metrics, res.details, res.tables, res.judged, res.informative)
+    seeds = res.metrics.get("bootstrap", {}).get("seeds", {}).get("judge", [])
+    rep.add(report_figures.judge_sums(res.sums, res.kinds, figs, informative=res.informative, seeds=seeds))
     if "loss" in res.metrics:
         rep.add(report_figures.loss_maps(res.loss, res.gains, figs))
     for a, b, cells in res.differences:
         rep.add(report_figures.difference(cells, a, b, figs, informative=res.informative))
     if res.degree is not None:
         order, fd, rho = res.degree
-        rep.add(report_figures.degree(fd, rho, order, figs))
+        rep.add(report_figures.degree(fd, rho, order, figs, informative=res.informative))
     with atomic_path(matrices / "details.json") as tmp:
         tmp.write_text(json.dumps(res.details, indent=2, sort_keys=True), encoding="utf-8")
     return rep

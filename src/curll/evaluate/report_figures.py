@@ -14,6 +14,7 @@ and returns figure name -> (PNG path, caption).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,12 +67,20 @@ def _interval(c: Cells) -> str:
     return "mean [95% interval]" if c.lo is not None else "mean"
 
 
+def seeds_said(seeds: Sequence[int]) -> str:
+    """Whose answers the judge scored: "the models of seed 42" / "of seeds 42, 43"."""
+    return f"the models of seed{'s' if len(seeds) != 1 else ''} {', '.join(map(str, seeds))}"
+
+
 def judge_sums(
-    sums: dict[str, Cells], kinds: list[str], figs: Path, *, informative: bool = True
-) -> dict[str, Figure]:
-    """Each order's matrix of judge scores summed over ``kinds``, on the scale of the sum."""
+    sums: dict[str, Cells], kinds: list[str], figs: Path, *, informative: bool = True,
+    seeds: Sequence[int] = (),
+) -> dict[str, Figure]:  # fmt: skip
+    """Each order's matrix of judge scores summed over ``kinds``, on the scale of the sum; the
+    caption names the judged ``seeds`` when given."""
     scale = (RATING[0] * len(kinds), RATING[1] * len(kinds))
     warn = "" if informative else f" {NO_CLAIM}"
+    whose = f" Answers of {seeds_said(seeds)}." if seeds else ""
     out: dict[str, Figure] = {}
     for order, c in sums.items():
         path = plots.heatmap(c.values, f"{order}: summed judge score ({' + '.join(kinds)})",
@@ -80,7 +89,7 @@ def judge_sums(
         out[f"{order}: summed scores"] = (path, (
             f"{order}: judge scores summed over {', '.join(kinds)} (each rated {RATING[0]:g}-{RATING[1]:g}); "
             f"higher is better. Cells: {_interval(c)}, n = scores per cell (fewest of any type). Colour "
-            f"scale {scale[0]:g}-{scale[1]:g} for every order.{warn}"))  # fmt: skip
+            f"scale {scale[0]:g}-{scale[1]:g} for every order.{whose}{warn}"))  # fmt: skip
     return out
 
 
@@ -122,15 +131,20 @@ def difference(c: Cells, a: str, b: str, figs: Path, *, informative: bool = True
         f"{a.capitalize()} minus {b}: the {a} model's summed judge score minus the {b} model's "
         f"(same stage trained up to, same test stage). Sign: > 0 (blue) = {a} rated higher (better); "
         f"< 0 (red) = {b} rated higher. Cells: {paired if c.lo is not None else 'difference'}, "
-        f"n = the fewer of the two orders' scores. Colour scale ±{lim:.2f}. Each cell's interval is "
+        f"n = the fewer of the two orders' scores; a cell with no interval is one that no redraw "
+        f"moves (both models answered every item alike, as the models of the first stage do). "
+        f"Colour scale ±{lim:.2f}. Each cell's interval is "
         f"its own, unadjusted for the {c.values.size} cells: a description, not a tested claim."
         + ("" if informative else f" {NO_CLAIM}")))}  # fmt: skip
 
 
-def degree(fd: pd.DataFrame, rho: float | None, order: str, figs: Path) -> dict[str, Figure]:
-    """A sequential ``order``'s forgetting per indicator against its out-degree; Spearman's rho
-    and n in the title, or, with fewer than :data:`MIN_DEGREES` distinct out-degrees, the
-    sentence saying that no trend can be read."""
+def degree(
+    fd: pd.DataFrame, rho: float | None, order: str, figs: Path, *, informative: bool = True
+) -> dict[str, Figure]:
+    """A sequential ``order``'s forgetting of the judge score per indicator against its
+    out-degree; Spearman's rho and n in the title, or, with fewer than :data:`MIN_DEGREES`
+    distinct out-degrees, the sentence saying that no trend can be read; the caption says when
+    the judge panel failed its controls (``informative`` false)."""
     n, distinct = len(fd), int(fd["out_degree"].nunique())
     if distinct < MIN_DEGREES:
         top = fd["out_degree"].value_counts()
@@ -141,9 +155,11 @@ def degree(fd: pd.DataFrame, rho: float | None, order: str, figs: Path) -> dict[
         said = f"Spearman {RHO} " + (f"= {two(rho)}" if rho is not None else "undefined (FGT all equal)")
     title = f"{order}: forgetting per indicator (n = {n})\n{said}"
     path = plots.scatter(fd["out_degree"], fd["FGT"], title, figs / "forgetting_vs_out_degree.png",
-                         xlabel="out-degree (edges into later stages)", ylabel="forgetting (FGT)",
+                         xlabel="out-degree (edges into later stages)",
+                         ylabel=f"forgetting of the judge score (FGT, rating {RATING[0]:g}-{RATING[1]:g})",
                          )  # fmt: skip
     return {"forgetting vs out-degree": (path, (
-        f"{order.capitalize()}: forgetting (FGT at the last stage) of each of the {n} indicators with "
-        f"a defined forgetting, against its out-degree (prerequisite edges into later stages): "
-        f"{said}."))}  # fmt: skip
+        f"{order.capitalize()}: forgetting (FGT at the last stage, in judge rating points) of each of "
+        f"the {n} indicators with a defined forgetting, against its out-degree (prerequisite edges "
+        f"into later stages): {said}. Points at one out-degree are spread sideways so that none "
+        f"hides another." + ("" if informative else f" {NO_CLAIM}")))}  # fmt: skip

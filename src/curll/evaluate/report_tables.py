@@ -124,11 +124,12 @@ def summary_table(section: dict[str, Any]) -> pd.DataFrame:
 
 
 def claims_table(metrics: dict[str, Any]) -> list[str]:
-    """Every test made, held or not: value, interval, p and adjusted p (Holm; the gate's: p)."""
+    """Every test made, held or not: its key, what it measures, value, interval, p and adjusted p
+    (Holm; the gate's: p)."""
     listed = metrics.get("claims", {}).get("list", [])
     if not listed:
         return []
-    table = pd.DataFrame(listed)[["family", "key", "value", "lo", "hi", "p", "p_holm"]]
+    table = pd.DataFrame(listed)[["family", "key", "what", "value", "lo", "hi", "p", "p_holm"]]
     table["holds"] = [verdict(c) for c in listed]
     table = table.rename(columns={"p_holm": "adjusted p"})
     return ["<h3>Every test made</h3>",

@@ -28,7 +28,7 @@ from curll.evaluate.findings import as_json, baseline_verdict, claims
 from curll.evaluate.intervals import Interval, crossed, seeds_of, single_strata_of, small_sample
 from curll.evaluate.judge import NO_ANSWER_SCORE, unanswered
 from curll.evaluate.loss import loss_matrices, loss_matrix, loss_metrics
-from curll.evaluate.report_figures import MIN_DEGREES, Cells
+from curll.evaluate.report_figures import MIN_DEGREES, RATING, Cells
 from curll.evaluate.report_tables import with_n
 from curll.evaluate.values import judge_ranges, judge_values, loss_values
 from curll.schemas.evaluate import UNTRAINED
@@ -48,6 +48,7 @@ class Results:
     matrices: dict[str, Cells] = field(default_factory=dict)
     levels: dict[str, pd.DataFrame] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    judged: set[str] = field(default_factory=set)  # the names of the tables of judge scores
     kinds: list[str] = field(default_factory=list)  # the judged types
     informative: bool = True  # the judge panel passed its controls
     sums: dict[str, Cells] = field(default_factory=dict)  # order -> summed judge scores
@@ -133,6 +134,7 @@ def compute(
             if order != UNTRAINED and kind == "sum":
                 name = f"{order}: summed scores [95% interval] (n: scores per cell, fewest of any type)"
                 res.tables[name] = with_n(cells.values, cells.n, cells.lo, cells.hi)
+                res.judged.add(name)
                 res.sums[order] = cells
     if losses is not None:
         family_bounds["loss"] = _loss_section(res, losses, kinds, samples, seed)
@@ -155,7 +157,9 @@ def compute(
             table = analysis.group_metrics(scores, order, level).drop(columns="level")
             res.levels[f"{order}_by_{level.removesuffix('_id')}.csv"] = table
             if level == "skill":
-                res.tables[f"{order}: per skill (last stage)"] = table
+                name = f"{order}: per skill (last stage), judge score (rating {RATING[0]:g}-{RATING[1]:g})"
+                res.tables[name] = table
+                res.judged.add(name)
     for order in order_specs.sequential(orders)[:1]:
         fd = analysis.forgetting_vs_degree(scores, degree, order)
         rho, p = _trend(fd)
@@ -166,6 +170,7 @@ def compute(
     if rubric is not None and answers is not None and len(rubric):
         by_stage = analysis.rubric_by_stage(rubric, answers, items)
         res.tables["Rubric (grade-level fit) of each order's last model"] = by_stage
+        res.judged.add("Rubric (grade-level fit) of each order's last model")
         res.metrics["rubric"] = {
             str(o): {c: _num(v) for c, v in g.mean().items()} for o, g in by_stage.groupby(level=0)
         }
