@@ -1,6 +1,6 @@
 """Layout ``curll-hub``: the CurLL authors' dataset release, one Hub repository per stage and kind.
 
-A repository downloaded with the Hub's client (``huggingface-cli download Pavankalyan/<name>
+A repository downloaded with the Hub's client (``hf download Pavankalyan/<name>
 --repo-type dataset --local-dir DIR``) is a folder holding ``data/<split>-NNNNN-of-NNNNN.parquet``
 and a ``README.md`` card. Its name, ``stage<N>_<kind>``, gives the stage and the kind; a folder
 under another name is read as the kind the user names, with the stage from its ``stage`` column.

