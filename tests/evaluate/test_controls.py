@@ -226,3 +226,15 @@ def test_the_sign_test_by_hand_and_few_items_are_never_informative():
         rows = [{"item_id": f"i{k}", "control": c, "rating": float(rng.integers(1, 6)), "judge": "j"}
                 for k in range(5) for c in ("reference", "mismatch")]  # fmt: skip
         assert not judge_controls(pd.DataFrame(rows), 200, 1)["j"]["informative"]
+
+
+def test_a_failed_judge_that_rates_empty_answers_above_the_reference_is_told_so():
+    """The mismatch test fails (alternate wins and losses), and every empty answer is rated 5
+    against the reference's 3: the line names that control, the shuffled one (a tie) is not named."""
+    ratings = {"reference": 3, "empty": 5, "shuffled": 3}
+    rows = [{"judge": "j", "item_id": f"i{i}", "control": c, "rating": float(r)}
+            for i in range(30) for c, r in {**ratings, "mismatch": 2 + 2 * (i % 2)}.items()]  # fmt: skip
+    got = judge_controls(pd.DataFrame(rows), samples=500, seed=1)["j"]
+    assert not got["informative"]
+    assert got["why"].endswith("; rated an empty answer above the reference: 0.00 [0.00, 0.00]"), got["why"]
+    assert "shuffled" not in got["why"]

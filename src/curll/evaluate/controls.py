@@ -124,13 +124,23 @@ def sign_test(w: np.ndarray) -> float:
     return float(binom.sf(wins - 1, untied, 0.5)) if untied else 1.0
 
 
-def _why(b: dict[str, Any], p: float) -> str:
+#: how the ``why`` line names a control the judge rated above the reference
+WORSE = {"mismatch": "another item's answer", "empty": "an empty answer", "shuffled": "a shuffled reference"}
+
+
+def _why(b: dict[str, Any], p: float, stats: dict[str, Any] | None = None) -> str:
+    """The verdict in one line; with ``stats``, a failed judge's line also names each control it
+    rated above the reference (its interval wholly below one half), the strongest evidence."""
     if b["n"] < MIN_ITEMS or b["lo"] is None:
         return f"only {b['n']} item(s) with the reference and a mismatch both rated: fewer than {MIN_ITEMS}"
     span = f"{b['value']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}] over {b['n']} items, sign test p {p:.3g}"
     if p < ALPHA:
         return f"prefers the reference to another item's answer: {span}"
-    return f"not shown to prefer the reference to another item's answer: {span}"
+    shares = {c: (stats or {}).get(f"reference_beats_{c}") or {} for c in COMPARED}
+    worse = [(c, r) for c, r in shares.items() if r.get("hi") is not None and r["hi"] < 0.5]
+    above = "".join(f"; rated {WORSE[c]} above the reference: {r['value']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
+                    for c, r in worse)  # fmt: skip
+    return f"not shown to prefer the reference to another item's answer: {span}{above}"
 
 
 def judge_controls(
@@ -156,7 +166,7 @@ def judge_controls(
         p = sign_test(wins(g, "mismatch"))
         stats["sign_test_p"] = round(p, 6)
         stats["informative"] = bool(b["n"] >= MIN_ITEMS and p < ALPHA)
-        stats["why"] = _why(b, p)
+        stats["why"] = _why(b, p, stats)
         out[str(name)] = stats
     return out
 
