@@ -123,8 +123,8 @@ def test_judge_scope_names_the_seeds_left_out_and_the_answers_scored_without_a_j
                "no_answer": {"total": 2, "answers": 480, "score": 1.0}}  # fmt: skip
     assert judge_scope(metrics) == (
         "Judge scores: answers of the models of seed 42 (evaluate.judge_seeds; the loss: the models of "
-        "seeds 42, 43, 44). 2 of 480 answers were no usable answer (blank or looping) and score 1, the "
-        "lowest rating, without a judge."
+        "seeds 42, 43, 44). 2 of the 480 answers were blank or looping (no usable answer) and score 1, "
+        "the lowest rating, without a judge."
     )
     assert judge_scope({"bootstrap": {"seeds": {"judge": [1, 2], "loss": [1, 2]}}}) == (
         "Judge scores: answers of the models of seeds 1, 2."

@@ -132,7 +132,8 @@ def difference(c: Cells, a: str, b: str, figs: Path, *, informative: bool = True
         f"(same stage trained up to, same test stage). Sign: > 0 (blue) = {a} rated higher (better); "
         f"< 0 (red) = {b} rated higher. Cells: {paired if c.lo is not None else 'difference'}, "
         f"n = the fewer of the two orders' scores; a cell with no interval is one that no redraw "
-        f"moves (both models answered every item alike, as the models of the first stage do). "
+        f"moves (both models answered every item alike, as when the two orders train the same first "
+        f"model). "
         f"Colour scale ±{lim:.2f}. Each cell's interval is "
         f"its own, unadjusted for the {c.values.size} cells: a description, not a tested claim."
         + ("" if informative else f" {NO_CLAIM}")))}  # fmt: skip
