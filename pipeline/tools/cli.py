@@ -203,7 +203,7 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     now = identity(params)
     recorded = Identity.of_run(values)
     run = recorded or replace(now, written=None)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     for name in COLUMNS:
         table.add_column(name, no_wrap=True)
     for row in rows(head):

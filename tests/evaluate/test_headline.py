@@ -133,12 +133,22 @@ def test_results_into_a_pipe_are_120_columns_wide_even_where_colour_is_forced(tm
     out = tmp_path / "data" / "evaluate"
     (out / "matrices").mkdir(parents=True)
     recorded = {**identity(tmp_path / "params.yaml").record(), "params_hash": "0123456789ab"}
-    (out / "metrics.json").write_text(json.dumps({**METRICS, "run": recorded}))
+    # the widest row a run can give: a loss of 10 or more (ln V is 10.8 at a 49k vocabulary), every
+    # interval below zero, 10 of 15 models beating the baseline
+    wide = {"mean_nll": 10.81, "mean_nll_lo": 10.51, "mean_nll_hi": 11.12, "FGT_nll_rise": -0.12,
+            "FGT_nll_rise_lo": -0.3, "FGT_nll_rise_hi": -0.06, "BWT_nll_fall": -0.11,
+            "BWT_nll_fall_lo": -0.47, "BWT_nll_fall_hi": -0.24}  # fmt: skip
+    base = {"beats": False, "gain": -0.49, "lo": -0.75, "hi": -0.25, "models": 15, "beating": 10,
+            "unigram": 10.2}  # fmt: skip
+    metrics = {**METRICS, "loss": {**METRICS["loss"], "independent": {"all": wide}},
+               "baseline": {"orders": {**METRICS["baseline"]["orders"], "independent": base}}}  # fmt: skip
+    (out / "metrics.json").write_text(json.dumps({**metrics, "run": recorded}))
     shown = subprocess.run([sys.executable, "-m", "pipeline.tools.cli", "results"], cwd=tmp_path,
                            env={**env(), "FORCE_COLOR": "1", "COLUMNS": "80"},
                            capture_output=True, text=True, check=True).stdout  # fmt: skip
     plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)
     assert "`dvc status` says whether anything is stale" in plain  # one line, not wrapped at 80
+    assert "10.81 [10.51, 11.12]" in plain and "-0.12 [-0.30, -0.06]" in plain and "10/15" in plain
     assert "…" not in plain  # no column cut short
     assert max(map(len, plain.splitlines())) <= 120
 

@@ -117,7 +117,9 @@ def test_points_at_one_out_degree_are_spread_so_none_hides_another():
     assert len(set(got)) == len(got)  # no two points at one place
     assert got[3] == 1.0  # a lone point stays put
     assert list(got[:3]) == pytest.approx([-plots.SPREAD / 2, 0.0, plots.SPREAD / 2])
-    assert (abs(got - x.to_numpy()) <= plots.SPREAD / 2).all()  # nearer its own x than any other
+    assert (abs(got - x.to_numpy()) < 0.5).all()  # nearer its own x than any other integer
+    floats = pd.Series([0.5, 0.5, 0.6])
+    assert list(plots.spread(floats)) == [0.5, 0.5, 0.6]  # not a whole unit apart: left as they are
 
 
 def test_the_forgetting_scatter_says_its_unit_and_when_the_judge_failed(tmp_path):

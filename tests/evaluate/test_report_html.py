@@ -123,9 +123,20 @@ def test_judge_scope_names_the_seeds_left_out_and_the_answers_scored_without_a_j
                "no_answer": {"total": 2, "answers": 480, "score": 1.0}}  # fmt: skip
     assert judge_scope(metrics) == (
         "Judge scores: answers of the models of seed 42 (evaluate.judge_seeds; the loss: the models of "
-        "seeds 42, 43, 44). 2 of the 480 answers were blank or looping (no usable answer) and score 1, "
-        "the lowest rating, without a judge."
+        "seeds 42, 43, 44). 2 of the 480 scores (an item and a model each) rest on no usable answer "
+        "(blank or looping) and are 1, the lowest rating, given without a judge."
     )
     assert judge_scope({"bootstrap": {"seeds": {"judge": [1, 2], "loss": [1, 2]}}}) == (
         "Judge scores: answers of the models of seeds 1, 2."
     )
+
+
+def test_a_panel_that_passed_its_controls_gets_no_warning(tmp_path):
+    s = scores()
+    items = s[s["run"] == "continual/0"][["item_id", "stage"]].assign(reference="A cat sat on the mat.")
+    rep = build(s, items, pd.Series(0, index=s["indicator_id"].unique()), ["ir", "cqa"], tmp_path / "m",
+                tmp_path / "p", samples=30, seed=1, judge_informative=True)  # fmt: skip
+    write_html(rep, JUDGES, tmp_path / "report.html", "t")
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "per skill (last stage)" in page and NO_CLAIM not in page
+    assert not [c for c in rep.captions.values() if NO_CLAIM in c]

@@ -68,9 +68,9 @@ class Claim:
             else f"{parts[1]} trained to stage {parts[3]}" if parts[0] == "gain"
             else parts[0]
         )  # fmt: skip
-        span = f"{self.value:.2f}"
+        span = _f(self.value)
         if self.lo is not None and self.hi is not None:
-            span += f" [{self.lo:.2f}, {self.hi:.2f}]"
+            span += f" [{_f(self.lo)}, {_f(self.hi)}]"
         adjusted = "not tested" if self.p_holm is None else f"Holm-adjusted p {self.p_holm:.3g}"
         return f"{subject}: {self.what} {span}, {adjusted}: {self.direction}."
 
@@ -252,4 +252,5 @@ def verdict(listed: Mapping[str, Any]) -> str:
 
 
 def _f(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}"
+    """Two decimals; a value that rounds to zero is 0.00, never -0.00."""
+    return "-" if v is None else f"{v:.2f}".replace("-0.00", "0.00")

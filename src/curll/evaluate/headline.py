@@ -24,10 +24,11 @@ from typing import Any
 
 from curll.evaluate.intervals import ALPHA
 
-#: the column heads of :func:`rows`, each two lines: the value, and whose it is (the last model
-#: of the order over every stage; each model on its own stage); every value is in :data:`UNITS`
+#: the column heads of :func:`rows`: an interval's head has a second line, no wider than its
+#: values, saying whose value it is (the last model of the order over every stage; each model on
+#: its own stage; unigram and beats are each model's own stage too, as :data:`UNITS` says)
 COLUMNS = ("order", "NLL [95%]\nlast model", "FGT [95%]\nlast model", "BWT [95%]\nlast model",
-           "unigram\nown stage", "gain [95%]\nown stage", "beats\nown stage")  # fmt: skip
+           "unigram", "gain [95%]\nown stage", "beats")  # fmt: skip
 UNITS = ("nats per answer token. NLL: the last model's mean over stages (lower is better); FGT, "
          "BWT: of that loss (BWT > 0: later stages lowered it); unigram: the baseline's NLL on each "
          "model's own stage; gain: unigram minus the model there (> 0: lower loss), the mean over the "

@@ -80,8 +80,9 @@ def judge_scope(metrics: dict[str, Any]) -> str:
         said += f" (evaluate.judge_seeds; the loss: {seeds_said(seeds['loss'])})"
     none = metrics.get("no_answer", {})
     if none.get("total"):
-        said += (f". {none['total']} of the {none['answers']} answers were blank or looping (no usable "
-                 f"answer) and score {none['score']:g}, the lowest rating, without a judge")  # fmt: skip
+        said += (f". {none['total']} of the {none['answers']} scores (an item and a model each) rest on "
+                 f"no usable answer (blank or looping) and are {none['score']:g}, the lowest rating, "
+                 f"given without a judge")  # fmt: skip
     return said + "."
 
 

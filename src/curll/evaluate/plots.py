@@ -125,9 +125,12 @@ SPREAD = 0.3
 
 
 def spread(x: pd.Series) -> np.ndarray:
-    """``x`` with the k points at each value moved sideways to k evenly spaced positions within
-    +-``SPREAD``/2 of it (in their order; a lone point stays put), so that points of equal x and
-    y do not hide one another; the values stay nearer their own x than any other integer."""
+    """An integer ``x`` with the k points at each value moved sideways to k evenly spaced
+    positions within +-``SPREAD``/2 of it (in their order; a lone point stays put), so that
+    points of equal x and y do not sit on one another, each still nearer its own x than any
+    other integer; any other ``x`` as it is (its values need not be a whole unit apart)."""
+    if not pd.api.types.is_integer_dtype(x):
+        return x.to_numpy(dtype=float)
     out = x.to_numpy(dtype=float).copy()
     for value in np.unique(out):
         at = np.flatnonzero(out == value)

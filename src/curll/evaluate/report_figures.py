@@ -131,11 +131,11 @@ def difference(c: Cells, a: str, b: str, figs: Path, *, informative: bool = True
         f"{a.capitalize()} minus {b}: the {a} model's summed judge score minus the {b} model's "
         f"(same stage trained up to, same test stage). Sign: > 0 (blue) = {a} rated higher (better); "
         f"< 0 (red) = {b} rated higher. Cells: {paired if c.lo is not None else 'difference'}, "
-        f"n = the fewer of the two orders' scores; a cell with no interval is one that no redraw "
-        f"moves (both models answered every item alike, as when the two orders train the same first "
-        f"model). "
-        f"Colour scale ±{lim:.2f}. Each cell's interval is "
-        f"its own, unadjusted for the {c.values.size} cells: a description, not a tested claim."
+        f"n = the fewer of the two orders' scores. Colour scale ±{lim:.2f}." + (
+            " A cell with no interval is one that no redraw moves (both models answered every item "
+            "alike, as when the two orders train the same first model) or that some redraw leaves "
+            f"undefined. Each cell's interval is its own, unadjusted for the {c.values.size} cells: a "
+            "description, not a tested claim." if c.lo is not None else "")
         + ("" if informative else f" {NO_CLAIM}")))}  # fmt: skip
 
 
@@ -157,10 +157,10 @@ def degree(
     title = f"{order}: forgetting per indicator (n = {n})\n{said}"
     path = plots.scatter(fd["out_degree"], fd["FGT"], title, figs / "forgetting_vs_out_degree.png",
                          xlabel="out-degree (edges into later stages)",
-                         ylabel=f"forgetting of the judge score (FGT, rating {RATING[0]:g}-{RATING[1]:g})",
+                         ylabel="forgetting (FGT, judge rating points)",
                          )  # fmt: skip
     return {"forgetting vs out-degree": (path, (
         f"{order.capitalize()}: forgetting (FGT at the last stage, in judge rating points) of each of "
         f"the {n} indicators with a defined forgetting, against its out-degree (prerequisite edges "
-        f"into later stages): {said}. Points at one out-degree are spread sideways so that none "
-        f"hides another." + ("" if informative else f" {NO_CLAIM}")))}  # fmt: skip
+        f"into later stages): {said}. Points at one out-degree are spread sideways so that equal "
+        f"points do not sit on one another." + ("" if informative else f" {NO_CLAIM}")))}  # fmt: skip
