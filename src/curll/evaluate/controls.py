@@ -128,16 +128,18 @@ def sign_test(w: np.ndarray) -> float:
 WORSE = {"mismatch": "another item's answer", "empty": "an empty answer", "shuffled": "a shuffled reference"}
 
 
-def _why(b: dict[str, Any], p: float, stats: dict[str, Any] | None = None) -> str:
-    """The verdict in one line; with ``stats``, the line of a judge that failed on enough items
-    also names each other control it rated above the reference (its interval wholly below one
-    half), the strongest evidence (the mismatch's share is in the line already)."""
+def _why(stats: dict[str, Any], p: float) -> str:
+    """The verdict in one line, from a judge's ``stats`` and its sign test's ``p``; the line of a
+    judge that failed on enough items also names each other control it rated above the reference
+    (its interval wholly below one half), the strongest evidence (the mismatch's share is in the
+    line already)."""
+    b = stats["reference_beats_mismatch"]
     if b["n"] < MIN_ITEMS or b["lo"] is None:
         return f"only {b['n']} item(s) with the reference and a mismatch both rated: fewer than {MIN_ITEMS}"
     span = f"{b['value']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}] over {b['n']} items, sign test p {p:.3g}"
     if p < ALPHA:
         return f"prefers the reference to another item's answer: {span}"
-    shares = {c: (stats or {}).get(f"reference_beats_{c}") or {} for c in COMPARED if c != "mismatch"}
+    shares = {c: stats.get(f"reference_beats_{c}") or {} for c in COMPARED if c != "mismatch"}
     worse = [(c, r) for c, r in shares.items() if r.get("hi") is not None and r["hi"] < 0.5]
     above = "".join(f"; rated {WORSE[c]} above the reference: {r['value']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
                     for c, r in worse)  # fmt: skip
@@ -167,7 +169,7 @@ def judge_controls(
         p = sign_test(wins(g, "mismatch"))
         stats["sign_test_p"] = round(p, 6)
         stats["informative"] = bool(b["n"] >= MIN_ITEMS and p < ALPHA)
-        stats["why"] = _why(b, p, stats)
+        stats["why"] = _why(stats, p)
         out[str(name)] = stats
     return out
 

@@ -169,8 +169,9 @@ def compute(
         res.degree = (order, fd, _num(rho))
     if rubric is not None and answers is not None and len(rubric):
         by_stage = analysis.rubric_by_stage(rubric, answers, items)
-        res.tables["Rubric (grade-level fit) of each order's last model"] = by_stage
-        res.judged.add("Rubric (grade-level fit) of each order's last model")
+        name = "Rubric (grade-level fit) of each order's last model"
+        res.tables[name] = by_stage
+        res.judged.add(name)
         res.metrics["rubric"] = {
             str(o): {c: _num(v) for c, v in g.mean().items()} for o, g in by_stage.groupby(level=0)
         }
