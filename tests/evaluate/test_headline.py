@@ -35,6 +35,11 @@ def test_rows_give_every_trained_order_with_intervals_and_an_en_dash_where_absen
                                     "5.20", "0.49 [0.25, 0.74]", "5/5"]  # fmt: skip
     assert got["joint"][2:5] == ["\u2013"] * 3 and got["joint"][-1] == "2/5"  # models beating it
     assert h.judge_line() == "judge panel failed its controls: j not informative (sign test p 0.271)"
+    why = "not shown to prefer the reference: 0.47 [0.35, 0.59]; rated an empty answer above it"
+    judges = {"j": {**METRICS["judge_controls"]["judges"]["j"], "why": why}}
+    told = {**METRICS, "judge_controls": {"panel_informative": False, "judges": judges}}
+    said_why = headline(told, tmp_path).judge_line()
+    assert said_why == f"judge panel failed its controls: j not informative: {why}"
     said = "3 of 10 trained models not shown to beat the unigram baseline on their own stage"
     assert h.gate_line().startswith(f"baseline gate failed: {said} (each tested alone at p < 0.05")
     joint = METRICS["baseline"]["orders"]["joint"]

@@ -59,6 +59,9 @@ class Judge:
     name: str
     informative: bool
     sign_test_p: float | None
+    #: the controls' verdict in one line (:func:`curll.evaluate.controls.judge_controls`'s ``why``:
+    #: the share preferring the reference, and each control rated above it); None: not recorded
+    why: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,8 +104,11 @@ class Headline:
     judges: list[Judge]
 
     def judge_line(self) -> str:
+        """The panel's verdict, then each judge's: its controls' ``why`` where recorded, else its
+        sign test's p."""
         each = [f"{j.name} {'informative' if j.informative else 'not informative'}"
-                + (f" (sign test p {j.sign_test_p:.3g})" if j.sign_test_p is not None else "")
+                + (f": {j.why}" if j.why else f" (sign test p {j.sign_test_p:.3g})"
+                   if j.sign_test_p is not None else "")
                 for j in self.judges]  # fmt: skip
         verdict = "passed" if self.informative else "failed"
         return f"judge panel {verdict} its controls: " + ("; ".join(each) or "no judge")
@@ -163,7 +169,8 @@ def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
         beats = (int(b["beating"]), int(b["models"])) if "models" in b else None
         out.append(Order(order, *spans, unigram, gain, beats))
     controls = metrics.get("judge_controls", {})
-    judges = [Judge(name, bool(c.get("informative")), _num(c.get("sign_test_p")))
+    judges = [Judge(name, bool(c.get("informative")), _num(c.get("sign_test_p")),
+                    c["why"] if isinstance(c.get("why"), str) else None)
               for name, c in controls.get("judges", {}).items()]  # fmt: skip
     return Headline(out, bool(controls.get("panel_informative")), judges)
 
