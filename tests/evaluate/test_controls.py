@@ -236,5 +236,23 @@ def test_a_failed_judge_that_rates_empty_answers_above_the_reference_is_told_so(
             for i in range(30) for c, r in {**ratings, "mismatch": 2 + 2 * (i % 2)}.items()]  # fmt: skip
     got = judge_controls(pd.DataFrame(rows), samples=500, seed=1)["j"]
     assert not got["informative"]
-    assert got["why"].endswith("; rated an empty answer above the reference: 0.00 [0.00, 0.00]"), got["why"]
+    said = "; rated an empty answer above the reference: 0.00 [0.00, 0.00], sign test p 9.31e-10"
+    assert got["why"].endswith(said), got["why"]  # P(Binomial(30, 1/2) >= 30) = 2**-30
     assert "shuffled" not in got["why"]
+
+
+def test_a_control_is_named_only_when_its_reverse_sign_test_holds_after_holm():
+    """Empty answers (and shuffled ones) of 5 items, every one rated above the reference: the
+    percentile interval is [0, 0], but P(Binomial(5, 1/2) >= 5) = 1/32 each, 1/16 after Holm
+    over the two; alone (the shuffled ones tie: no test made) it holds; with 12 items both hold."""
+
+    def why(n: int, shuffled: int) -> str:
+        ratings = {"reference": 3, "empty": 5, "shuffled": shuffled}
+        rows = [{"judge": "j", "item_id": f"i{i}", "control": c, "rating": float(r)}
+                for i in range(max(n, 10)) for c, r in {**ratings, "mismatch": 2 + 2 * (i % 2)}.items()
+                if c in ("reference", "mismatch") or i < n]  # fmt: skip
+        return str(judge_controls(pd.DataFrame(rows), samples=200, seed=1)["j"]["why"])
+
+    assert "rated" not in why(5, shuffled=5)  # 1/32 each: Holm 2 x 1/32 = 0.0625
+    assert "rated an empty answer" in why(5, shuffled=3)  # the shuffled control ties: p 1, Holm 0.031
+    assert "rated an empty answer" in why(12, shuffled=5) and "a shuffled reference" in why(12, shuffled=5)

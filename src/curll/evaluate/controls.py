@@ -26,7 +26,10 @@ replacement (one ``(samples, n)`` index matrix), the 2.5th and 97.5th percentile
 means. A judge is informative iff reference-vs-mismatch rests on at least :data:`MIN_ITEMS`
 items and an exact one-sided sign test on its untied items rejects "the reference wins half the
 time" at :data:`ALPHA` (``P(Binomial(u, 1/2) >= wins) < ALPHA``, u the items without a tie): a
-percentile interval over few items passes a judge that rates at random far too often.
+percentile interval over few items passes a judge that rates at random far too often. The
+``why`` line of a judge that fails says which other controls it rates above the reference by
+the same test the other way (``P(Binomial(u, 1/2) >= losses)``), Holm-adjusted over the
+controls with an untied item (all ties: no test is made).
 :func:`control_agreement`: per pair of judges, on the control
 rows both rated, the share of equal ratings and Spearman's rho.
 """
@@ -41,7 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from curll.evaluate.intervals import ALPHA
+from curll.evaluate.intervals import ALPHA, holm
 from curll.schemas.evaluate import CONTROLS
 
 #: least items, and level of the sign test, for a judge to count as informative
@@ -128,21 +131,24 @@ def sign_test(w: np.ndarray) -> float:
 WORSE = {"mismatch": "another item's answer", "empty": "an empty answer", "shuffled": "a shuffled reference"}
 
 
-def _why(stats: dict[str, Any], p: float) -> str:
-    """The verdict in one line, from a judge's ``stats`` and its sign test's ``p``; the line of a
-    judge that failed on enough items also names each other control it rated above the reference
-    (its interval wholly below one half), the strongest evidence (the mismatch's share is in the
-    line already)."""
+def _why(stats: dict[str, Any], p: float, below: dict[str, float]) -> str:
+    """The verdict in one line, from a judge's ``stats``, its sign test's ``p`` and ``below``
+    (control -> the one-sided sign test of "the control rated above the reference", p). The
+    line of a judge that failed on enough items also names each other control it rated above
+    the reference: those whose test rejects at :data:`ALPHA` after Holm's correction over the
+    controls tested (the mismatch's share is in the line already)."""
     b = stats["reference_beats_mismatch"]
     if b["n"] < MIN_ITEMS or b["lo"] is None:
         return f"only {b['n']} item(s) with the reference and a mismatch both rated: fewer than {MIN_ITEMS}"
     span = f"{b['value']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}] over {b['n']} items, sign test p {p:.3g}"
     if p < ALPHA:
         return f"prefers the reference to another item's answer: {span}"
-    shares = {c: stats.get(f"reference_beats_{c}") or {} for c in COMPARED if c != "mismatch"}
-    worse = [(c, r) for c, r in shares.items() if r.get("hi") is not None and r["hi"] < 0.5]
-    above = "".join(f"; rated {WORSE[c]} above the reference: {r['value']:.2f} [{r['lo']:.2f}, {r['hi']:.2f}]"
-                    for c, r in worse)  # fmt: skip
+    adjusted = holm(below)
+    above = ""
+    for c in (c for c in COMPARED if adjusted.get(c, 1.0) < ALPHA):
+        r = stats[f"reference_beats_{c}"]
+        share = f"{r['value']:.2f}" + (f" [{r['lo']:.2f}, {r['hi']:.2f}]" if r["lo"] is not None else "")
+        above += f"; rated {WORSE[c]} above the reference: {share}, sign test p {below[c]:.3g}"
     return f"not shown to prefer the reference to another item's answer: {span}{above}"
 
 
@@ -169,7 +175,10 @@ def judge_controls(
         p = sign_test(wins(g, "mismatch"))
         stats["sign_test_p"] = round(p, 6)
         stats["informative"] = bool(b["n"] >= MIN_ITEMS and p < ALPHA)
-        stats["why"] = _why(stats, p)
+        # the reverse test: does the judge rate the control above the reference? (1 - w: its wins)
+        others = {c: wins(g, c) for c in COMPARED if c != "mismatch"}
+        below = {c: sign_test(1 - w) for c, w in others.items() if (w != 0.5).any()}  # a test made
+        stats["why"] = _why(stats, p, below)
         out[str(name)] = stats
     return out
 

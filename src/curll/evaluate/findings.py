@@ -9,7 +9,7 @@ Offen & Westfall 2003; the family-wise error of all claims stays at most :data:`
    Each model is tested alone: its gain above 0 with p below ALPHA. The gate's one claim is
    that every model beats the baseline: an intersection-union test (Berger 1982), whose error is
    at most ALPHA when each model is tested at ALPHA, so these p-values are not adjusted
-   (``p_holm`` is ``p``) and no claim is made about one model alone. Each order's mean gain
+   (``p_holm`` is ``p``); a model's ``holds`` is that one test's outcome, not a claim. Each order's mean gain
    over its models (``gain_own``) is shown with its interval, not tested.
 2. ``curriculum``, tested only if the gate passes (else its tests are listed as not tested: a
    model that does not beat token frequencies supports no curriculum claim), Holm over all its

@@ -31,9 +31,9 @@ COLUMNS = ("order", "NLL [95%]\nlast model", "FGT [95%]\nlast model", "BWT [95%]
            "unigram", "gain [95%]\nown stage", "beats")  # fmt: skip
 UNITS = ("nats per answer token. NLL: the last model's mean over stages (lower is better); FGT, "
          "BWT: of that loss (BWT > 0: later stages lowered it); unigram: the baseline's NLL on each "
-         "model's own stage; gain: unigram minus the model there (> 0: lower loss), the mean over the "
-         f"order's models; beats: how many of the order's models have a gain > 0 with p < {ALPHA} on their "
-         "own stage, each tested alone (the baseline gate needs all of them)")  # fmt: skip
+         "model's own stage and gain: unigram minus the model there (> 0: lower loss), each the mean "
+         f"over the order's models; beats: how many of the order's models have a gain > 0 with p < {ALPHA} "
+         "on their own stage, each tested alone (the baseline gate needs all of them)")  # fmt: skip
 DASH = "\u2013"  # an absent value
 #: the judge's file among :func:`metric_files`; every other file is an order's
 JUDGE_FILE = "judge.json"
