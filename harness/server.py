@@ -15,7 +15,10 @@ once, then the body a byte every ``trickle_s``: never idle, never on time), and 
 shape: ``"usage-null"`` (null token counts), ``"content-parts"`` (content as a list of text
 parts), ``"content-number"`` (content a number), ``"content-null"`` (no content, the answer in
 ``reasoning_content`` as a reasoning parser leaves it), ``"refusal"`` (no content, a refusal)
-and ``"choices-object"`` (choices not a list). With the script
+and ``"choices-object"`` (choices not a list); ``"error-200"`` (an error sent with status 200),
+``"gzip-bad"`` (a body said to be gzip that is not), ``"huge"`` (content of ``huge_chars``
+characters), ``"sse"`` (server-sent events to a request that did not ask for a stream) and
+``"301"`` (a redirect to ``redirect_to``, the same path by default). With the script
 empty, ``pick(body)`` (when set) chooses each request's action. ``latency_s`` delays every
 answer; while ``gate`` is cleared every request waits, in flight, until it is set.
 ``GET /v1/models`` lists the one model (``list_models`` counts those requests); with ``hung``
@@ -54,6 +57,8 @@ class FakeChatServer:
         self.max_in_flight = 0
         self.loop_events = 2000
         self.hung = False  #: GET /v1/models sleeps past the client's timeout too
+        self.huge_chars = 2_000_000  #: the content length of a ``"huge"`` answer
+        self.redirect_to = ""  #: where ``"301"`` points (empty: the request's own URL)
         self.list_models = 0
         self.streamed: list[int] = []
         self._lock = threading.Lock()
@@ -97,9 +102,9 @@ class FakeChatServer:
             def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    headers = {"Content-Type": "application/json", **(headers or {})}
                     self.send_header("Content-Length", str(len(payload)))
-                    for k, v in (headers or {}).items():
+                    for k, v in headers.items():
                         self.send_header(k, v)
                     self.end_headers()
                     self.wfile.write(payload)
@@ -171,15 +176,25 @@ class FakeChatServer:
                 if action == "404-model":
                     return self._send(404, b'{"error": {"message": "The model does not exist.", "code": '
                                            b'"model_not_found"}}')  # fmt: skip
+                if action == "error-200":
+                    return self._send(200, b'{"error": {"message": "the model is overloaded"}}')
+                if action == "gzip-bad":
+                    return self._send(200, b"this is not gzip", {"Content-Encoding": "gzip"})
+                if action == "301":
+                    return self._send(
+                        301, b"", {"Location": server.redirect_to or server.base_url + self.path[3:]}
+                    )
+                if action == "sse":
+                    return self._send(200, b'data: {"choices": []}\n\ndata: [DONE]\n\n',
+                                      {"Content-Type": "text/event-stream"})  # fmt: skip
                 if action == "timeout":
                     time.sleep(server.timeout_sleep_s)
                 if action == "malformed":
                     return self._send(200, b'{"id": "x", "choices": [{"message": ')
                 if body.get("stream"):
                     return self._stream(action, body)
-                content = {"not-json": "this is not JSON", "schema-invalid": '{"unexpected": true}'}.get(
-                    action
-                ) or server.answer(body)
+                content = {"not-json": "this is not JSON", "schema-invalid": '{"unexpected": true}',
+                           "huge": "x" * server.huge_chars}.get(action) or server.answer(body)  # fmt: skip
                 reply = {
                     "id": f"chatcmpl-{len(server.requests)}",
                     "object": "chat.completion",
@@ -228,6 +243,9 @@ class FakeChatServer:
             def _stream(self, action: str, body: dict[str, Any]) -> None:
                 if action == "loop":
                     words = ['{"echo": "'] + [" so cute and adorable."] * server.loop_events + ['"}']
+                elif action == "huge":  # pieces of 1,000 characters
+                    n = server.huge_chars
+                    words = [p for p in ["x" * 1000] * (n // 1000) + ["x" * (n % 1000)] if p]
                 else:
                     words = [w + " " for w in server.answer(body).split(" ")]
                     words[-1] = words[-1].rstrip()

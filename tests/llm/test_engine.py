@@ -180,3 +180,17 @@ def test_a_transient_backend_error_keeps_its_attempt_so_a_bad_spell_never_change
     again = Engine(healthy, RequestCache(tmp_path / "c.db"), attempts=3, progress=False).run(requests)
     assert [r.parsed for r in again] == [{"n": 42}, {"n": 42}]  # attempt 0's seed, as with no spell
     assert [r.messages[0].content for r in healthy.asked] == ["q1"]
+
+
+def test_an_answer_cut_off_at_max_tokens_says_so_in_its_reason():
+    class Cut(ScriptedBackend):
+        def complete(self, requests):
+            self.asked.extend(requests)
+            ends = ["length" if r.sampling.seed else "stop" for r in requests]  # the seeded one is cut
+            return [Completion(text='{"n": 12', completion_tokens=8, finish_reason=end) for end in ends]
+
+    asked = [req("q", sampling=Sampling(max_tokens=8, seed=1)), req("r", sampling=Sampling(max_tokens=8))]
+    cut, closed = Engine(Cut(), None, attempts=1, progress=False).run(asked)
+    assert cut.reason is not None and cut.reason.startswith("invalid JSON: ")
+    assert cut.reason.endswith(" (cut off at max_tokens = 8)")
+    assert closed.reason is not None and "max_tokens" not in closed.reason  # it stopped on its own

@@ -147,3 +147,80 @@ def test_a_slow_answer_is_not_a_dead_replica(monkeypatch):
     slow = [r for s in (a, b) for r in s.requests if "slow" in json.dumps(r["messages"])]
     assert len(slow) == 2  # max_retries + 1, not that times the replicas
     assert backend._down == {}  # no replica rested
+
+
+def test_a_body_that_cannot_be_decoded_is_asked_again_not_a_crash(server):
+    server.script.append("gzip-bad")
+    [done] = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5).complete([req("a")])
+    assert (
+        done.error is None and done.text == server.answer(server.requests[-1]) and len(server.requests) == 2
+    )
+    server.pick = lambda body: "gzip-bad"
+    [bad] = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, max_retries=1).complete([req("b")])
+    assert bad.text == "" and bad.transient and "DecodingError" in (bad.error or "")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_answer_longer_than_max_tokens_can_make_is_not_read_whole_nor_kept(server, stream):
+    """max_tokens 4: at most 4 x 64 characters of text; the 2 MB body is cut off by its size
+    (read whole it would pass the text limit too), 300 characters by the text limit."""
+    from curll.sampling import Sampling
+
+    short = ChatRequest.build([("user", "a")], sampling=Sampling(max_tokens=4))
+    b = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, max_retries=0, stop_loops=stream)
+    for chars, said in ((2_000_000, "body in bytes" if not stream else "text in characters"),
+                        (300, "text in characters")):  # fmt: skip
+        server.huge_chars = chars
+        server.pick = lambda body: "huge"
+        [done] = b.complete([short])
+        assert done.text == "" and done.transient and f"answer's {said} passed" in (done.error or "")
+        assert "max_tokens = 4" in (done.error or "")
+    server.pick = None
+    [fits] = b.complete([ChatRequest.build([("user", "y" * 200)], sampling=Sampling(max_tokens=4))])
+    assert fits.error is None  # 212 characters: within 256
+
+
+def test_a_redirect_stops_the_run_naming_base_url_and_where_it_points(server):
+    from curll.errors import CurllError
+
+    server.script.append("301")
+    server.redirect_to = "https://example.invalid/v1/chat/completions"
+    b = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, url_key="llm.profiles.s.base_url")
+    with pytest.raises(
+        CurllError, match=r"redirects \(HTTP 301 to https://example.invalid/v1/chat/completions\)"
+    ):
+        b.complete([req("a")])
+    assert len(server.requests) == 1  # asked once, not followed, not retried
+
+
+def test_a_refused_key_chains_no_server_error_that_holds_it(server, monkeypatch):
+    import traceback
+
+    from curll.errors import CurllError
+
+    monkeypatch.setenv("CURLL_PROBE_KEY", "sk-probeSECRET123")
+    server.script.append("401-echo")
+    b = OpenAIBackend("tiny", base_url=server.base_url, api_key_env="CURLL_PROBE_KEY", timeout_s=5)
+    with pytest.raises(CurllError, match="refused the key") as e:
+        b.complete([req("a")])
+    assert e.value.__context__ is None and e.value.__cause__ is None
+    assert "probeSECRET" not in "".join(traceback.format_exception(e.value))
+
+
+SAID_200 = [("error-200", "the server answered with an error, not a completion: the model is overloaded"),
+            ("sse", "the answer is not JSON (it starts 'data: ")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("action", "said"), SAID_200)
+def test_a_200_that_is_no_completion_says_what_came(server, action, said):
+    server.pick = lambda body: action
+    [done] = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, max_retries=0).complete([req("a")])
+    assert done.text == "" and done.transient and said in (done.error or ""), done.error
+
+
+def test_waits_of_a_retry_after_are_at_least_it_spread_and_grow_with_the_retries():
+    response = httpx.Response(429, headers={"retry-after": "1"}, request=httpx.Request("POST", "http://x"))
+    error = openai.RateLimitError("slow down", response=response, body=None)
+    first = [retry_after(error, retry=0) or 0 for _ in range(50)]
+    assert all(1.0 <= w <= 1.25 for w in first) and len(set(first)) > 40  # no lock-step
+    assert min(retry_after(error, retry=6) or 0 for _ in range(50)) >= 15.0  # the backoff's half of 30 s

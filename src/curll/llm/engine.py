@@ -77,7 +77,10 @@ def _parsed(ans: Completion, req: ChatRequest) -> tuple[Any, str | None]:
         return None, ans.error
     if ans.finish_reason == "loop":
         return None, f"degenerate: the answer fell into a loop; stopped after {ans.completion_tokens} tokens"
-    return parse(ans.text, req.schema)
+    parsed, reason = parse(ans.text, req.schema)
+    if reason is not None and ans.finish_reason == "length":  # why the JSON never closed
+        reason += f" (cut off at max_tokens = {req.sampling.max_tokens})"
+    return parsed, reason
 
 
 class UnsettledError(CurllError):

@@ -8,16 +8,20 @@
   after the request was sent, and the attempt counts as a timeout.
 - Retries are ours (the client's own are off), so an invalid request is never retried:
   connection errors, timeouts, 408, 409, 429 and 5xx are retried up to ``max_retries``
-  times with exponential backoff and jitter, honouring ``Retry-After``; any other 4xx,
+  times with exponential backoff and jitter, waiting at least a ``Retry-After``; any other 4xx,
   and a 5xx whose message says the request itself is invalid or unsupported (llama.cpp
   answers an unknown ``response_format`` with HTTP 500), fails at once. A timeout before
   the response headers came counts as a lost connection (below); one after them is the
   server's (it answered, too slowly).
-- A refused key (401) or a path or model the server lacks (404) is the params' fault,
-  the same for every request: :meth:`OpenAIBackend.complete` raises a :class:`CurllError`
-  naming ``api_key_env``, ``base_url`` or ``model`` at once. A key with white space around it or
-  a character a header cannot carry is refused at construction. A 200 body that is not a chat
-  completion (:func:`curll.llm.openai_wire.completion_fields`) is a ValueError, retried like a malformed body.
+- A refused key (401), a path or model the server lacks (404) or a redirect (3xx: never
+  followed, as a 301 or 302 would turn the POST into a GET) is the params' fault, the same
+  for every request: :meth:`OpenAIBackend.complete` raises a :class:`CurllError` naming
+  ``api_key_env``, ``base_url`` or ``model`` at once, with no server error chained to it. A
+  key with white space around it or a character a header cannot carry is refused at
+  construction. A 200 body that is not a chat
+  completion (:func:`curll.llm.openai_wire.completion_fields`), or an answer longer than its
+  ``max_tokens`` could make (:func:`curll.llm.openai_wire.answer_limits`: reading stops there),
+  is a ValueError, retried like a malformed body.
 - ``complete(requests, on_answer)`` calls ``on_answer(index, completion)`` as each request
   finishes (its retries done), from the calling thread (the requests are tasks of one
   event loop there), so the engine stores each answer as it comes.
@@ -173,7 +177,7 @@ class OpenAIBackend:
     async def _complete_all(
         self, requests: Sequence[ChatRequest], on_answer: OnAnswer | None
     ) -> list[Completion]:
-        from openai import AsyncOpenAI
+        from openai import AsyncOpenAI, DefaultAsyncHttpxClient
 
         clients = [
             AsyncOpenAI(
@@ -181,6 +185,9 @@ class OpenAIBackend:
                 api_key=self._api_key,
                 timeout=self.timeout_s,
                 max_retries=0,  # retries are ours: see the module docstring
+                # a redirect is the params' to fix (_config_error): followed, a 301 or 302 turns
+                # the POST into a GET, which the server answers with an error per request
+                http_client=DefaultAsyncHttpxClient(follow_redirects=False),
             )
             for url in self.base_urls
         ]
@@ -244,29 +251,36 @@ class OpenAIBackend:
             return False
         return True
 
-    def _refuse_config(self, exc: Exception) -> None:
-        """A refused key (401) or a path or model the server does not have (404) is the
-        params' fault, the same for every request: a CurllError naming the key to fix, not a
-        reject per request."""
+    def _config_error(self, exc: Exception) -> CurllError | None:
+        """A refused key (401), a path or model the server does not have (404) or a redirect
+        (3xx) is the params' fault, the same for every request: a CurllError naming the key to
+        fix (raised by the caller outside its ``except``, so that the server's error, which may
+        echo the key, is not chained to it), not a reject per request; None for any other error."""
         import openai
 
-        if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (401, 404):
-            return  # 403 too may be one prompt's (a moderation refusal): that request's error
+        if not isinstance(exc, openai.APIStatusError):
+            return None
+        status, where = exc.status_code, self._where()
+        if 300 <= status < 400:
+            to = redact(exc.response.headers.get("location", "?"), self._api_key)[:SAID_CHARS]
+            return CurllError(f"the server at {where} redirects (HTTP {status} to {to}): set base_url to "
+                              "where it points", field=self.url_key)  # fmt: skip
+        if status not in (401, 404):
+            return None  # 403 too may be one prompt's (a moderation refusal): that request's error
         said = redact(one_line(exc, None), self._api_key)[:SAID_CHARS]
-        where, status = self._where(), exc.status_code
         if status == 404 and "model" not in said.lower():
-            raise CurllError(f"the server at {where} has no chat completions there (HTTP 404: {said}): "
-                             "base_url ends where the server's /chat/completions starts, often /v1",
-                             field=self.url_key)  # fmt: skip
+            return CurllError(f"the server at {where} has no chat completions there (HTTP 404: {said}): "
+                              "base_url ends where the server's /chat/completions starts, often /v1",
+                              field=self.url_key)  # fmt: skip
         if status == 404:
-            raise CurllError(f"the server at {where} does not serve the model {self.served!r} (HTTP 404: "
-                             f"{said})", field=self._key("model"))  # fmt: skip
+            return CurllError(f"the server at {where} does not serve the model {self.served!r} (HTTP 404: "
+                              f"{said})", field=self._key("model"))  # fmt: skip
         if self.api_key_env is None:
             fix = "it wants a key: name the environment variable that holds it in api_key_env"
         else:
             fix = f"check ${self.api_key_env}" + ("" if os.environ.get(self.api_key_env) else ", unset")
-        raise CurllError(f"the server at {where} refused the key (HTTP {status}: {said}): {fix}",
-                         field=self._key("api_key_env"))  # fmt: skip
+        return CurllError(f"the server at {where} refused the key (HTTP {status}: {said}): {fix}",
+                          field=self._key("api_key_env"))  # fmt: skip
 
     def _schema_kwargs(self, req: ChatRequest) -> dict[str, Any]:
         """The request fields that carry the schema in this ``json_mode``."""
@@ -312,7 +326,8 @@ class OpenAIBackend:
                 why = f"not sent: the server did not answer ({self._lost})"
                 return Completion(text="", error=why, sent=False, transient=True)
             retry, tried = 0, set()  # tried: the replicas this retry has failed to connect to
-            while True:
+            refused: CurllError | None = None
+            while refused is None:
                 try:
                     done = await self._attempt(client, kwargs)
                     done["text"] = without_key(done["text"], self._api_key)  # never stored, an echo neither
@@ -326,12 +341,14 @@ class OpenAIBackend:
                         connected = not isinstance(exc, openai.APIConnectionError)
                     if connected:
                         self._answered, self._lost = True, None
-                    self._refuse_config(exc)
+                    refused = self._config_error(exc)
+                    if refused is not None:
+                        continue  # raised below, outside this except
                     wait = retry_after(exc, retry)
-                    refused = isinstance(exc, openai.APIConnectionError) and not isinstance(
+                    unreached = isinstance(exc, openai.APIConnectionError) and not isinstance(
                         exc, openai.APITimeoutError
                     )  # no connection at all; a timeout may be one slow answer, no reason to rest
-                    if refused and wait is not None and len(self.base_urls) > 1:
+                    if unreached and wait is not None and len(self.base_urls) > 1:
                         # a replica that took no connection rests for the wait, every slot of it;
                         # while another replica is not resting the retry goes there at once and
                         # costs no retry: the failure is the replica's, not the request's
@@ -359,6 +376,7 @@ class OpenAIBackend:
                     retry += 1
                     tried.clear()
                     await asyncio.sleep(wait)
+            raise refused
         finally:
             if client is not None:
                 slots.put_nowait(client)

@@ -3,13 +3,16 @@
 - :func:`completion_fields` reads a 200 body, as the client parsed it, into text, token counts
   and finish reason; a body that is not a chat completion is a ValueError (retried).
 - :func:`whole_completion` asks for one answer whole; :func:`stream_completion` streams it and
-  cuts it off (``finish_reason="loop"``) once it falls into a loop.
+  cuts it off (``finish_reason="loop"``) once it falls into a loop. Either stops reading an
+  answer longer than its ``max_tokens`` could make (:func:`answer_limits`): a ValueError,
+  retried like a malformed body, never stored.
 - :func:`retry_after` says how long to wait before asking again, or None where the error is final.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import math
 import random
 import re
@@ -33,6 +36,24 @@ BACKOFF_S, BACKOFF_MAX_S = 0.5, 30.0
 SAID_CHARS = 300
 
 
+#: the most characters a token may stand for, on average over an answer: an answer longer than
+#: ``max_tokens`` times this is not one the server made within ``max_tokens``
+MAX_CHARS_PER_TOKEN = 64
+#: a body's room beyond its text: JSON escapes (up to 6 bytes a character) and the other fields
+BODY_BYTES_PER_CHAR, BODY_SLACK_BYTES = 6, 1 << 20
+
+
+def answer_limits(kwargs: Mapping[str, Any]) -> tuple[int, int]:
+    """(most characters of text, most bytes of body) of an answer to a request of ``kwargs``."""
+    chars = int(kwargs.get("max_tokens") or 4096) * MAX_CHARS_PER_TOKEN
+    return chars, chars * BODY_BYTES_PER_CHAR + BODY_SLACK_BYTES
+
+
+def _too_long(what: str, size: int, limit: int, kwargs: Mapping[str, Any]) -> ValueError:
+    return ValueError(f"the answer's {what} passed {limit} ({size} read): longer than max_tokens = "
+                      f"{kwargs.get('max_tokens')} can make; is the server ignoring max_tokens?")  # fmt: skip
+
+
 class AttemptTimeoutError(TimeoutError):
     """One HTTP request ran past ``timeout_s``; ``answered``: its response headers had come."""
 
@@ -44,11 +65,25 @@ class AttemptTimeoutError(TimeoutError):
 
 async def whole_completion(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
     """One completion, whole: text, token counts and finish reason (``heard`` gets an entry when
-    the response headers come)."""
+    the response headers come). The body is read up to :func:`answer_limits`' bytes, then
+    parsed as JSON; a body that is not JSON is a ValueError naming how it starts."""
+    chars, limit = answer_limits(kwargs)
     async with client.chat.completions.with_streaming_response.create(**kwargs) as response:
-        heard.append(True)  # the headers are in; the body is read by parse()
-        resp = await response.parse()
-    return completion_fields(resp)
+        heard.append(True)  # the headers are in; the body is read here, decoded (gzip...)
+        body = bytearray()
+        async for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > limit:
+                raise _too_long("body in bytes", len(body), limit, kwargs)
+    try:
+        resp = json.loads(body)
+    except ValueError:
+        start = bytes(body[:40]).decode("utf-8", "replace")
+        raise ValueError(f"the answer is not JSON (it starts {start!r})") from None
+    done = completion_fields(resp)
+    if len(done["text"]) > chars:
+        raise _too_long("text in characters", len(done["text"]), chars, kwargs)
+    return done
 
 
 async def stream_completion(client: Any, kwargs: dict[str, Any], heard: list[bool]) -> dict[str, Any]:
@@ -60,7 +95,8 @@ async def stream_completion(client: Any, kwargs: dict[str, Any], heard: list[boo
     )
     heard.append(True)
     pieces: list[str] = []
-    finish, usage = "", None
+    finish, usage, size = "", None, 0
+    chars, _ = answer_limits(kwargs)
     try:
         async for chunk in stream:
             usage = chunk.usage or usage
@@ -70,6 +106,9 @@ async def stream_completion(client: Any, kwargs: dict[str, Any], heard: list[boo
             piece = chunk.choices[0].delta.content
             if piece:
                 pieces.append(piece)
+                size += len(piece)
+                if size > chars:
+                    raise _too_long("text in characters", size, chars, kwargs)
                 if len(pieces) % LOOP_CHECK_EVERY == 0 and find_loop(pieces):
                     finish = "loop"
                     break
@@ -116,6 +155,11 @@ def completion_fields(resp: Any) -> dict[str, Any]:
     ValueError, never stored as an empty one."""
     choices = _field(resp, "choices")
     if not isinstance(choices, list) or not choices:
+        error = _field(resp, "error")
+        said = _field(error, "message") or error
+        if said:  # a server that sends its error with status 200
+            said = " ".join(str(said).split())
+            raise ValueError(f"the server answered with an error, not a completion: {said}")
         raise ValueError(f"the answer is not a chat completion with choices (got {type(resp).__name__})")
     message = _field(choices[0], "message")
     content = _field(message, "content")
@@ -151,12 +195,13 @@ def describe(exc: Exception) -> str:
 
 
 def _transport_errors() -> tuple[type[Exception], ...]:
-    """The HTTP library's own errors (a connection dropped while the body is read after the
-    headers came): the openai client raises them unwrapped from a streamed response's body."""
+    """The HTTP library's own request errors (a connection dropped, or a body that cannot be
+    decoded, while the body is read after the headers came): the openai client raises them
+    unwrapped from a streamed response's body."""
     found: list[type[Exception]] = []
     for name in ("httpx", "httpx2"):  # the openai client's transport, whichever it uses
         try:
-            found.append(importlib.import_module(name).TransportError)
+            found.append(importlib.import_module(name).RequestError)
         except (ImportError, AttributeError):
             continue
     return tuple(found)
@@ -208,11 +253,16 @@ def retry_after(exc: Exception, retry: int) -> float | None:
         if status >= 500 and INVALID.search(str(exc)):
             return None  # a server that reports an invalid request as a 5xx
         asked = server_wait(exc.response.headers)
-        if asked is not None:
-            return asked
+        if asked is not None:  # at least the server's wait; spread, and growing as ours does,
+            return max(asked, _backoff(retry)) * (1 + random.random() / 4)  # so waiters part
     elif not isinstance(exc, (openai.OpenAIError, TimeoutError, ValueError, AttributeError, IndexError,
                               TypeError, *_transport_errors())):  # fmt: skip
         raise exc  # a bug, not a server's answer
     # connection errors and timeouts (ours included); a body that is not a completion (malformed JSON,
     # missing fields), as a server mid-restart may send
+    return _backoff(retry)
+
+
+def _backoff(retry: int) -> float:
+    """Exponential backoff with jitter: half to all of ``BACKOFF_S * 2**retry``, capped."""
     return float(min(BACKOFF_S * 2**retry, BACKOFF_MAX_S) * (0.5 + random.random() / 2))
