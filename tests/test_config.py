@@ -120,6 +120,7 @@ def test_repo_params_load_frozen(good):
         ),
         (lambda d: d["split"].update(test_per_indicator=-1), "split.test_per_indicator", "greater than"),
         (lambda d: d["train"].update(seeds=[42, 42]), "train.seeds", "must not repeat"),
+        (lambda d: d["train"].update(order=["joint", "joint"]), "train.order", "order must not repeat"),
         (lambda d: d["train"].update(preset="huge"), "train.preset", r"unknown model preset 'huge'; known: "),
         (lambda d: d["train"].update(seeds=[]), "train.seeds", "at least 1"),
         (lambda d: d["train"].update(budget="tokens"), "train.budget", "'data' or 'steps'"),
@@ -215,20 +216,41 @@ def test_repo_params_load_frozen(good):
             "skill_graph.min_yield",
             r"^unknown skill_graph yield type 'edges' \(known: edge\)",
         ),
-        (  # PyYAML (YAML 1.1) reads 3e-3 as text, DVC's YAML 1.2 as a number
+        (  # quoted in the file: text, not a number
             lambda d: d["train"]["optim"].update(lr="3e-3"),
             "train.optim.lr",
-            r"valid number \(got '3e-3'\): write 3\.0e-3 \(YAML reads 3e-3 as text\)",
+            r"valid number \(got '3e-3'\): write 3e-3 without quotes \(a number in quotes is text\)",
         ),
-        (
-            lambda d: d["train"]["optim"].update(lr="1.5e3"),
-            "train.optim.lr",
-            r"\): write 1\.5e\+3 \(YAML reads",
-        ),
-        (
-            lambda d: d["vocab"].update(max_per_stage="1e3"),
+        (  # 1e3 in the file: the float 1000.0 (YAML 1.2, as DVC reads it)
+            lambda d: d["vocab"].update(max_per_stage=1000.0),
             "vocab.max_per_stage",
-            r"\): write 1000 \(YAML reads",
+            r"valid integer \(got 1000\.0\): write 1000$",
+        ),
+        (
+            lambda d: d["train"]["optim"].update(lr=float("inf")),
+            "train.optim.lr",
+            r"finite number \(got inf\)",
+        ),
+        (
+            lambda d: d["evaluate"].update(untrained="yes"),
+            "evaluate.untrained",
+            r"\(got 'yes'\): write true or false",
+        ),
+        (lambda d: d["train"]["optim"].update(beta2=1.0), "train.optim.beta2", r"less than 1 \(got 1\.0\)"),
+        (  # one stage's two outputs at one path: the stats would never be written
+            lambda d: d["taxonomy"]["out"].update(stats="./" + d["taxonomy"]["out"]["indicators"]),
+            "taxonomy.out.stats",
+            r"is also taxonomy\.out\.indicators: each output needs a path of its own$",
+        ),
+        (  # another stage's output
+            lambda d: d["vocab"]["out"].update(words=d["taxonomy"]["out"]["indicators"]),
+            "vocab.out.words",
+            r"is also taxonomy\.out\.indicators",
+        ),
+        (  # its own input: overwritten by the run
+            lambda d: d["taxonomy"]["out"].update(indicators=d["taxonomy"]["input"]),
+            "taxonomy.out.indicators",
+            r"is taxonomy\.input, an input: the output would overwrite it$",
         ),
     ],
 )
@@ -304,15 +326,19 @@ def test_a_bad_profile_name_is_one_short_line_from_the_command(good, tmp_path):
     assert "field 'evaluate.judges.0'" in lines[0] and "'ghost' is not one of llm.profiles" in lines[0]
 
 
-def test_the_number_a_hint_advises_is_read_as_that_number(good):
-    """The hint's spelling (a dot and a signed exponent) is what PyYAML reads as a float."""
-    for written in ("3e-3", "3e3", "1.5e3", "3.0e3"):
+def test_the_number_a_hint_advises_is_read_as_that_number(good, tmp_path):
+    """The hint's spelling, unquoted, is what curll and DVC read as the number (YAML 1.2)."""
+    from curll.yamlio import load_yaml
+
+    for written in ("3e-3", "3e3", "1.5e3", "3.0e3", "0.5"):
         data = copy.deepcopy(good)
         data["train"]["optim"]["lr"] = written
         with pytest.raises(CurllError) as err:
             parse_params(data, source="params.yaml")
-        advised = re.search(r"write (\S+) \(YAML", err.value.message)
-        assert advised is not None and yaml.safe_load(f"x: {advised[1]}")["x"] == float(written)
+        advised = re.search(r"write (\S+) without quotes", err.value.message)
+        assert advised is not None, err.value.message
+        (tmp_path / "x.yaml").write_text(f"x: {advised[1]}\n")
+        assert load_yaml(tmp_path / "x.yaml")["x"] == float(written)
 
 
 def test_several_problems_are_one_line_keys_sharing_a_message_given_together(good):
@@ -493,7 +519,7 @@ def test_repeated_keys_in_lists_and_merges(tmp_path):
     assert load_yaml(texts) == {"indicators": {1: ["a"], "1": ["b"], "=": ["c"]}}
     odd = tmp_path / "odd.yaml"  # a key no dict can hold: YAML's own error, on one line
     odd.write_text("? !!seq x\n: 1\n")
-    with pytest.raises(CurllError, match=r"odd.yaml, row 1: invalid YAML: found unhashable key"):
+    with pytest.raises(CurllError, match=r"odd.yaml, row 1: invalid YAML: expected a sequence node"):
         load_yaml(odd)
 
 
@@ -533,3 +559,27 @@ def test_a_bad_item_inside_a_union_typed_list_or_map_is_named_with_its_own_messa
     with pytest.raises(CurllError) as err:
         parse_params(data, source="params.yaml")
     assert err.value.field == field and said in err.value.message and "\n" not in err.value.message
+
+
+def test_yaml_is_read_as_dvc_reads_it(tmp_path):
+    """DVC records params.yaml in dvc.lock as its own parser reads it (YAML 1.2): curll reads
+    the same values, so what ran is what DVC records (YAML 1.1 would read 010 as 8, yes as True)."""
+    from dvc.utils.serialize import parse_yaml
+
+    from curll.yamlio import load_yaml
+
+    text = ("a: 010\nb: yes\nc: off\nd: 0o10\ne: 1e-3\nf: 1_000\ng: 0x1F\nh: ~\ni: 2026-01-01\n"
+            "j: .inf\nk: 'yes'\nl: [1, 2.5, no]\nm: {n: Null, o: TRUE}\n")  # fmt: skip
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    mine, dvcs = load_yaml(path), parse_yaml(text, str(path))
+    assert mine == dvcs and {k: type(v) for k, v in mine.items()} == {k: type(v) for k, v in dvcs.items()}
+    assert (mine["a"], mine["b"], mine["c"]) == (10, "yes", "off")
+
+
+@pytest.mark.parametrize("text", ["a: &x [*x]\n", "taxonomy: &t\n  a: *t\n"])
+def test_an_anchor_used_inside_itself_is_one_line_naming_the_file(tmp_path, text):
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    with pytest.raises(CurllError, match=r"params.yaml, row \d: an anchor is used inside itself"):
+        load_params(path)

@@ -33,14 +33,25 @@ def test_builtin_taxonomy_covers_stages_and_skill_areas():
     ("text", "row", "field"),
     [
         ("goals: []\n", None, "goals"),
-        ("goals:\n  - {skill: A, subskill: B, indicators: {1: [x]}}\n", 1, "goal"),
-        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {one: [x]}}\n", 1, "indicators.one"),
-        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: []}}\n", 1, "indicators.1"),
-        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {12: [x]}}\n", 1, "indicators.12"),
-        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: [x]}, note: y}\n", 1, "note"),
+        ("goals:\n  - {skill: A, subskill: B, indicators: {1: [x]}}\n", 2, "goals.0.goal"),
+        (
+            "goals:\n  - {skill: A, subskill: B, goal: C, indicators: {one: [x]}}\n",
+            2,
+            "goals.0.indicators.one",
+        ),
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: []}}\n", 2, "goals.0.indicators.1"),
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {12: [x]}}\n", 2, "goals.0.indicators.12"),
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: [x]}, note: y}\n", 2, "goals.0.note"),
         # a second, misspelt list would be left out unread
         ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: [x]}}\ngoals2: []\n", None, "goals2"),
-        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {'1': [x]}}\n", 1, "indicators.1"),
+        ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {'1': [x]}}\n", 2, "goals.0.indicators.1"),
+        # the file's row where the goal starts, not its place in the list
+        (
+            "goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: [x]}}\n\n  # a note\n  - skill: A\n"
+            "    goal: C\n    indicators: {1: [x]}\n",
+            5,
+            "goals.1.subskill",
+        ),
     ],
 )
 def test_yaml_layout_errors_name_block_and_field(write, text, row, field):

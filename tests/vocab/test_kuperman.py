@@ -5,6 +5,7 @@ import pytest
 from curll.errors import CurllError
 from curll.schemas.data import age_group, stage_of_age
 from curll.vocab import import_vocab, vocab_stats
+from curll.vocab.sources import read_kuperman
 from tests.conftest import reference_file
 
 HEADER = "Word,Dom_PoS_SUBTLEX,Lemma_highest_PoS,AoA_Kup_lem,Perc_known_lem\n"
@@ -96,12 +97,24 @@ def test_non_numeric_age_names_file_row_and_field(write):
         ),
         (HEADER + "dog,Noun,dog,-2,1.0\n", "outside", "AoA_Kup_lem"),
         (HEADER + "dog,Noun,dog,3,1.5\n", "outside", "Perc_known_lem"),
+        (
+            HEADER + "dog,Noun,dog,1_0.6,1.0\n",
+            "expected a number, got '1_0.6'",
+            "AoA_Kup_lem",
+        ),  # float() reads 10.6
+        (HEADER + "dog,Noun,dog,3,inf\n", "expected a number, got 'inf'", "Perc_known_lem"),
+        (HEADER + "dog,Noun,dog,None,1\n", "expected a number, got 'None'", "AoA_Kup_lem"),
     ],
 )
 def test_bad_aoa_files(write, content, message, field):
     with pytest.raises(CurllError, match=message) as err:
         import_vocab("kuperman", write("aoa.csv", content))
     assert err.value.field == field
+
+
+def test_a_missing_number_is_missing_in_any_case(write):
+    rows = ["dog,Noun,dog,3.0,1.00", "cat,Noun,cat,NAN,1", "cow,Noun,cow,nan,1", "pig,Noun,pig,Null,1"]
+    assert [c.word for c in read_kuperman(write("aoa.csv", kuperman(rows)))] == ["dog"]
 
 
 def test_empty_and_non_utf8_files(write):

@@ -33,6 +33,7 @@ from curll.config.generation import (
 )
 from curll.config.llm import LLMParams, not_a_profile
 from curll.config.models import LLMModelsParams
+from curll.config.paths import path_problems
 from curll.config.train import TokenizerParams, TrainParams
 from curll.config.verify import SplitParams, SplitReleaseParams, VerifyEncoderParams, VerifyParams
 from curll.errors import CurllError
@@ -114,7 +115,7 @@ def parse_params(data: Any, *, source: str | Path = DEFAULT_PARAMS) -> Params:
         raise _to_curll_error(exc, source, data) from None
     raise_problems(
         _stage_problems(params) + _context_problems(params) + _seed_problems(params)
-        + _task_sampling_problems(params),
+        + _task_sampling_problems(params) + path_problems(params),
         source,
     )  # fmt: skip
     return params
@@ -282,23 +283,24 @@ def _written(loc: list[str], data: Any, *, missing: bool) -> list[str]:
     return out
 
 
-#: a number in exponent form; YAML 1.1 (PyYAML) reads it as text unless it has a dot and a signed
-#: exponent (3.0e-3, 1.5e+3)
-_EXPONENT = re.compile(r"([+-]?\d+(?:\.\d*)?)[eE]([+-]?\d+)")
+#: a number as YAML writes it (``3e-3``, ``1.5e+3``, ``0.9``, ``42``)
+_NUMBER = re.compile(r"[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?")
+
+
+_OLD_BOOLEANS = frozenset({"yes", "no", "on", "off", "y", "n"})
 
 
 def _hint(value: Any, kind: str) -> str:
-    """What to write instead, for a number a YAML 1.1 reader took as text (``kind``: pydantic's
-    error type: a whole number is advised for an integer key)."""
-    m = _EXPONENT.fullmatch(value.strip()) if isinstance(value, str) else None
-    if m is None:
-        return ""
-    number = float(m[0])
-    if kind.startswith("int") and number.is_integer():
-        return f": write {int(number)} (YAML reads {value} as text)"
-    mantissa = m[1] if "." in m[1] else f"{m[1]}.0"
-    exponent = m[2] if m[2][0] in "+-" else f"+{m[2]}"
-    return f": write {mantissa}e{exponent} (YAML reads {value} as text)"
+    """What to write instead (``kind``: pydantic's error type): a number in quotes is text; a
+    whole float such as ``1e3`` (a float in YAML 1.2) is written as an integer for an integer key;
+    YAML 1.1's booleans (``yes``, ``off``...) are text in YAML 1.2."""
+    if kind.startswith("bool") and isinstance(value, str) and value.lower() in _OLD_BOOLEANS:
+        return ": write true or false (YAML 1.2, as DVC reads it, takes yes, no, on and off as text)"
+    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+        return f": write {value.strip()} without quotes (a number in quotes is text)"
+    if kind.startswith("int") and isinstance(value, float) and value.is_integer():
+        return f": write {int(value)}"
+    return ""
 
 
 def _shown(value: Any) -> str:

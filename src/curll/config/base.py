@@ -43,9 +43,9 @@ MinYield = Share | dict[StrictStr, Share]
 
 
 class Section(BaseModel):
-    """A frozen params section: unknown keys and wrong types are errors."""
+    """A frozen params section: unknown keys, wrong types and infinite or NaN numbers are errors."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
 
 T = TypeVar("T")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -28,6 +28,8 @@ from curll.config.base import (
 )
 
 Unit = Annotated[Number, Field(ge=0, le=1)]
+#: an Adam beta: a moving average's decay, below 1 (torch refuses 1: nothing would be averaged)
+Beta = Annotated[Number, Field(ge=0, lt=1)]
 _ORDER = Registered("order", order_specs.names)
 #: a training order: a name of :data:`curll.orders.ORDERS`
 Order = Annotated[StrictStr, AfterValidator(_ORDER.check), _ORDER]
@@ -63,8 +65,8 @@ class OptimParams(Section):
     """
 
     lr: Annotated[Number, Field(gt=0)]
-    beta1: Unit
-    beta2: Unit
+    beta1: Beta
+    beta2: Beta
     eps: Annotated[Number, Field(gt=0)]
     weight_decay: Annotated[Number, Field(ge=0)]
     clip: Annotated[Number, Field(ge=0)]
@@ -181,16 +183,16 @@ class TrainParams(Section):
             raise ValueError(exc.args[0]) from None
         return v
 
-    @field_validator("seeds")
+    @field_validator("seeds", "order")
     @classmethod
-    def _seeds(cls, v: tuple[int, ...]) -> tuple[int, ...]:
-        if len(set(v)) != len(v):
-            raise ValueError(f"seeds must not repeat, got {list(v)}")
+    def _no_repeats(cls, v: Any, info: ValidationInfo) -> Any:
+        if not isinstance(v, str) and len(set(v)) != len(v):  # refused, not silently dropped
+            raise ValueError(f"{info.field_name} must not repeat, got {list(v)}")
         return v
 
     @property
     def orders(self) -> tuple[str, ...]:
-        return (self.order,) if isinstance(self.order, str) else tuple(dict.fromkeys(self.order))
+        return (self.order,) if isinstance(self.order, str) else tuple(self.order)
 
     @model_validator(mode="after")
     def _batch(self) -> TrainParams:

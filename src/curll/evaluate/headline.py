@@ -233,12 +233,10 @@ def identity(params_file: Path, written: datetime | None = None) -> Identity:
     repository (``+dirty`` when a tracked file other than the pipeline's own
     outputs, ``data/`` and ``dvc.lock``, differs from it; ``no git`` outside one) and
     ``written`` (UTC, to the minute; None: now)."""
-    import yaml
-
     from curll.release import params_hash
+    from curll.yamlio import load_yaml
 
-    raw = params_file.read_bytes()
-    params = yaml.safe_load(raw) or {}
+    params = load_yaml(params_file) or {}
     llm = params.get("llm", {})
     use = str(llm.get("use", "?"))
     model = llm.get("profiles", {}).get(use, {}).get("model")

@@ -13,8 +13,8 @@ Layout: a top-level ``goals`` list; each item names its ``skill``, ``subskill`` 
 
 ``source_row`` is the 1-based position of the goal block in the list. Failure
 behaviour: a top-level key other than ``goals``, a missing or empty field, a non-integer
-stage or a non-string indicator raises :class:`CurllError` naming the file, the block and
-the field.
+stage or a non-string indicator raises :class:`CurllError` naming the file, the row where
+the goal's block starts and the field (``goals.<i>.<key>``, ``i`` counted from 0).
 """
 
 from __future__ import annotations
@@ -27,14 +27,38 @@ from curll.errors import CurllError
 from curll.schemas import MAX_STAGE
 from curll.taxonomy.curll_csv import expand_inputs
 from curll.taxonomy.model import IndicatorRecord, normalise
-from curll.yamlio import load_yaml
+from curll.yamlio import item_rows, load_yaml
 
 
-def _text(block: dict[str, Any], key: str, path: Path, row: int) -> str:
+def _text(block: dict[str, Any], key: str) -> str:
     value = block.get(key)
     if not isinstance(value, str) or not normalise(value):
-        raise CurllError("must be a non-empty string", file=path, row=row, field=key)
+        raise CurllError("must be a non-empty string", field=key)
     return normalise(value)
+
+
+def _goal(block: Any, p: Path, n: int) -> Iterator[IndicatorRecord]:
+    """The indicators of the ``n``-th goal block (1-based); a CurllError names the field only."""
+    if not isinstance(block, dict):
+        raise CurllError("each goal must be a mapping")
+    unknown = set(block) - {"skill", "subskill", "goal", "indicators"}
+    if unknown:
+        raise CurllError(f"unknown key(s) {sorted(unknown)}", field=sorted(unknown)[0])
+    skill, subskill, goal = (_text(block, k) for k in ("skill", "subskill", "goal"))
+    by_stage = block.get("indicators")
+    if not isinstance(by_stage, dict) or not by_stage:
+        raise CurllError("must map stage numbers to lists of indicators", field="indicators")
+    for stage, items in by_stage.items():
+        field = f"indicators.{stage}"
+        if not isinstance(stage, int) or isinstance(stage, bool) or not 0 <= stage <= MAX_STAGE:
+            quoted = f" (got the text {stage!r}: leave out the quotes)" if isinstance(stage, str) else ""
+            raise CurllError(f"stage must be a whole number 0..{MAX_STAGE}{quoted}", field=field)
+        if not isinstance(items, list) or not items:
+            raise CurllError("must be a non-empty list of sentences", field=field)
+        for item in items:
+            if not isinstance(item, str) or not normalise(item):
+                raise CurllError(f"indicator must be a non-empty string, got {item!r}", field=field)
+            yield IndicatorRecord(stage, skill, subskill, goal, normalise(item), p.name, n, field, str(p))
 
 
 def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
@@ -53,33 +77,14 @@ def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
         raise CurllError(
             f"unknown top-level key(s) {extra}: the layout has only 'goals'", file=p, field=extra[0]
         )
-    for row, block in enumerate(data["goals"], start=1):
-        if not isinstance(block, dict):
-            raise CurllError("each goal must be a mapping", file=p, row=row, field="goals")
-        unknown = set(block) - {"skill", "subskill", "goal", "indicators"}
-        if unknown:
-            raise CurllError(f"unknown key(s) {sorted(unknown)}", file=p, row=row, field=sorted(unknown)[0])
-        skill, subskill, goal = (_text(block, k, p, row) for k in ("skill", "subskill", "goal"))
-        by_stage = block.get("indicators")
-        if not isinstance(by_stage, dict) or not by_stage:
-            raise CurllError(
-                "must map stage numbers to lists of indicators", file=p, row=row, field="indicators"
-            )
-        for stage, items in by_stage.items():
-            field = f"indicators.{stage}"
-            if not isinstance(stage, int) or isinstance(stage, bool) or not 0 <= stage <= MAX_STAGE:
-                quoted = f" (got the text {stage!r}: leave out the quotes)" if isinstance(stage, str) else ""
-                raise CurllError(f"stage must be a whole number 0..{MAX_STAGE}{quoted}", file=p, row=row,
-                                 field=field)  # fmt: skip
-            if not isinstance(items, list) or not items:
-                raise CurllError("must be a non-empty list of sentences", file=p, row=row, field=field)
-            for item in items:
-                if not isinstance(item, str) or not normalise(item):
-                    raise CurllError(
-                        f"indicator must be a non-empty string, got {item!r}", file=p, row=row, field=field
-                    )
-                text = normalise(item)
-                yield IndicatorRecord(stage, skill, subskill, goal, text, p.name, row, field, str(p))
+    for n, block in enumerate(data["goals"], start=1):
+        try:
+            yield from _goal(block, p, n)
+        except CurllError as exc:  # where: the file, the goal block's row, its field
+            rows = item_rows(p, "goals")
+            exc.file, exc.row = str(p), rows[n - 1] if len(rows) >= n else None
+            exc.field = f"goals.{n - 1}" + (f".{exc.field}" if exc.field else "")
+            raise
 
 
 def read_curll_yamls(paths: Sequence[str | Path]) -> Iterator[IndicatorRecord]:

@@ -10,12 +10,13 @@ Formats:
   Verb, Adjective, Adverb). Which row of a repeated (lemma, AoA) is kept, ``dedup``:
 
   - ``lemma_row`` (default): rows missing lemma, ``AoA_Kup_lem`` or ``Perc_known_lem`` are
-    dropped first (``NA``/``#N/A``/empty mean missing; a lemma ``nan`` or ``null`` is a
-    word); then of the repeats the lemma's own row (``Word`` == lemma: "and", Conjunction)
-    wins when the file has one, else the first; only then are other parts of speech dropped,
-    so an inflection's tag ("ands", Noun; "anybodies" before "anybody") never stands in for
-    its lemma's. Lemmas are compared in any case: "Brownie" (the row "brownies") and
-    "brownie" are one word, and a word in two cases with two ages is refused.
+    dropped first (``NA``/``#N/A``/empty, and ``NaN``/``null`` in a number cell in any case,
+    mean missing; a lemma ``nan`` or ``null`` is a word); then of the repeats the lemma's own
+    row (``Word`` == lemma: "and", Conjunction) wins when the file has one, else the first;
+    only then are other parts of speech dropped, so an inflection's tag ("ands", Noun;
+    "anybodies" before "anybody") never stands in for its lemma's. Lemmas are compared in any
+    case: "Brownie" (the row "brownies") and "brownie" are one word, and a word in two cases
+    with two ages is refused.
   - ``first_row``: the CurLL authors' procedure, step by step: of the four columns, repeats
     of (lemma, AoA) over *all* rows keep the first in file order (a missing value is a
     value here, as in pandas), then rows with any missing value are dropped (missing as
@@ -29,15 +30,16 @@ Formats:
   ``word,pos,stage``; the stage column is the band and aoa/perc_known are unknown. A word
   given twice (in any case: "Dog" and "dog") is refused.
 
-Failure behaviour: a missing column (or two of one name), a non-numeric or out-of-range age or
-share, a word kept with two ages of acquisition (``kuperman``), an unknown part of speech
+Failure behaviour: a missing column (or two of one name), an age or share that is not a plain
+decimal number (``1_0.6``, ``inf``, ``0x1F`` are refused though Python would read them) or is out
+of range, a word kept with two ages of acquisition (``kuperman``), an unknown part of speech
 (``curll-words``) or a bad stage raise :class:`CurllError` naming the file, spreadsheet row and
 column.
 """
 
 from __future__ import annotations
 
-import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -48,7 +50,11 @@ from curll.schemas import MAX_STAGE, POS_TAGS
 from curll.schemas.data import stage_of_age
 from curll.text import canonical
 
-MISSING = frozenset({"", "NA", "N/A", "#N/A", "NaN", "nan", "NULL"})
+#: a number cell with no number in it, in any case ("NaN", "nan", "NAN", "null"...)
+MISSING = frozenset({"", "NA", "N/A", "#N/A", "NAN", "NULL"})
+#: a number as a spreadsheet writes it: digits with an optional point and exponent (no "1_0.6",
+#: "inf" or "0x1F", which Python's float() would read)
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 #: a lemma cell with no word in it (``lemma_row``): "nan" (a grandmother) and "null" are words
 NO_LEMMA = frozenset({"", "NA", "N/A", "#N/A"})
 #: the strings pandas.read_csv reads as missing by default (its ``na_values``): the authors'
@@ -97,13 +103,12 @@ def _require(table: CsvTable, names: tuple[str, ...]) -> dict[str, int]:
 
 def _number(raw: str, table: CsvTable, row: int, field: str, lo: float, hi: float) -> float | None:
     text = raw.strip()
-    if text in MISSING:
+    if text.upper() in MISSING:
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise CurllError(f"expected a number, got {text!r}", file=table.path, row=row, field=field) from None
-    if not (lo <= value <= hi) or math.isnan(value):
+    if not _DECIMAL.fullmatch(text):
+        raise CurllError(f"expected a number, got {text!r}", file=table.path, row=row, field=field)
+    value = float(text)
+    if not (lo <= value <= hi):
         raise CurllError(f"{value} is outside {lo}..{hi}", file=table.path, row=row, field=field)
     return value
 
