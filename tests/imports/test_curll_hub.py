@@ -4,6 +4,7 @@ into curll's records (harness/hub_files.py writes the folders a download gives).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -190,14 +191,64 @@ def test_folders_that_are_not_repositories_are_refused_by_name(tmp_path):
 def test_data_in_a_format_not_read_beside_the_parquet_files_is_refused_not_left_out(tmp_path):
     repo = write_repo(tmp_path, "stage2_cqa", "cqa", {"train": rows("cqa", 2, 2)})
     (repo / "data" / "test.jsonl").write_text('{"context": "A cat.", "cqa": []}\n')
-    with pytest.raises(
-        CurllError, match=r"test.jsonl: holds 1 data file\(s\) in a format curll does not read"
-    ):
+    with pytest.raises(CurllError, match=r"test.jsonl: not a data file curll reads"):
         import_release([(repo, None)], tmp_path / "x")
     assert not (tmp_path / "x").exists()
     (repo / "data" / "test.jsonl").unlink()
     (repo / "README.md").write_text("a card\n")  # the card beside data/ is no data file
+    (repo / ".cache" / "huggingface").mkdir(parents=True)  # the download tool's: never read
+    (repo / ".cache" / "huggingface" / "train-00000-of-00001.parquet.metadata").write_text("x")
     assert import_release([(repo, None)], tmp_path / "x")["records"] == 2
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ("data/val.jsonl.gz", "not a data file curll reads"),  # compressed: its last suffix is .gz
+        ("data/val-00000-of-00001.csv.zst", "not a data file curll reads"),
+        ("data/dev-00000-of-00001.parquet", "not a data file curll reads"),  # a split curll has no name for
+        ("data/default/val-00000-of-00001.parquet", "not a data file curll reads"),
+        ("train.parquet", "a table file outside data/"),
+        ("default/val/0000.parquet", "a table file outside data/"),  # the Hub's parquet-converter layout
+        ("other/val-00000-of-00001.parquet", "a table file outside data/"),
+        ("val.jsonl", "a table file outside data/"),
+        ("data/validation-00000-of-00001.parquet", "val and validation files side by side"),
+    ],
+)
+def test_rows_curll_would_not_read_refuse_the_folder_naming_the_file(tmp_path, where, said):
+    repo = write_repo(tmp_path, "stage3_cqa_eval", "cqa_eval", {"val": rows("cqa_eval", 3, 2)})
+    (repo / where).parent.mkdir(parents=True, exist_ok=True)
+    source = repo / "data" / "val-00000-of-00001.parquet"
+    (repo / where).write_bytes(source.read_bytes())
+    with pytest.raises(CurllError, match=re.escape(said)) as err:
+        import_release([(repo, None)], tmp_path / "x")
+    assert err.value.file is not None and err.value.file.endswith(where.split("/")[-1])
+
+
+def test_the_cards_configs_are_the_splits_the_hub_shows(tmp_path):
+    """A card that reads a split from elsewhere is refused; a shard the card leaves out is one the
+    Hub would not show; a card listing data/<split>-* is read."""
+    repo = write_repo(tmp_path, "stage3_cqa_eval", "cqa_eval",
+                      {"test": rows("cqa_eval", 3, 2), "val": rows("cqa_eval", 3, 1)})  # fmt: skip
+    card = "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: data/test-*\n"
+    card += "{}---\n"
+    (repo / "README.md").write_text(card.format("  - split: val\n    path: other/val-*\n"))
+    with pytest.raises(CurllError, match=r"README.md: the card's configs read 'other/val-\*' as val"):
+        import_release([(repo, None)], tmp_path / "x")
+    (repo / "README.md").write_text(card.format(""))
+    with pytest.raises(CurllError, match=r"val-00000-of-00001.parquet: not in the card's configs \(test\)"):
+        import_release([(repo, None)], tmp_path / "x")
+    (repo / "README.md").write_text(card.format("  - split: val\n    path: [data/val-*]\n"))
+    assert import_release([(repo, None)], tmp_path / "x")["records"] == 3
+
+
+def test_an_empty_shard_of_null_columns_is_read_as_no_rows_and_dot_names_its_folder(tmp_path, monkeypatch):
+    repo = write_repo(tmp_path, "stage3_cqa_eval", "cqa_eval", {"test": rows("cqa_eval", 3, 2)}, files=2)
+    columns = pq.read_schema(repo / "data" / "test-00000-of-00002.parquet").names
+    empty = pa.Table.from_pandas(pd.DataFrame(columns=columns), preserve_index=False)  # every column null
+    pq.write_table(empty, repo / "data" / "test-00001-of-00002.parquet")
+    monkeypatch.chdir(repo)
+    assert import_release([(Path(), None)], tmp_path / "x")["records"] == 1  # the folder "."
 
 
 def test_the_command_imports_and_exits_2_with_one_line_on_bad_input(tmp_path):

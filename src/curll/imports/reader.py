@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curll.errors import CurllError, one_line
-from curll.imports.curll_hub import DATA_FILE, KINDS, SPLIT_NAMES, Kind, from_folder
+from curll.imports.curll_hub import KINDS, SPLIT_NAMES, Kind, from_folder
+from curll.imports.layout import data_files
 from curll.schemas import MAX_STAGE
 
 
@@ -32,10 +33,6 @@ class Source:
     kind: Kind
     stage: int | None
     files: tuple[tuple[Path, str], ...]
-
-
-#: data files a Hub dataset may hold that curll does not read (it reads the parquet shards)
-_OTHER_DATA = (".jsonl", ".json", ".csv", ".tsv", ".arrow")
 
 
 def parse_source(arg: str) -> tuple[Path, str | None]:
@@ -111,7 +108,7 @@ def open_source(folder: Path, kind_name: str | None) -> Source:
     if not folder.is_dir():
         raise CurllError("not a folder (a downloaded repository folder is expected)", file=folder)
     try:
-        named = from_folder(folder.name)
+        named = from_folder(folder.resolve().name)  # "." names the folder it stands for
     except ValueError as exc:
         raise CurllError(str(exc), file=folder) from None
     if kind_name is None and named is None:
@@ -127,32 +124,14 @@ def open_source(folder: Path, kind_name: str | None) -> Source:
     kind = KINDS[kind_name if kind_name is not None else named[1]]  # type: ignore[index]
     files = []
     shards: dict[str, list[tuple[int, int, Path]]] = {}
-    data = folder / "data"
-    nested = sorted(p for p in data.rglob("*") if p.is_file() and p.parent != data
-                    and p.suffix.lower() in (".parquet", *_OTHER_DATA))  # fmt: skip
-    if nested:  # more rows curll would not read: not silently left out
-        raise CurllError("a data file in a folder under data/, which curll does not read (only "
-                         "data/<split>-NNNNN-of-NNNNN.parquet is): move it up or out",
-                         file=nested[0])  # fmt: skip
-    cased = sorted(p for p in data.glob("*") if p.suffix.lower() == ".parquet" and p.suffix != ".parquet")
-    if cased:
-        raise CurllError("not read: a data file's name ends in .parquet, in lower case", file=cased[0])
-    other = sorted(p for p in data.glob("*") if p.suffix.lower() in _OTHER_DATA)
-    if other:  # the same split in another format, or more rows: either way not silently left out
-        raise CurllError(f"holds {len(other)} data file(s) in a format curll does not read beside the Hub's "
-                         "parquet files (only <split>-NNNNN-of-NNNNN.parquet is read): move them out",
-                         file=other[0])  # fmt: skip
-    for path in sorted((folder / "data").glob("*.parquet")):
-        m = DATA_FILE.match(path.name)
-        if m is None or m["split"] not in SPLIT_NAMES:
-            raise CurllError("not a data file of a Hub dataset (<split>-NNNNN-of-NNNNN.parquet with split "
-                             f"{'|'.join(SPLIT_NAMES)})", file=path)  # fmt: skip
+    for path, m in data_files(folder):
         shards.setdefault(m["split"], []).append((int(m["index"]), int(m["total"]), path))
         try:
-            schema = pq.read_schema(path)
+            meta = pq.read_metadata(path)
         except Exception as exc:  # pyarrow raises several unrelated types for a corrupt file
             raise CurllError(f"not a readable parquet file ({exc})", file=path) from None
-        _check_types(path, schema, kind)
+        if meta.num_rows:  # an empty shard holds no row to read (pandas writes its columns as null)
+            _check_types(path, meta.schema.to_arrow_schema(), kind)
         files.append((path, SPLIT_NAMES[m["split"]]))
     if not files:
         raise CurllError("holds no data/<split>-NNNNN-of-NNNNN.parquet file", file=folder)
