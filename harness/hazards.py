@@ -13,8 +13,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-import yaml
-
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import HANG, curll, env
 from harness.kill import cached_rows, kill_when, leftovers, stored_answers
 from harness.mix import FaultyServer
@@ -107,14 +106,14 @@ def full_cache_disk(root: Path, n_seeds: int) -> dict[str, object]:
     try:
         with FaultyServer(rate=0.0) as server:
             project = make_project(root / "disk-project", server.base_url, n_seeds=n_seeds)
-            params = yaml.safe_load((project / "params.yaml").read_text())
+            params = load_yaml(project / "params.yaml")
             params["llm"]["cache"] = str(disk / "llm.sqlite")
-            (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+            dump_yaml(params, project / "params.yaml")
             if run_generate(project).returncode != 0:
                 return {**row, "exit": "skipped: the first run did not fit the disk"}
             before = cached_rows(disk / "llm.sqlite")
             params["generate"]["pairs"]["cqa"] = 3  # new requests
-            (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+            dump_yaml(params, project / "params.yaml")
             calls = len(server.requests)
             subprocess.run(["dd", "if=/dev/zero", f"of={disk / 'filler'}", "bs=4k", "count=1000"],
                            capture_output=True)  # fmt: skip

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from curll.artifacts import write_table
 from curll.schemas import SeedSchema
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import curll, dvc, run
 
 #: the generate stage alone, for projects made by :func:`make_project`
@@ -49,14 +49,14 @@ def seeds(n: int) -> pd.DataFrame:
 def make_project(dest: Path, base_url: str, n_seeds: int = 4, **profile: object) -> Path:
     """A project folder whose ``llm.use`` is the ``server`` profile at ``base_url``."""
     shutil.copytree(ROOT / "prompts", dest / "prompts")
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = load_yaml(ROOT / "params.yaml")
     params["llm"]["use"] = "server"
     params["split"]["rater"] = "server"
     server = params["llm"]["profiles"]["server"]
     server.update(base_url=base_url, timeout_s=2.0, max_retries=4, concurrency=4, batch_size=16)
     server.update(profile)
     params["generate"]["pairs"] = {"cqa": 2, "csqa": 1}
-    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, dest / "params.yaml")
     write_table(seeds(n_seeds), dest / params["seeds"]["out"]["seeds"], SeedSchema)
     return dest
 

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
 from curll.artifacts import atomic_path, write_json
 from curll.config import Params
@@ -38,6 +37,7 @@ from curll.train import distributed
 from curll.train.records import RecordFile
 from curll.train.runs import run_order, settings
 from curll.train.tokenizer import load_tokenizer
+from curll.yamlio import dump_yaml
 from pipeline.tools.console import say
 
 
@@ -46,7 +46,7 @@ def run(params: Params) -> None:
     if p.processes > 1 and not distributed.launched():
         with tempfile.TemporaryDirectory() as tmp:  # the params as read, for the child processes
             path = Path(tmp) / "params.yaml"
-            path.write_text(yaml.safe_dump(params.model_dump(mode="json"), sort_keys=False))
+            dump_yaml(params.model_dump(mode="json"), path)
             say(f"train: starting {p.processes} DDP processes (torchrun)")
             distributed.relaunch(p.processes, ["train", "run", "--params", str(path)])
         return

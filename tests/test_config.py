@@ -221,6 +221,11 @@ def test_repo_params_load_frozen(good):
             "train.optim.lr",
             r"valid number \(got '3e-3'\): write 3e-3 without quotes \(a number in quotes is text\)",
         ),
+        (  # quoted, for an integer key: the hint is the integer, not 1e3 (a float unquoted)
+            lambda d: d["vocab"].update(max_per_stage="1e3"),
+            "vocab.max_per_stage",
+            r"valid integer \(got '1e3'\): write 1000 \(a number in quotes is text\)$",
+        ),
         (  # 1e3 in the file: the float 1000.0 (YAML 1.2, as DVC reads it)
             lambda d: d["vocab"].update(max_per_stage=1000.0),
             "vocab.max_per_stage",
@@ -251,6 +256,16 @@ def test_repo_params_load_frozen(good):
             lambda d: d["taxonomy"]["out"].update(indicators=d["taxonomy"]["input"]),
             "taxonomy.out.indicators",
             r"is taxonomy\.input, an input: the output would overwrite it$",
+        ),
+        (  # a prompt template
+            lambda d: d["templates"]["out"].update(templates=d["split"]["prompt"]),
+            "templates.out.templates",
+            r"is split\.prompt, an input",
+        ),
+        (  # inside another stage's output folder
+            lambda d: d["vocab"]["out"].update(words=d["tokenizer"]["out"]["dir"] + "/words.parquet"),
+            "tokenizer.out.dir",
+            r"overlaps vocab\.out\.words: one output inside another's folder",
         ),
     ],
 )
@@ -577,9 +592,29 @@ def test_yaml_is_read_as_dvc_reads_it(tmp_path):
     assert (mine["a"], mine["b"], mine["c"]) == (10, "yes", "off")
 
 
+@pytest.mark.parametrize("text", ["a: 2024-02-30\n", "a: !!int 1.5\n"])
+def test_a_value_no_type_holds_is_invalid_yaml_in_one_line(tmp_path, text):
+    path = tmp_path / "params.yaml"
+    path.write_text(text)
+    with pytest.raises(CurllError, match=r"params.yaml: invalid YAML: ") as err:
+        load_params(path)
+    assert "\n" not in str(err.value)
+
+
 @pytest.mark.parametrize("text", ["a: &x [*x]\n", "taxonomy: &t\n  a: *t\n"])
 def test_an_anchor_used_inside_itself_is_one_line_naming_the_file(tmp_path, text):
     path = tmp_path / "params.yaml"
     path.write_text(text)
     with pytest.raises(CurllError, match=r"params.yaml, row \d: an anchor is used inside itself"):
         load_params(path)
+
+
+def test_what_dump_yaml_writes_load_yaml_reads_back_as_written(tmp_path):
+    """Text that YAML 1.2 would read as a number or stays text, numbers, nested lists: the DDP
+    relaunch writes the params this way for its processes to read."""
+    from curll.yamlio import dump_yaml, load_yaml
+
+    data = {"z": {"s": "1e3", "t": "0o10", "u": "yes", "v": 3e-3, "w": [1, "2", None]}, "a": True}
+    dump_yaml(data, tmp_path / "p.yaml")
+    back = load_yaml(tmp_path / "p.yaml")
+    assert back == data and list(back) == ["z", "a"]  # keys in their order

@@ -16,7 +16,7 @@ class CurllError(Exception):
     """Bad input or bad params, located by file, row and field where known.
 
     ``row`` is where a person would look: in a CSV, the spreadsheet row (the header
-    is row 1, the first data row is row 2); in a YAML list, the 1-based item; in a
+    is row 1, the first data row is row 2); in a YAML file, the line (a list item's first); in a
     parquet table, the 0-based table index. ``field`` is a column name or a dotted
     params key.
     """

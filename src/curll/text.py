@@ -15,6 +15,10 @@ import re
 import unicodedata
 
 _WORD = re.compile(r"[a-z0-9']+")
+#: a number as a person writes it in a spreadsheet or a YAML file: ASCII digits, an optional point
+#: and exponent (``3``, ``.5``, ``3e-3``); not ``1_0.6``, ``inf``, ``0x1F`` or other scripts' digits,
+#: which Python's float() would read
+DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")  # zero-width spaces and joiners, BOMs
 
 #: (British ending, American replacement), for :func:`re.Pattern.sub`

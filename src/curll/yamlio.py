@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from curll.errors import CurllError
+from curll.errors import CurllError, one_line
 
 _MERGE = "tag:yaml.org,2002:merge"  # "<<:" merges another mapping: not a repeated key
 
@@ -100,6 +100,8 @@ def load_yaml(path: str | Path) -> Any:
         raise CurllError(
             f"invalid YAML: {said}{where}", file=p, row=mark.line + 1 if mark else None
         ) from None
+    except (ValueError, TypeError, OverflowError) as exc:  # a value no type holds: 2024-02-30, !!int 1.5
+        raise CurllError(f"invalid YAML: {one_line(exc, 200)}", file=p) from None
     if repeated:
         key, first, second = repeated
         raise CurllError(f"duplicate key {key!r} (rows {first} and {second})", file=p, row=second, field=key)
@@ -117,3 +119,15 @@ def item_rows(path: str | Path, key: str) -> list[int]:
             if k.value == key and isinstance(v, SequenceNode):
                 return [item.start_mark.line + 1 for item in v.value]
     return []
+
+
+def dump_yaml(data: Any, path: str | Path) -> None:
+    """``data`` written to ``path`` as YAML that :func:`load_yaml`, and DVC, read back as the same
+    values (YAML 1.2: the text ``1e3`` or ``yes`` is quoted), in block style, keys in order."""
+    from ruamel.yaml import YAML
+
+    writer = YAML(typ="safe")
+    writer.default_flow_style = False
+    writer.sort_base_mapping_type_on_output = False  # type: ignore[assignment]  # typed None, read as a flag
+    with Path(path).open("w", encoding="utf-8") as f:
+        writer.dump(data, f)

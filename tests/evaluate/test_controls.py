@@ -237,6 +237,7 @@ def test_a_failed_judge_that_rates_empty_answers_above_the_reference_is_told_so(
     got = judge_controls(pd.DataFrame(rows), samples=500, seed=1)["j"]
     assert not got["informative"]
     said = "; rated an empty answer above the reference: 0.00 [0.00, 0.00], sign test p 9.31e-10"
+    said += ", Holm-adjusted 9.31e-10"  # a family of one: the shuffled control ties, no test made
     assert got["why"].endswith(said), got["why"]  # P(Binomial(30, 1/2) >= 30) = 2**-30
     assert "shuffled" not in got["why"]
 
@@ -255,4 +256,9 @@ def test_a_control_is_named_only_when_its_reverse_sign_test_holds_after_holm():
 
     assert "rated" not in why(5, shuffled=5)  # 1/32 each: Holm 2 x 1/32 = 0.0625
     assert "rated an empty answer" in why(5, shuffled=3)  # the shuffled control ties: p 1, Holm 0.031
-    assert "rated an empty answer" in why(12, shuffled=5) and "a shuffled reference" in why(12, shuffled=5)
+    both = why(12, shuffled=5)  # 2**-12 each: Holm 2 x 2**-12 for the first, then the same for the second
+    assert (
+        "rated an empty answer" in both
+        and "a shuffled reference" in both
+        and "Holm-adjusted 0.000488" in both
+    )

@@ -138,7 +138,7 @@ def test_a_judge_that_failed_says_what_its_controls_showed_not_that_it_cannot_pr
     metrics = {"baseline": baseline_verdict(bounds), "claims": as_json(found),
                "judge_controls": {"panel_informative": False, "judges": {"j": {"why": why}}}}  # fmt: skip
     [line] = [s for s in summary(metrics) if "failed its controls" in s]
-    assert f"(j: {why})" in line and "does not rate" not in line
+    assert f"(j not informative: {why})" in line and "does not rate" not in line
 
 
 def test_the_models_not_beating_the_baseline_are_named_in_the_registrys_order_whatever_the_json_order():

@@ -40,6 +40,11 @@ def test_rows_give_every_trained_order_with_intervals_and_an_en_dash_where_absen
     told = {**METRICS, "judge_controls": {"panel_informative": False, "judges": judges}}
     said_why = headline(told, tmp_path).judge_line()
     assert said_why == f"judge panel failed its controls: j not informative: {why}"
+    two = {"a": {"informative": True, "why": "prefers the reference"}, "b": {"informative": False}}
+    panel = headline({**METRICS, "judge_controls": {"panel_informative": False, "judges": two}}, tmp_path)
+    assert panel.judge_line() == (  # a judge with neither why nor p: its verdict alone; | between judges
+        "judge panel failed its controls: a informative: prefers the reference | b not informative"
+    )
     said = "3 of 10 trained models not shown to beat the unigram baseline on their own stage"
     assert h.gate_line().startswith(f"baseline gate failed: {said} (each tested alone at p < 0.05")
     joint = METRICS["baseline"]["orders"]["joint"]

@@ -398,3 +398,19 @@ def test_the_split_stages_draw_counts_no_question_in_a_csqa_column_of_nulls(tmp_
     pq.write_table(data.set_column(data.schema.get_field_index("csqa"), "csqa", pa.nulls(len(data))), path)
     plan = draw([open_source(folder, None)], {"train": 5, "validation": 1, "test": 1}, 0, ["csqa"])
     assert plan.available == {(0, "csqa", "train"): 0} and not plan.picks
+
+
+def test_a_link_keeps_its_name_hidden_files_are_skipped_and_a_card_dash_run_is_no_fence(tmp_path):
+    """A folder linked under its repository's name (the Hub cache's snapshot folder is named by
+    a commit) is read by the link's name; ``.DS_Store`` in data/ is no data; a title holding
+    ``---`` does not end the card's front matter, whose configs are then read."""
+    real = write_repo(tmp_path / "snapshots", "abc123", "cqa_eval", {"test": rows("cqa_eval", 2, 2)})
+    (real / "data" / ".DS_Store").write_bytes(b"\0Bud1")
+    card = "---\npretty_name: stage 2 --- cqa\nconfigs:\n- config_name: default\n  data_files:\n"
+    (real / "README.md").write_text(card + "  - split: test\n    path: other/test-*\n---\n")
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "stage2_cqa_eval").symlink_to(real, target_is_directory=True)
+    with pytest.raises(CurllError, match=r"the card's configs read 'other/test-\*' as test"):
+        import_release([(tmp_path / "links" / "stage2_cqa_eval", None)], tmp_path / "x")
+    (real / "README.md").write_text(card + "  - split: test\n    path: data/test-*\n---\n")
+    assert import_release([(tmp_path / "links" / "stage2_cqa_eval", None)], tmp_path / "x")["records"] == 2

@@ -65,3 +65,15 @@ def test_a_repeat_across_two_files_of_one_name_names_each_by_its_path(write):
     got = import_taxonomy("curll-csv", [a, b], duplicates="drop")
     assert all(f"of {a} (" in d.describe() and d.describe().startswith(str(b)) for d in got.dropped)
     assert set(got.table["source"]) == {"x.csv"}  # the table keeps the file's name, not where it lay
+
+
+def test_a_repeat_in_a_yaml_taxonomy_names_the_file_rows_of_both_goals(write):
+    """The same goal twice (rows 2 and 6 of the file), one indicator in both: the error gives
+    file rows, as every other YAML error does, not the goals' places in the list."""
+    text = ("goals:\n  - {skill: A, subskill: B, goal: C, indicators: {1: [Counts to ten]}}\n\n"
+            "  # the same goal again\n\n  - skill: A\n    subskill: B\n    goal: C\n"
+            "    indicators: {1: [Counts to ten]}\n")  # fmt: skip
+    with pytest.raises(CurllError) as err:
+        import_taxonomy("curll-yaml", [write("t.yaml", text)])
+    assert (err.value.row, err.value.field) == (6, "goals.1.indicators.1")
+    assert "same skill, sub-skill and goal as row 2 of" in str(err.value)

@@ -104,6 +104,11 @@ def test_non_numeric_age_names_file_row_and_field(write):
         ),  # float() reads 10.6
         (HEADER + "dog,Noun,dog,3,inf\n", "expected a number, got 'inf'", "Perc_known_lem"),
         (HEADER + "dog,Noun,dog,None,1\n", "expected a number, got 'None'", "AoA_Kup_lem"),
+        (
+            HEADER + "dog,Noun,dog,\u0663.5,1\n",
+            "expected a number, got '\u0663.5'",
+            "AoA_Kup_lem",
+        ),  # Arabic-Indic 3
     ],
 )
 def test_bad_aoa_files(write, content, message, field):

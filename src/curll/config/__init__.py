@@ -15,7 +15,6 @@ the stage code read the same single definition.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from curll.config.train import TokenizerParams, TrainParams
 from curll.config.verify import SplitParams, SplitReleaseParams, VerifyEncoderParams, VerifyParams
 from curll.errors import CurllError
 from curll.orders import spec
+from curll.text import DECIMAL
 from curll.yamlio import load_yaml
 
 DEFAULT_PARAMS = Path("params.yaml")
@@ -283,10 +283,6 @@ def _written(loc: list[str], data: Any, *, missing: bool) -> list[str]:
     return out
 
 
-#: a number as YAML writes it (``3e-3``, ``1.5e+3``, ``0.9``, ``42``)
-_NUMBER = re.compile(r"[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?")
-
-
 _OLD_BOOLEANS = frozenset({"yes", "no", "on", "off", "y", "n"})
 
 
@@ -296,7 +292,10 @@ def _hint(value: Any, kind: str) -> str:
     YAML 1.1's booleans (``yes``, ``off``...) are text in YAML 1.2."""
     if kind.startswith("bool") and isinstance(value, str) and value.lower() in _OLD_BOOLEANS:
         return ": write true or false (YAML 1.2, as DVC reads it, takes yes, no, on and off as text)"
-    if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+    if isinstance(value, str) and DECIMAL.fullmatch(value.strip()):
+        number = float(value)
+        if kind.startswith("int") and number.is_integer():  # 1e3 unquoted is 1000.0, refused too
+            return f": write {int(number)} (a number in quotes is text)"
         return f": write {value.strip()} without quotes (a number in quotes is text)"
     if kind.startswith("int") and isinstance(value, float) and value.is_integer():
         return f": write {int(value)}"

@@ -148,7 +148,8 @@ def _why(stats: dict[str, Any], p: float, below: dict[str, float]) -> str:
     for c in (c for c in COMPARED if adjusted.get(c, 1.0) < ALPHA):
         r = stats[f"reference_beats_{c}"]
         share = f"{r['value']:.2f}" + (f" [{r['lo']:.2f}, {r['hi']:.2f}]" if r["lo"] is not None else "")
-        above += f"; rated {WORSE[c]} above the reference: {share}, sign test p {below[c]:.3g}"
+        above += (f"; rated {WORSE[c]} above the reference: {share}, sign test p {below[c]:.3g}, "
+                  f"Holm-adjusted {adjusted[c]:.3g}")  # fmt: skip
     return f"not shown to prefer the reference to another item's answer: {span}{above}"
 
 

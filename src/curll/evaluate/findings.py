@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from curll.evaluate.cl import METRICS, Wording
+from curll.evaluate.headline import judges_of
 from curll.evaluate.intervals import ALPHA, Interval, holm
 from curll.orders import pair_of, ranked
 
@@ -215,9 +216,9 @@ def summary(metrics: Mapping[str, Any]) -> list[str]:
             + ("; continual's replay rows count within its stage's steps" if compute.get("replay") else "")
             + ")."
         )  # fmt: skip
-    judge = metrics.get("judge_controls", {})
-    if judge and not judge.get("panel_informative", False):
-        why = "; ".join(f"{name}: {j['why']}" for name, j in judge.get("judges", {}).items() if j.get("why"))
+    passed, judges = judges_of(metrics)
+    if metrics.get("judge_controls") and not passed:
+        why = " | ".join(j.line() for j in judges)
         out.append("The judge panel failed its controls" + (f" ({why})" if why else "")
                    + ": judge scores support no claim.")  # fmt: skip
     listed = [c for c in metrics.get("claims", {}).get("list", []) if c["family"] != "baseline"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import math
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +64,22 @@ class Judge:
     #: the share preferring the reference, and each control rated above it); None: not recorded
     why: str | None = None
 
+    def line(self) -> str:
+        """The judge's name and verdict: its ``why`` where recorded, else its sign test's p."""
+        said = f": {self.why}" if self.why else (
+            f" (sign test p {self.sign_test_p:.3g})" if self.sign_test_p is not None else "")  # fmt: skip
+        return f"{self.name} {'informative' if self.informative else 'not informative'}{said}"
+
+
+def judges_of(metrics: Mapping[str, Any]) -> tuple[bool, list[Judge]]:
+    """Whether the panel passed its controls, and each judge's verdict, from ``metrics.json``'s
+    ``judge_controls``."""
+    controls = metrics.get("judge_controls", {})
+    judges = [Judge(name, bool(c.get("informative")), _num(c.get("sign_test_p")),
+                    c["why"] if isinstance(c.get("why"), str) else None)
+              for name, c in controls.get("judges", {}).items()]  # fmt: skip
+    return bool(controls.get("panel_informative")), judges
+
 
 @dataclass(frozen=True)
 class Identity:
@@ -104,14 +121,11 @@ class Headline:
     judges: list[Judge]
 
     def judge_line(self) -> str:
-        """The panel's verdict, then each judge's: its controls' ``why`` where recorded, else its
-        sign test's p."""
-        each = [f"{j.name} {'informative' if j.informative else 'not informative'}"
-                + (f": {j.why}" if j.why else f" (sign test p {j.sign_test_p:.3g})"
-                   if j.sign_test_p is not None else "")
-                for j in self.judges]  # fmt: skip
+        """The panel's verdict, then each judge's (:meth:`Judge.line`), ``|`` between judges."""
         verdict = "passed" if self.informative else "failed"
-        return f"judge panel {verdict} its controls: " + ("; ".join(each) or "no judge")
+        return f"judge panel {verdict} its controls: " + (
+            " | ".join(j.line() for j in self.judges) or "no judge"
+        )
 
     def gate_line(self) -> str:
         """Whether every trained model beats the unigram baseline on its own stage, the gate of
@@ -168,11 +182,7 @@ def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
         unigram = _num(b["unigram"]) if "unigram" in b else _unigram_own(matrices, order)
         beats = (int(b["beating"]), int(b["models"])) if "models" in b else None
         out.append(Order(order, *spans, unigram, gain, beats))
-    controls = metrics.get("judge_controls", {})
-    judges = [Judge(name, bool(c.get("informative")), _num(c.get("sign_test_p")),
-                    c["why"] if isinstance(c.get("why"), str) else None)
-              for name, c in controls.get("judges", {}).items()]  # fmt: skip
-    return Headline(out, bool(controls.get("panel_informative")), judges)
+    return Headline(out, *judges_of(metrics))
 
 
 def fmt(span: Span, digits: int = 2) -> str:

@@ -14,7 +14,7 @@ unsaid:
   whose shards ``data/`` holds (files the Hub would not show: a leftover of another revision);
 - ``val`` and ``validation`` shards side by side (one split of curll's, named twice).
 
-Hidden folders (``.cache/huggingface``, ``.git``) are the download tool's, never read.
+Hidden files and folders (``.cache/huggingface``, ``.git``, ``.DS_Store``) are never read.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ SHARDS = "data/<split>-NNNNN-of-NNNNN.parquet"
 
 
 def _visible(folder: Path) -> list[Path]:
-    """The folder's files, outside hidden folders, sorted."""
+    """The folder's files but hidden ones and those in hidden folders (``.DS_Store``,
+    ``.gitkeep``, ``.cache/``), sorted."""
     return sorted(p for p in folder.rglob("*") if p.is_file()
-                  and not any(part.startswith(".") for part in p.relative_to(folder).parts[:-1]))  # fmt: skip
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))  # fmt: skip
 
 
 def _card_paths(folder: Path) -> list[tuple[str, str]]:
@@ -43,10 +44,11 @@ def _card_paths(folder: Path) -> list[tuple[str, str]]:
     import yaml  # as the Hub's own client reads a card
 
     card = folder / "README.md"
-    text = card.read_text(encoding="utf-8", errors="replace") if card.is_file() else ""
-    if not text.startswith("---"):
+    lines = card.read_text(encoding="utf-8", errors="replace").splitlines() if card.is_file() else []
+    if not lines or lines[0].strip() != "---":
         return []
-    front = text.split("---", 2)[1] if text.count("---") >= 2 else ""
+    ends = [i for i, line in enumerate(lines[1:], start=1) if line.strip() == "---"]  # a line of its own
+    front = "\n".join(lines[1 : ends[0]]) if ends else ""
     try:
         meta: Any = yaml.safe_load(front)
     except yaml.YAMLError:

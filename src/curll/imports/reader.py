@@ -9,6 +9,7 @@ naming it.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -108,7 +109,7 @@ def open_source(folder: Path, kind_name: str | None) -> Source:
     if not folder.is_dir():
         raise CurllError("not a folder (a downloaded repository folder is expected)", file=folder)
     try:
-        named = from_folder(folder.resolve().name)  # "." names the folder it stands for
+        named = from_folder(Path(os.path.abspath(folder)).name)  # noqa: PTH100  # "." its folder; a link itself
     except ValueError as exc:
         raise CurllError(str(exc), file=folder) from None
     if kind_name is None and named is None:

@@ -207,7 +207,8 @@ def _transport_errors() -> tuple[type[Exception], ...]:
     return tuple(found)
 
 
-#: the longest wait a server's Retry-After may ask for (s); a longer one is cut to it
+#: the longest wait a server's Retry-After is taken to ask for (s); a longer ask is cut to it (the
+#: wait itself is that or the backoff, whichever is longer, plus up to a quarter of jitter)
 SERVER_WAIT_MAX_S = 60.0
 
 

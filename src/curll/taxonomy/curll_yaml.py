@@ -11,10 +11,10 @@ Layout: a top-level ``goals`` list; each item names its ``skill``, ``subskill`` 
           1: ["Counts objects up to 20 ...", ...]
           2: [...]
 
-``source_row`` is the 1-based position of the goal block in the list. Failure
-behaviour: a top-level key other than ``goals``, a missing or empty field, a non-integer
-stage or a non-string indicator raises :class:`CurllError` naming the file, the row where
-the goal's block starts and the field (``goals.<i>.<key>``, ``i`` counted from 0).
+``source_row`` is the file's row where the goal's block starts, ``source_field``
+``goals.<i>.indicators.<stage>`` (``i`` counted from 0). Failure behaviour: a top-level key
+other than ``goals``, a missing or empty field, a non-integer stage or a non-string indicator
+raises :class:`CurllError` naming the file, that row and the field (``goals.<i>.<key>``).
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ def _text(block: dict[str, Any], key: str) -> str:
     return normalise(value)
 
 
-def _goal(block: Any, p: Path, n: int) -> Iterator[IndicatorRecord]:
-    """The indicators of the ``n``-th goal block (1-based); a CurllError names the field only."""
+def _goal(block: Any, p: Path, row: int, field_of: str) -> Iterator[IndicatorRecord]:
+    """The indicators of the goal block starting on ``row``, whose fields are under ``field_of``
+    (``goals.<i>``); a CurllError names the field within the block only."""
     if not isinstance(block, dict):
         raise CurllError("each goal must be a mapping")
     unknown = set(block) - {"skill", "subskill", "goal", "indicators"}
@@ -58,7 +59,9 @@ def _goal(block: Any, p: Path, n: int) -> Iterator[IndicatorRecord]:
         for item in items:
             if not isinstance(item, str) or not normalise(item):
                 raise CurllError(f"indicator must be a non-empty string, got {item!r}", field=field)
-            yield IndicatorRecord(stage, skill, subskill, goal, normalise(item), p.name, n, field, str(p))
+            yield IndicatorRecord(
+                stage, skill, subskill, goal, normalise(item), p.name, row, f"{field_of}.{field}", str(p)
+            )
 
 
 def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
@@ -77,13 +80,13 @@ def read_curll_yaml(path: str | Path) -> Iterator[IndicatorRecord]:
         raise CurllError(
             f"unknown top-level key(s) {extra}: the layout has only 'goals'", file=p, field=extra[0]
         )
-    for n, block in enumerate(data["goals"], start=1):
+    rows = item_rows(p, "goals")
+    for i, block in enumerate(data["goals"]):
         try:
-            yield from _goal(block, p, n)
+            yield from _goal(block, p, rows[i], f"goals.{i}")
         except CurllError as exc:  # where: the file, the goal block's row, its field
-            rows = item_rows(p, "goals")
-            exc.file, exc.row = str(p), rows[n - 1] if len(rows) >= n else None
-            exc.field = f"goals.{n - 1}" + (f".{exc.field}" if exc.field else "")
+            exc.file, exc.row = str(p), rows[i]
+            exc.field = f"goals.{i}" + (f".{exc.field}" if exc.field else "")
             raise
 
 

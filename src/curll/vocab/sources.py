@@ -39,7 +39,6 @@ column.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -48,13 +47,11 @@ from curll.csvio import CsvTable, read_csv
 from curll.errors import CurllError
 from curll.schemas import MAX_STAGE, POS_TAGS
 from curll.schemas.data import stage_of_age
-from curll.text import canonical
+from curll.text import DECIMAL, canonical
 
 #: a number cell with no number in it, in any case ("NaN", "nan", "NAN", "null"...)
 MISSING = frozenset({"", "NA", "N/A", "#N/A", "NAN", "NULL"})
-#: a number as a spreadsheet writes it: digits with an optional point and exponent (no "1_0.6",
-#: "inf" or "0x1F", which Python's float() would read)
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
 #: a lemma cell with no word in it (``lemma_row``): "nan" (a grandmother) and "null" are words
 NO_LEMMA = frozenset({"", "NA", "N/A", "#N/A"})
 #: the strings pandas.read_csv reads as missing by default (its ``na_values``): the authors'
@@ -105,7 +102,7 @@ def _number(raw: str, table: CsvTable, row: int, field: str, lo: float, hi: floa
     text = raw.strip()
     if text.upper() in MISSING:
         return None
-    if not _DECIMAL.fullmatch(text):
+    if not DECIMAL.fullmatch(text):
         raise CurllError(f"expected a number, got {text!r}", file=table.path, row=row, field=field)
     value = float(text)
     if not (lo <= value <= hi):
