@@ -53,7 +53,10 @@ def make_project(dest: Path, base_url: str, n_seeds: int = 4, **profile: object)
     params["llm"]["use"] = "server"
     params["split"]["rater"] = "server"
     server = params["llm"]["profiles"]["server"]
-    server.update(base_url=base_url, timeout_s=2.0, max_retries=4, concurrency=4, batch_size=16)
+    # a short backoff: the tests' servers fail on purpose, and a retry's wait is not under test here
+    server.update(
+        base_url=base_url, timeout_s=2.0, max_retries=4, concurrency=4, batch_size=16, backoff_s=0.01
+    )
     server.update(profile)
     params["generate"]["pairs"] = {"cqa": 2, "csqa": 1}
     dump_yaml(params, dest / "params.yaml")

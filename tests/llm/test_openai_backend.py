@@ -38,6 +38,7 @@ def server():
 def backend(server: FakeChatServer, **kw) -> OpenAIBackend:
     # past a loaded machine's slowest good answer, below the fake server's 2 s "timeout"
     kw.setdefault("timeout_s", 1.5)
+    kw.setdefault("backoff_s", 0.01)  # the retries' waits are not under test here
     return OpenAIBackend("tiny", base_url=server.base_url, **kw)
 
 
@@ -300,15 +301,22 @@ def test_a_server_nobody_answers_fails_fast_with_a_clear_error(monkeypatch):
         tries: list[int] = []
         real = wire.retry_after
 
-        def counted(exc: Exception, retry: int) -> float | None:
+        bases: list[float | None] = []
+
+        def counted(exc: Exception, retry: int, base: float | None = None) -> float | None:
             tries.append(retry)
-            return real(exc, retry)
+            bases.append(base)
+            return real(exc, retry, base)
 
         monkeypatch.setattr(ob, "retry_after", counted)
-        monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
         params = load_params()
         served = params.llm.profiles["server"].model_copy(
-            update={"model": "tiny", "base_url": f"http://127.0.0.1:{port}/v1", "max_retries": 2}
+            update={
+                "model": "tiny",
+                "base_url": f"http://127.0.0.1:{port}/v1",
+                "max_retries": 2,
+                "backoff_s": 0.001,
+            }
         )
         llm = params.llm.model_copy(update={"profiles": {**params.llm.profiles, "srv": served}})
         dead = make_backend(llm, models=params.llm_models, profile="srv")
@@ -316,6 +324,7 @@ def test_a_server_nobody_answers_fails_fast_with_a_clear_error(monkeypatch):
             dead.complete([req(f"q{i}") for i in range(20)])
         assert err.value.field == "llm.profiles.srv.base_url"  # the key to fix, as params.yaml spells it
         assert tries == [0, 1, 2]  # one request's retries, not 20 requests' (60)
+        assert bases == [0.001] * 3  # the profile's backoff_s
 
 
 def test_a_server_lost_mid_batch_stops_the_batch_and_the_next_one_raises(server):

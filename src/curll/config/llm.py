@@ -138,6 +138,9 @@ class OpenAIProfile(_Profile):
     concurrency: Positive
     timeout_s: Annotated[Number, Field(gt=0)]
     max_retries: Annotated[int, Field(ge=0)] = 6
+    #: the first retry's wait (s): the n-th waits half to all of backoff_s * 2**n (at most 30 s),
+    #: and at least what a 429's Retry-After asks
+    backoff_s: Annotated[Number, Field(gt=0)] = 0.5
     json_mode: JsonMode = "json_schema"
 
 

@@ -51,6 +51,7 @@ def make_backend(llm: LLMParams, *, models: LLMModelsParams, profile: str | None
             concurrency=p.concurrency,
             timeout_s=float(p.timeout_s),
             max_retries=p.max_retries,
+            backoff_s=float(p.backoff_s),
             json_mode=p.json_mode,
             url_key=f"llm.profiles.{name}.base_url",
         )

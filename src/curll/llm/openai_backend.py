@@ -111,6 +111,7 @@ class OpenAIBackend:
         concurrency: int = 8,
         timeout_s: float = 120.0,
         max_retries: int = 6,
+        backoff_s: float | None = None,
         json_mode: JsonMode = "json_schema",
         extra_body: Mapping[str, Any] | None = None,
         stop_loops: bool = False,
@@ -146,6 +147,7 @@ class OpenAIBackend:
         self.concurrency = concurrency  # per server
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        self.backoff_s = backoff_s  # the first retry's wait, doubling (retry_after); None: BACKOFF_S
         self.json_mode = json_mode
         self.extra_body = dict(extra_body or {})
         self.stop_loops = stop_loops
@@ -344,7 +346,7 @@ class OpenAIBackend:
                     refused = self._config_error(exc)
                     if refused is not None:
                         continue  # raised below, outside this except
-                    wait = retry_after(exc, retry)
+                    wait = retry_after(exc, retry, self.backoff_s)
                     unreached = isinstance(exc, openai.APIConnectionError) and not isinstance(
                         exc, openai.APITimeoutError
                     )  # no connection at all; a timeout may be one slow answer, no reason to rest

@@ -241,8 +241,9 @@ def server_wait(headers: Mapping[str, str]) -> float | None:
     return None
 
 
-def retry_after(exc: Exception, retry: int) -> float | None:
-    """Seconds to wait before retrying after ``exc``, or None when it is final."""
+def retry_after(exc: Exception, retry: int, base: float | None = None) -> float | None:
+    """Seconds to wait before retry ``retry`` (from 0) after ``exc``, or None when it is final;
+    ``base``: the first retry's backoff (default :data:`BACKOFF_S`)."""
     import openai
 
     if isinstance(exc, RefusalError):
@@ -255,15 +256,17 @@ def retry_after(exc: Exception, retry: int) -> float | None:
             return None  # a server that reports an invalid request as a 5xx
         asked = server_wait(exc.response.headers)
         if asked is not None:  # at least the server's wait; spread, and growing as ours does,
-            return max(asked, _backoff(retry)) * (1 + random.random() / 4)  # so waiters part
+            return max(asked, _backoff(retry, base)) * (1 + random.random() / 4)  # so waiters part
     elif not isinstance(exc, (openai.OpenAIError, TimeoutError, ValueError, AttributeError, IndexError,
                               TypeError, *_transport_errors())):  # fmt: skip
         raise exc  # a bug, not a server's answer
     # connection errors and timeouts (ours included); a body that is not a completion (malformed JSON,
     # missing fields), as a server mid-restart may send
-    return _backoff(retry)
+    return _backoff(retry, base)
 
 
-def _backoff(retry: int) -> float:
-    """Exponential backoff with jitter: half to all of ``BACKOFF_S * 2**retry``, capped."""
-    return float(min(BACKOFF_S * 2**retry, BACKOFF_MAX_S) * (0.5 + random.random() / 2))
+def _backoff(retry: int, base: float | None = None) -> float:
+    """Exponential backoff with jitter: half to all of ``base * 2**retry`` (``base`` default
+    :data:`BACKOFF_S`, read at the call: tests shorten it), at most :data:`BACKOFF_MAX_S`."""
+    first = BACKOFF_S if base is None else base
+    return float(min(first * 2**retry, BACKOFF_MAX_S) * (0.5 + random.random() / 2))
