@@ -111,11 +111,9 @@ def test_a_trickling_answer_is_cut_off_at_the_deadline(trickle, stream):
     assert done.text == "" and trickle.requests == 1
 
 
-def test_a_timed_out_request_is_retried_up_to_max_retries(trickle, monkeypatch):
-    import curll.llm.openai_wire as wire
+def test_a_timed_out_request_is_retried_up_to_max_retries(trickle):
 
-    monkeypatch.setattr(wire, "BACKOFF_S", 0.01)
-    b = OpenAIBackend("tiny", base_url=trickle.base_url, timeout_s=0.5, max_retries=2)
+    b = OpenAIBackend("tiny", base_url=trickle.base_url, timeout_s=0.5, max_retries=2, backoff_s=0.01)
     start = time.monotonic()
     answers = b.complete([req("a"), req("b")])
     assert time.monotonic() - start < 10

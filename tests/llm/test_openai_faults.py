@@ -83,30 +83,26 @@ def test_a_stream_always_cut_off_is_an_error_that_may_pass(server):
 
 
 @pytest.mark.parametrize("dead_first", [True, False])
-def test_a_replica_that_is_down_costs_retries_not_answers(server, dead_first, monkeypatch):
-    import curll.llm.openai_wire as wire
+def test_a_replica_that_is_down_costs_retries_not_answers(server, dead_first):
 
-    monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
     with socket.socket() as s:  # bound, never listening: connections are refused
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
         urls = [dead, server.base_url] if dead_first else [server.base_url, dead]
-        b = OpenAIBackend("tiny", base_url=urls, concurrency=2, timeout_s=5, max_retries=3)
+        b = OpenAIBackend("tiny", base_url=urls, concurrency=2, timeout_s=5, max_retries=3, backoff_s=0.001)
         done = b.complete([req(f"q{i}") for i in range(12)])
     assert [d.error for d in done] == [None] * 12
     assert sorted(r["messages"][-1]["content"] for r in server.requests) == sorted(f"q{i}" for i in range(12))
 
 
-def test_replicas_all_down_stop_the_run_naming_the_one_that_failed_last(monkeypatch):
-    import curll.llm.openai_wire as wire
+def test_replicas_all_down_stop_the_run_naming_the_one_that_failed_last():
     from curll.errors import CurllError
 
-    monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
     with socket.socket() as a, socket.socket() as b:
         for s in (a, b):
             s.bind(("127.0.0.1", 0))
         urls = [f"http://127.0.0.1:{s.getsockname()[1]}/v1" for s in (a, b)]
-        backend = OpenAIBackend("tiny", base_url=urls, timeout_s=5, max_retries=2)
+        backend = OpenAIBackend("tiny", base_url=urls, timeout_s=5, max_retries=2, backoff_s=0.001)
         with pytest.raises(CurllError, match=r"cannot reach the server at \S+ \(of .+\) \(2 ret") as e:
             backend.complete([req("q")])
     last, among = e.value.args[0].split("server at ")[1].split(" (of ")
@@ -132,16 +128,16 @@ def test_a_huge_error_text_is_cut_to_a_readable_reason(server):
     assert done.error is not None and "invalid request" in done.error and len(done.error) <= SAID_CHARS
 
 
-def test_a_slow_answer_is_not_a_dead_replica(monkeypatch):
+def test_a_slow_answer_is_not_a_dead_replica():
     """A timeout before the headers may be one slow prompt on a healthy server: it spends the
     request's retries as on one server and rests no replica."""
-    import curll.llm.openai_wire as wire
 
-    monkeypatch.setattr(wire, "BACKOFF_S", 0.001)
     with FakeChatServer(timeout_sleep_s=1.0) as a, FakeChatServer(timeout_sleep_s=1.0) as b:
         for s in (a, b):
             s.pick = lambda body: "timeout" if "slow" in json.dumps(body["messages"]) else "ok"
-        backend = OpenAIBackend("tiny", base_url=[a.base_url, b.base_url], timeout_s=0.3, max_retries=1)
+        backend = OpenAIBackend(
+            "tiny", base_url=[a.base_url, b.base_url], timeout_s=0.3, max_retries=1, backoff_s=0.001
+        )
         done = backend.complete([req("fast"), req("slow"), req("fast too")])
     assert [d.error is None for d in done] == [True, False, True]
     slow = [r for s in (a, b) for r in s.requests if "slow" in json.dumps(r["messages"])]

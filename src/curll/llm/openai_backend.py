@@ -87,6 +87,7 @@ from curll.config.llm import JsonMode
 from curll.errors import CurllError, one_line
 from curll.llm.identity import tagged
 from curll.llm.openai_wire import (
+    BACKOFF_S,
     SAID_CHARS,
     AttemptTimeoutError,
     describe,
@@ -111,7 +112,7 @@ class OpenAIBackend:
         concurrency: int = 8,
         timeout_s: float = 120.0,
         max_retries: int = 6,
-        backoff_s: float | None = None,
+        backoff_s: float = BACKOFF_S,
         json_mode: JsonMode = "json_schema",
         extra_body: Mapping[str, Any] | None = None,
         stop_loops: bool = False,
@@ -147,7 +148,7 @@ class OpenAIBackend:
         self.concurrency = concurrency  # per server
         self.timeout_s = timeout_s
         self.max_retries = max_retries
-        self.backoff_s = backoff_s  # the first retry's wait, doubling (retry_after); None: BACKOFF_S
+        self.backoff_s = backoff_s  # the first retry's wait, doubling (retry_after)
         self.json_mode = json_mode
         self.extra_body = dict(extra_body or {})
         self.stop_loops = stop_loops
