@@ -240,6 +240,14 @@ def test_the_cards_configs_are_the_splits_the_hub_shows(tmp_path):
         import_release([(repo, None)], tmp_path / "x")
     (repo / "README.md").write_text(card.format("  - split: val\n    path: [data/val-*]\n"))
     assert import_release([(repo, None)], tmp_path / "x")["records"] == 3
+    mapped = (
+        "---\nconfigs:\n- config_name: default\n  data_files:\n    test: data/test-*\n    val: other/*\n---\n"
+    )
+    (repo / "README.md").write_text(mapped)  # data_files as a mapping of split to path
+    with pytest.raises(CurllError, match=r"the card's configs read 'other/\*' as val"):
+        import_release([(repo, None)], tmp_path / "y")
+    (repo / "README.md").write_text(mapped.replace("other/*", "data/val-*"))
+    assert import_release([(repo, None)], tmp_path / "y")["records"] == 3
 
 
 def test_an_empty_shard_of_null_columns_is_read_as_no_rows_and_dot_names_its_folder(tmp_path, monkeypatch):

@@ -40,7 +40,8 @@ def _visible(folder: Path) -> list[Path]:
 
 def _card_paths(folder: Path) -> list[tuple[str, str]]:
     """(split, path pattern) of every ``data_files`` entry of the card's ``configs:`` (none without
-    a card or a ``configs:`` key). A bare path or list of paths is the ``train`` split."""
+    a card or a ``configs:`` key): a list of {split, path} or a mapping of split to path(s); a
+    bare path or list of paths is the ``train`` split."""
     import yaml  # as the Hub's own client reads a card
 
     card = folder / "README.md"
@@ -56,6 +57,8 @@ def _card_paths(folder: Path) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for config in (meta or {}).get("configs") or [] if isinstance(meta, dict) else []:
         files = config.get("data_files") if isinstance(config, dict) else None
+        if isinstance(files, dict):  # {split: path or paths}, the other way a card may write it
+            files = [{"split": k, "path": v} for k, v in files.items()]
         entries = files if isinstance(files, list) else [files] if files is not None else []
         for entry in entries:
             split, paths = ((entry.get("split", "train"), entry.get("path")) if isinstance(entry, dict)
