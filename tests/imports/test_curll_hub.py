@@ -198,6 +198,7 @@ def test_data_in_a_format_not_read_beside_the_parquet_files_is_refused_not_left_
     (repo / "README.md").write_text("a card\n")  # the card beside data/ is no data file
     (repo / ".cache" / "huggingface").mkdir(parents=True)  # the download tool's: never read
     (repo / ".cache" / "huggingface" / "train-00000-of-00001.parquet.metadata").write_text("x")
+    (repo / "dataset_infos.json").write_text("{}")  # the Hub's metadata: no rows
     assert import_release([(repo, None)], tmp_path / "x")["records"] == 2
 
 
@@ -212,6 +213,7 @@ def test_data_in_a_format_not_read_beside_the_parquet_files_is_refused_not_left_
         ("default/val/0000.parquet", "a table file outside data/"),  # the Hub's parquet-converter layout
         ("other/val-00000-of-00001.parquet", "a table file outside data/"),
         ("val.jsonl", "a table file outside data/"),
+        ("train.json", "a table file outside data/"),
         ("data/validation-00000-of-00001.parquet", "val and validation files side by side"),
     ],
 )

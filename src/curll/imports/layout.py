@@ -9,7 +9,8 @@ unsaid:
 - any file under ``data/`` that is not such a shard (another format, a compressed file, a folder
   under ``data/``, a name in another case);
 - a table file anywhere else in the folder (``train.parquet`` at the top, a parquet-converter
-  ``default/train/0000.parquet``, ``val.jsonl.gz``): the card's own ``.json`` metadata is not one;
+  ``default/train/0000.parquet``, ``val.jsonl.gz``, ``train.json``): the metadata the Hub's
+  tools write (:data:`METADATA`) is not one;
 - a card whose ``configs:`` reads a path other than ``data/<split>-*``, or leaves out a split
   whose shards ``data/`` holds (files the Hub would not show: a leftover of another revision);
 - ``val`` and ``validation`` shards side by side (one split of curll's, named twice).
@@ -27,7 +28,9 @@ from curll.errors import CurllError
 from curll.imports.curll_hub import DATA_FILE, SPLIT_NAMES
 
 #: a file holding table rows, whatever compression follows (``val.jsonl.gz``)
-TABLE_SUFFIXES = frozenset({".parquet", ".arrow", ".feather", ".jsonl", ".ndjson", ".csv", ".tsv"})
+TABLE_SUFFIXES = frozenset({".parquet", ".arrow", ".feather", ".jsonl", ".ndjson", ".csv", ".tsv", ".json"})
+#: the JSON files the Hub's tools write beside the data: metadata, not rows
+METADATA = frozenset({"dataset_infos.json", "dataset_info.json", "dataset_dict.json", "state.json"})
 SHARDS = "data/<split>-NNNNN-of-NNNNN.parquet"
 
 
@@ -82,7 +85,7 @@ def data_files(folder: Path) -> list[tuple[Path, re.Match[str]]]:
             raise CurllError(f"not a data file curll reads (only {SHARDS} is, split {'|'.join(SPLIT_NAMES)}; "
                              "another format, name or folder would leave its rows out): move it out",
                              file=path)  # fmt: skip
-        elif TABLE_SUFFIXES & {s.lower() for s in path.suffixes}:
+        elif TABLE_SUFFIXES & {s.lower() for s in path.suffixes} and path.name.lower() not in METADATA:
             raise CurllError(f"a table file outside data/, which curll does not read (only {SHARDS} is): "
                              "move it out", file=path)  # fmt: skip
     card = _card_paths(folder)
