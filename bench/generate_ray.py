@@ -18,8 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import yaml
-
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import curll
 from harness.mix import FaultyServer
 from harness.project import make_project
@@ -30,9 +29,9 @@ TABLES = ("generations", "tables/context", "tables/ir", "tables/cqa", "tables/cs
 
 def one(server: FaultyServer, root: Path, runner: str, seeds: int) -> tuple[Path, float, int]:
     project = make_project(root / runner, server.base_url, n_seeds=seeds, concurrency=1, timeout_s=30)
-    params = yaml.safe_load((project / "params.yaml").read_text())
+    params = load_yaml(project / "params.yaml")
     params["generate"].update(shards=2, runner=runner)
-    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, project / "params.yaml")
     before = len(server.requests)
     start = time.perf_counter()
     curll("generate", "run", cwd=project)

@@ -29,9 +29,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from bench.scale_inputs import Plan, write_inputs
+from curll.yamlio import dump_yaml, load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the authors' taxonomy and the Kuperman norms (CURLL_REFERENCE overrides; absent: built-ins)
@@ -119,7 +118,7 @@ def measured(cmd: list[str], cwd: Path, limit_gib: float = 0.0) -> tuple[float, 
 
 
 def project_params(base_url: str, encoder: Path, rate: int, per_stage: int = 0) -> dict[str, Any]:
-    params: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params: dict[str, Any] = load_yaml(ROOT / "params.yaml")
     taxonomy, vocab = REFERENCE / "curll-taxonomy", REFERENCE / "aoa" / "AoA_51715_words.csv"
     params["taxonomy"]["per_stage"] = per_stage
     for section in ("taxonomy", "vocab"):  # the built-in files, wherever the project is
@@ -148,7 +147,7 @@ def build(project: Path, n: int, params: dict[str, Any]) -> dict[str, int]:
     if project.exists():
         shutil.rmtree(project)
     shutil.copytree(ROOT / "prompts", project / "prompts")
-    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, project / "params.yaml")
     for stage in ("taxonomy", "vocab"):
         _must(measured([sys.executable, "-m", "pipeline.tools.cli", stage, "run"], project), stage)
     if not (REFERENCE / "curll-taxonomy").is_dir():  # no authors' CSVs: a synthetic taxonomy of their size
@@ -211,7 +210,7 @@ def run_size(
     if reuse and (project / "planted.json").is_file():  # the inputs and earlier outputs of a run
         counts = json.loads((project / "planted.json").read_text())
         # this run's params (its server's address above all: the earlier run's server is gone)
-        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        dump_yaml(params, project / "params.yaml")
     else:
         counts = build(project, n, params)
         (project / "planted.json").write_text(json.dumps(counts))
@@ -291,7 +290,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             setup = args.work / "encoder-project"
             setup.mkdir(exist_ok=True)
             params = project_params(server.base_url, encoder, args.rate, args.per_stage)
-            (setup / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+            dump_yaml(params, setup / "params.yaml")
             _must(
                 measured([sys.executable, "-m", "pipeline.tools.cli", "verify_encoder", "run"], setup),
                 "encoder",

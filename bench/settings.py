@@ -18,13 +18,24 @@ Usage: python -m bench.settings --records data/split/records.parquet [--only NAM
 from __future__ import annotations
 
 import argparse
+import copy
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
+
+from curll.yamlio import load_yaml
+
+
+def yaml_value(text: str) -> Any:
+    """A command line's ``key=value`` value read as YAML 1.2, as ``params.yaml`` is read
+    (:mod:`curll.yamlio`): ``1e-3`` is a number, ``yes`` is text."""
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load(text)
+
 
 #: name -> dotted params overrides
 CANDIDATES: dict[str, dict[str, Any]] = {
@@ -64,7 +75,7 @@ def candidate_params(
 ) -> Any:
     from curll.config import parse_params
 
-    data = yaml.safe_load(yaml.safe_dump(base))
+    data = copy.deepcopy(base)
     for k, v in overrides.items():
         _set(data, k, v)
     _set(data, "train.seeds", seeds)
@@ -127,7 +138,7 @@ def main() -> None:
     args = ap.parse_args()
     from pipeline import evaluate_loss, tokenizer, train
 
-    base = yaml.safe_load(Path("params.yaml").read_text())
+    base = load_yaml("params.yaml")
     print("| settings | train + loss (s) | " + " | ".join(f"{o} gain, beating" for o in ORDERS)
           + " | models beating |")  # fmt: skip
     print("|---|---|---|---|---|---|")

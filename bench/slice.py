@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
+
+from bench.settings import yaml_value
+from curll.yamlio import dump_yaml, load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ["taxonomy", "vocab", "llm_models", "templates", "seeds", "generate", "generate_merge",
@@ -41,7 +43,7 @@ def _set(params: dict[str, Any], assignment: str) -> None:
     node = params
     for part in path:
         node = node[part]
-    node[last] = yaml.safe_load(value)
+    node[last] = yaml_value(value)
 
 
 def run_slice(work: Path, prompts: Path | None, sets: list[str], until: str) -> dict[str, float]:
@@ -54,10 +56,10 @@ def run_slice(work: Path, prompts: Path | None, sets: list[str], until: str) -> 
     if prompts is not None:
         shutil.rmtree(work / "prompts")
         shutil.copytree(prompts, work / "prompts")
-    params = yaml.safe_load((work / "params.yaml").read_text())
+    params = load_yaml(work / "params.yaml")
     for s in sets:
         _set(params, s)
-    (work / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, work / "params.yaml")
     times = {}
     for stage in STAGES[: STAGES.index(until) + 1]:
         t0 = time.perf_counter()

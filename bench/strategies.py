@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
-from bench.settings import candidate_params, loss_bounds
+from bench.settings import candidate_params, loss_bounds, yaml_value
 from curll.evaluate.intervals import holm
+from curll.yamlio import load_yaml
 
 DEFAULT = (
     "continual",
@@ -39,10 +39,6 @@ DEFAULT = (
     "continual-replay-rewarm",
     "joint",
 )
-
-
-def _value(text: str) -> Any:
-    return yaml.safe_load(text)
 
 
 def _span(iv: Any) -> str:
@@ -65,8 +61,8 @@ def main() -> None:
     args = ap.parse_args()
     from pipeline import evaluate_loss, tokenizer, train
 
-    base = yaml.safe_load(Path("params.yaml").read_text())
-    overrides = {k: _value(v) for k, _, v in (s.partition("=") for s in args.set)}
+    base = load_yaml("params.yaml")
+    overrides = {k: yaml_value(v) for k, _, v in (s.partition("=") for s in args.set)}
     overrides["train.order"] = args.orders
     with tempfile.TemporaryDirectory() as tmp:
         params = candidate_params(base, overrides, args.records.resolve(), Path(tmp), args.seeds)

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import dvc, on_random_model, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,8 +90,8 @@ def lay_out(
         else:
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dest / name)
-    params = yaml.safe_load((dest / "params.yaml").read_text())
-    (dest / "params.yaml").write_text(yaml.safe_dump(edit(params), sort_keys=False))
+    params = load_yaml(dest / "params.yaml")
+    dump_yaml(edit(params), dest / "params.yaml")
     (dest / ".dvc" / ".gitignore").write_text("/config.local\n/tmp\n/cache\n")
     (dest / ".gitignore").write_text(".curll/\n")
     run(["git", "init", "-q"], cwd=dest)

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from curll.config import Params, load_params, parse_params
 from curll.errors import CurllError
+from curll.yamlio import dump_yaml, load_yaml
 from pipeline.tools.budget import check_budgets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def good() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data: dict[str, Any] = load_yaml(ROOT / "params.yaml")
     return data
 
 
@@ -332,7 +332,7 @@ def test_a_bad_profile_name_is_one_short_line_from_the_command(good, tmp_path):
     data = copy.deepcopy(good)
     data["evaluate"]["judges"] = ["ghost"]
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump(data))
+    dump_yaml(data, path)
     curll = Path(sys.executable).with_name("curll")
     proc = subprocess.run([str(curll), "params", "--params", str(path)], capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
@@ -343,8 +343,6 @@ def test_a_bad_profile_name_is_one_short_line_from_the_command(good, tmp_path):
 
 def test_the_number_a_hint_advises_is_read_as_that_number(good, tmp_path):
     """The hint's spelling, unquoted, is what curll and DVC read as the number (YAML 1.2)."""
-    from curll.yamlio import load_yaml
-
     for written in ("3e-3", "3e3", "1.5e3", "3.0e3", "0.5"):
         data = copy.deepcopy(good)
         data["train"]["optim"]["lr"] = written
@@ -516,8 +514,6 @@ def test_a_key_given_twice_is_refused_naming_it_and_both_rows(tmp_path):
 
 
 def test_repeated_keys_in_lists_and_merges(tmp_path):
-    from curll.yamlio import load_yaml
-
     ok = tmp_path / "ok.yaml"
     ok.write_text("base: &b {x: 1}\nuse:\n  <<: *b\n  x: 2\n")  # an override through a merge is fine
     assert load_yaml(ok)["use"] == {"x": 2}
@@ -581,8 +577,6 @@ def test_yaml_is_read_as_dvc_reads_it(tmp_path):
     the same values, so what ran is what DVC records (YAML 1.1 would read 010 as 8, yes as True)."""
     from dvc.utils.serialize import parse_yaml
 
-    from curll.yamlio import load_yaml
-
     text = ("a: 010\nb: yes\nc: off\nd: 0o10\ne: 1e-3\nf: 1_000\ng: 0x1F\nh: ~\ni: 2026-01-01\n"
             "j: .inf\nk: 'yes'\nl: [1, 2.5, no]\nm: {n: Null, o: TRUE}\n")  # fmt: skip
     path = tmp_path / "p.yaml"
@@ -612,8 +606,6 @@ def test_an_anchor_used_inside_itself_is_one_line_naming_the_file(tmp_path, text
 def test_what_dump_yaml_writes_load_yaml_reads_back_as_written(tmp_path):
     """Text that YAML 1.2 would read as a number or stays text, numbers, nested lists: the DDP
     relaunch writes the params this way for its processes to read."""
-    from curll.yamlio import dump_yaml, load_yaml
-
     data = {"z": {"s": "1e3", "t": "0o10", "u": "yes", "v": 3e-3, "w": [1, "2", None]}, "a": True}
     dump_yaml(data, tmp_path / "p.yaml")
     back = load_yaml(tmp_path / "p.yaml")

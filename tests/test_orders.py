@@ -9,7 +9,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import yaml
 
 from curll import orders
 from curll.config import parse_params
@@ -18,6 +17,7 @@ from curll.evaluate.analysis import for_order
 from curll.evaluate.cl import cl_metrics
 from curll.schemas.evaluate import AnswerSchema, LossSchema, ScoreSchema, model_orders
 from curll.train.orders import plan, saved_models
+from curll.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,7 +85,7 @@ def test_a_registered_order_is_planned_from_its_spec_and_forgotten_after(tmp_pat
 
 
 def _params(order: Any) -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data: dict[str, Any] = load_yaml(ROOT / "params.yaml")
     data = copy.deepcopy(data)
     data["train"]["order"] = order
     return data

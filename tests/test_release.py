@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 from datasets import load_dataset
 
 from curll.release import Counts, dataset_card, params_hash, write_release
 from tests.instances import hx
+
+
+def cache(tmp_path: Path) -> str:
+    """The datasets cache of one test, under its tmp_path (not the user's ~/.cache)."""
+    return str(tmp_path / "hf")
 
 
 def records() -> pd.DataFrame:
@@ -40,11 +46,11 @@ def test_release_loads_with_datasets_and_card_configs(tmp_path):
         (recs.iloc[i : i + 3] for i in range(0, len(recs), 3)), tmp_path / "rel", card=card
     )
     assert counts["stage_1/train"] == {"cqa": 1, "ir": 1}
-    ds = load_dataset("parquet", data_dir=str(tmp_path / "rel" / "stage_0"))
+    ds = load_dataset("parquet", data_dir=str(tmp_path / "rel" / "stage_0"), cache_dir=cache(tmp_path))
     assert {k: len(v) for k, v in ds.items()} == {"train": 2, "validation": 1, "test": 1}
     row = ds["test"][0]
     assert row["messages"][-1] == {"role": "assistant", "content": "a03"} and row["stage"] == 0
-    by_card = load_dataset(str(tmp_path / "rel"), "stage_1")
+    by_card = load_dataset(str(tmp_path / "rel"), "stage_1", cache_dir=cache(tmp_path))
     assert len(by_card["train"]) == 2
     text = (tmp_path / "rel" / "README.md").read_text()
     assert "config_name: stage_1" in text and params_hash({"a": 1}) in text
@@ -84,7 +90,9 @@ def test_every_stage_loads_as_the_readme_shows_when_a_split_is_empty(tmp_path):
     counts = write_release([recs], tmp_path / "rel", card=card)
     assert "stage_0/validation" not in counts and counts["stage_1/validation"] == {"cqa": 1}
     for stage in (0, 1):
-        by_dir = load_dataset("parquet", data_dir=str(tmp_path / "rel" / f"stage_{stage}"))
-        by_card = load_dataset(str(tmp_path / "rel"), f"stage_{stage}")
+        by_dir = load_dataset(
+            "parquet", data_dir=str(tmp_path / "rel" / f"stage_{stage}"), cache_dir=cache(tmp_path)
+        )
+        by_card = load_dataset(str(tmp_path / "rel"), f"stage_{stage}", cache_dir=cache(tmp_path))
         want = {"train": 2, "test": 1} | ({"validation": 1} if stage else {})
         assert {k: len(v) for k, v in by_dir.items()} == want == {k: len(v) for k, v in by_card.items()}

@@ -4,9 +4,9 @@ on its synthetic inputs and is measured, and verify finds the planted duplicates
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from bench.scale import StageRun, main, table
+from curll.yamlio import load_yaml
 from tests.repro import Reproduced
 
 
@@ -20,7 +20,7 @@ def test_growth_is_the_4n_time_over_four_times_the_n_time():
 def test_the_harness_measures_every_stage_and_verify_finds_the_planted_copies(
     reproduced: Reproduced, tmp_path
 ):
-    params = yaml.safe_load((reproduced.path / "params.yaml").read_text())
+    params = load_yaml(reproduced.path / "params.yaml")
     encoder = reproduced.path / params["verify_encoder"]["out"]["model"]  # distilled once per session
     result = main(["--n", "1500", "--no-4n", "--per-stage", "2", "--work", str(tmp_path),
                    "--encoder", str(encoder)])  # fmt: skip

@@ -17,13 +17,13 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import yaml
 
 from curll import instances, orders
 from curll.config import Params, parse_params
 from curll.evaluate.findings import Claim
 from curll.instances import InstanceType
 from curll.orders import OrderSpec
+from curll.yamlio import dump_yaml, load_yaml
 from tests.repro import CURRICULUM, ROOT, shrink
 
 TRUE_FALSE = InstanceType(
@@ -42,7 +42,7 @@ STAGES = (
 
 
 def _params(encoder: Path) -> dict[str, Any]:
-    params = shrink(yaml.safe_load((ROOT / "params.yaml").read_text()), encoder)
+    params = shrink(load_yaml(ROOT / "params.yaml"), encoder)
     params["generate"]["prompts"]["tf"] = "prompts/tf.j2"
     params["generate"]["pairs"]["tf"] = 1
     params["evaluate"]["types"] = [*params["evaluate"]["types"], "tf"]
@@ -87,7 +87,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, encoder_folder: Path) -> I
     with instances.register(TRUE_FALSE), orders.register(WARM_JOINT), pytest.MonkeyPatch.context() as mp:
         mp.chdir(root)
         data = _params(encoder_folder)
-        (root / "params.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+        dump_yaml(data, root / "params.yaml")
         params = parse_params(data)
         for stage in STAGES:
             _run(stage, params)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from curll.config import parse_params
+from curll.yamlio import load_yaml
 from curll.yields import YieldError, check_yields, measure, public
 from harness.server import FakeChatServer
 
@@ -82,7 +82,7 @@ def test_generate_stops_when_the_server_fails_every_request(tmp_path):
         ]
     )
     seeds.to_parquet(tmp_path / "seeds.parquet", index=False)
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = load_yaml(ROOT / "params.yaml")
     with FakeChatServer() as server:
         server.script.extend(["500"] * 1000)
         prof = data["llm"]["profiles"]["server"]

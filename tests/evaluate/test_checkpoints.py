@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 import torch
-import yaml
 
 from curll.chat import record_chat, user_turn
 from curll.config import parse_params
@@ -24,6 +23,7 @@ from curll.evaluate.layouts import load_tokenizer
 from curll.evaluate.models import scored_models, untrained_models
 from curll.evaluate.nll import record_nll
 from curll.model.hf import load_hf, unreadable
+from curll.yamlio import load_yaml
 from harness.checkpoints import EOS, hub_tokenizer, save_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,7 +176,7 @@ def test_a_long_passage_is_cut_in_the_hub_layout_never_the_question(checkpoint: 
 
 
 def _params(entries: list[dict[str, Any]], folder: Path) -> Any:
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = load_yaml(ROOT / "params.yaml")
     data["evaluate"]["checkpoints"] = {"dir": str(folder), "models": entries}
     return parse_params(data, source="params.yaml")
 
@@ -377,7 +377,7 @@ def test_a_tied_checkpoint_may_store_its_output_matrix_only_as_the_embeddings(ch
     ],
 )  # fmt: skip
 def test_bad_checkpoint_entries_name_the_key(entries, key, message):
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = load_yaml(ROOT / "params.yaml")
     data = copy.deepcopy(data)
     data["evaluate"]["checkpoints"] = {"dir": "checkpoints", "models": entries}
     with pytest.raises(CurllError, match=message) as err:

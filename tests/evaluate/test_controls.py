@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 from curll.artifacts import write_table
 from curll.config import Params, parse_params
@@ -21,6 +20,7 @@ from curll.evaluate.controls import beats, control_agreement, control_sample, ju
 from curll.evaluate.items import build_items
 from curll.evaluate.judge import controls_table, rate_controls
 from curll.schemas.evaluate import CONTROLS, AnswerSchema, ControlRatingSchema, ItemSchema
+from curll.yamlio import load_yaml
 from curll.yields import YieldError
 from tests import instances as inst
 from tests.evaluate.test_items import records
@@ -144,7 +144,7 @@ def test_a_random_judge_is_uninformative_and_one_preferring_the_reference_is(bas
 
 def stage_params(tmp_path: Path, min_yield: float = 0.5) -> Params:
     """params.yaml with one judge, every test type and its tables under ``tmp_path``."""
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = load_yaml(ROOT / "params.yaml")
     data["evaluate"].update(judges=["smollm2-torch"], types=["ir", "cqa", "csqa"], min_yield=min_yield)
     out = data["evaluate"]["out"]
     for key in ("panel", "items", "answers", "ratings", "rubric", "judges"):

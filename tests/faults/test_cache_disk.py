@@ -12,11 +12,11 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-import yaml
 
 from curll.errors import CurllError
 from curll.llm.cache import RequestCache
 from curll.llm.types import Completion
+from curll.yamlio import dump_yaml, load_yaml
 from harness.mix import FaultyServer
 from harness.project import make_project, run_generate
 
@@ -68,13 +68,13 @@ def test_a_full_disk_keeps_a_healthy_cache_and_says_why(small_disk):
 def test_the_generate_stage_on_a_full_cache_disk_exits_2_and_keeps_the_cache(small_disk, tmp_path):
     with FaultyServer(rate=0.0) as server:
         project = make_project(tmp_path / "p", server.base_url)
-        params = yaml.safe_load((project / "params.yaml").read_text())
+        params = load_yaml(project / "params.yaml")
         params["llm"]["cache"] = str(small_disk / "llm.sqlite")
-        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        dump_yaml(params, project / "params.yaml")
         assert run_generate(project).returncode == 0  # the shard's cache lies on the small disk too
         stored = keys(small_disk / "llm.sqlite")
         params["generate"]["pairs"]["cqa"] = 3  # new requests to store
-        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        dump_yaml(params, project / "params.yaml")
         fill(small_disk)
         run = run_generate(project)
     (small_disk / "filler").unlink()

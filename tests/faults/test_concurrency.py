@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import HANG, curll, dvc, env
 from harness.mix import FaultyServer
 from harness.project import make_project, under_dvc
@@ -49,9 +49,9 @@ def test_two_shard_processes_write_own_caches_that_fold_into_one_and_merge_as_on
         split = tmp_path / "split"
         shutil.copytree(single / "prompts", split / "prompts")
         shutil.copytree(single / "data" / "seeds", split / "data" / "seeds")
-        params = yaml.safe_load((single / "params.yaml").read_text())
+        params = load_yaml(single / "params.yaml")
         params["generate"]["shards"] = 2
-        (split / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        dump_yaml(params, split / "params.yaml")
         asked_before = len(server.requests)
         procs = [subprocess.Popen([sys.executable, "-m", "pipeline.tools.cli", "generate", "shard", str(i)],
                                   cwd=split, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -9,8 +9,8 @@ import random
 import shutil
 
 import pytest
-import yaml
 
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import dvc
 from harness.kill import cached_rows, kill_when, leftovers
 from tests.repro import Reproduced
@@ -37,9 +37,9 @@ def test_an_llm_stage_killed_mid_run_restarts_to_the_same_bytes(reproduced: Repr
     repo = tmp_path / "repo"
     shutil.copytree(reproduced.path, repo, symlinks=True)
     expected = {path: (repo / path).read_bytes() for path in OUTPUTS[stage]}
-    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params = load_yaml(repo / "params.yaml")
     params["llm"]["profiles"]["embedded"]["batch_size"] = BATCH  # not in any request's key
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, repo / "params.yaml")
     cache = repo / ".curll" / "cache" / "llm.sqlite"
     shutil.rmtree(cache.parent)
     forced = ["repro", "--force", "--single-item", stage]

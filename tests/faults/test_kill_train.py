@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from curll.artifacts import write_table
 from curll.schemas import RecordSchema
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import curll, dvc
 from harness.kill import kill_when, leftovers
 from harness.project import under_dvc
@@ -64,14 +64,14 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     """A project with records and tokenizer (copied before training) and its models' md5s."""
     root = tmp_path_factory.mktemp("train-kill")
     project = root / "ref"
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = load_yaml(ROOT / "params.yaml")
     params["tokenizer"]["vocab_size"] = 300
     params["evaluate"]["infer"]["prompt_tokens"] = 32  # + max_tokens: within train.context
     params["evaluate"]["infer"]["sampling"]["max_tokens"] = 32
     params["train"].update(order=["continual"], stages=[0, 1], context=64, batch=4, micro_batch=2,
                            epochs=3, checkpoint_every=2, device="cpu", seeds=[42])  # fmt: skip
     project.mkdir()
-    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, project / "params.yaml")
     write_table(records(), project / params["split"]["out"]["records"], RecordSchema)
     curll("tokenizer", "run", cwd=project)
     under_dvc(project, STAGE)

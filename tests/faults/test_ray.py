@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-import yaml
 
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import curll
 from harness.mix import FaultyServer
 from harness.project import make_project
@@ -24,9 +24,9 @@ TABLES = ("generations.parquet", "tables/context.parquet", "tables/ir.parquet", 
 
 
 def configure(project: Path, **generate: object) -> None:
-    params = yaml.safe_load((project / "params.yaml").read_text())
+    params = load_yaml(project / "params.yaml")
     params["generate"].update(generate)
-    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, project / "params.yaml")
 
 
 def test_ray_shards_are_byte_identical_to_one_process_and_a_rerun_asks_nothing(tmp_path):

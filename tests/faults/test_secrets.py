@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import yaml
 
 from curll.config import parse_params
 from curll.errors import CurllError
+from curll.yamlio import load_yaml
 from harness.commands import dvc
 from harness.mix import FaultyServer
 from harness.project import make_project, under_dvc
@@ -70,7 +70,7 @@ SECRET = "s3cr3t-9f2b7c"
 
 @pytest.fixture
 def good() -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data: dict[str, Any] = load_yaml(ROOT / "params.yaml")
     return data
 
 

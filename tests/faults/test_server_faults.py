@@ -9,6 +9,7 @@ import json
 import pandas as pd
 import pytest
 
+from curll.yamlio import dump_yaml, load_yaml
 from harness.mix import FaultyServer
 from harness.project import make_project, run_generate
 
@@ -110,13 +111,12 @@ def test_a_refusal_is_kept_as_the_models_reject_not_asked_again_forever(tmp_path
 
 def test_with_failures_reject_a_request_the_server_keeps_failing_is_kept_as_a_reject(tmp_path):
     """The way out when the same request fails at every run: ``llm.failures: reject``."""
-    import yaml
 
     with FaultyServer(rate=0.0) as server:
         project = make_project(tmp_path / "p", server.base_url, max_retries=1)
-        params = yaml.safe_load((project / "params.yaml").read_text())
+        params = load_yaml(project / "params.yaml")
         params["llm"]["failures"] = "reject"
-        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        dump_yaml(params, project / "params.yaml")
         server.pick = lambda body: "500" if "order (0)" in json.dumps(body["messages"]) else "ok"
         run = run_generate(project)
     assert run.returncode == 0, run.output
@@ -125,7 +125,6 @@ def test_with_failures_reject_a_request_the_server_keeps_failing_is_kept_as_a_re
 
 
 def test_a_shard_whose_requests_may_pass_stops_only_itself_and_the_run_says_which(tmp_path):
-    import yaml
 
     from curll.generate.shard import shard_of
     from harness.project import seeds
@@ -135,9 +134,9 @@ def test_a_shard_whose_requests_may_pass_stops_only_itself_and_the_run_says_whic
     part = next(t for s, t in zip(ir["seed_id"], ir["template"], strict=True) if shard_of(s, 2) == 0)
     with FaultyServer(rate=0.0) as server:
         project = make_project(tmp_path / "p", server.base_url, max_retries=1)
-        params = yaml.safe_load((project / "params.yaml").read_text())
+        params = load_yaml(project / "params.yaml")
         params["generate"]["shards"] = 2
-        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+        dump_yaml(params, project / "params.yaml")
         server.pick = lambda body: "500" if part in json.dumps(body["messages"]) else "ok"
         run = run_generate(project)
     assert run.returncode == 2 and "shard 0/2: 1 request(s)" in run.output, run.output

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import HANG, curll, env, on_random_model
 from harness.kill import stored_answers
 
@@ -34,7 +34,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("project")
     for name in NEEDED:
         shutil.copytree(ROOT / name, dest / name)
-    params = on_random_model(yaml.safe_load((ROOT / "params.yaml").read_text()))
+    params = on_random_model(load_yaml(ROOT / "params.yaml"))
     params["taxonomy"].update(stages=[0], per_stage=8)  # ~32 requests: enough to kill mid-run
     params["templates"].update(min_items=3, max_items=4)
     params["seeds"]["per_indicator"] = {"context": 1, "ir": 1}
@@ -42,7 +42,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     embedded = params["llm"]["profiles"]["embedded"]
     embedded.update(batch_size=4, max_chars={"long": 60, "short": 20})
     embedded["sampling"]["max_tokens"] = 160
-    (dest / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, dest / "params.yaml")
     for stage in ("taxonomy", "vocab", "llm_models", "templates", "seeds"):
         curll(stage, "run", *(["--profile", "embedded"] if stage == "llm_models" else []), cwd=dest)
     shutil.rmtree(dest / ".curll")  # the generate runs below start from an empty cache
@@ -87,9 +87,9 @@ def test_shards_run_separately_merge_to_the_single_run(tmp_path, base):
     shutil.copytree(base, split)
     curll("generate", "run", cwd=single)
     curll("generate_merge", "run", cwd=single)
-    params = yaml.safe_load((split / "params.yaml").read_text())
+    params = load_yaml(split / "params.yaml")
     params["generate"]["shards"] = n
-    (split / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, split / "params.yaml")
     for i in range(n):  # as n machines would, each with its own cache
         curll("generate", "shard", str(i), cwd=split)
         shutil.rmtree(split / ".curll")

@@ -3,17 +3,16 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import yaml
-
 from curll.config import parse_params
 from curll.generate.tasks import tasks
 from curll.llm.factory import make_task
+from curll.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_task_gets_its_own_sampling_by_prompt_name():
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = load_yaml(ROOT / "params.yaml")
     data = copy.deepcopy(data)
     data["llm"]["use"] = "embedded"
     data["llm"]["profiles"]["embedded"]["task_sampling"] = {"context": {"frequency_penalty": 0.5}}

@@ -6,16 +6,15 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-import yaml
-
 from curll.config import parse_params, prompt_names
+from curll.yamlio import load_yaml
 from pipeline.tools.budget import registry, task_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def params(**changes: object):
-    data = copy.deepcopy(yaml.safe_load((ROOT / "params.yaml").read_text()))
+    data = copy.deepcopy(load_yaml(ROOT / "params.yaml"))
     for dotted, value in changes.items():
         *path, key = dotted.split("__")
         node = data

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import curll
 from pipeline.tools.cli import FOREACH, STAGES, main
 
@@ -56,7 +56,7 @@ def _warning_to(stream: Any) -> Any:
 
 
 def test_help_lists_every_dvc_stage_and_each_stage_is_a_curll_command(tmp_path):
-    dvc_stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    dvc_stages = load_yaml(ROOT / "dvc.yaml")["stages"]
     assert list(dvc_stages) == list(STAGES)
     help_text = curll("--help", cwd=tmp_path).stdout
     for name, stage in dvc_stages.items():
@@ -138,12 +138,12 @@ def test_vocab_import_caps_each_stage(tmp_path, write):
 
 
 def _params(tmp_path: Path, **vocab_over) -> Path:
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = load_yaml(ROOT / "params.yaml")
     for section in ("taxonomy", "vocab"):
         data[section]["input"] = str(ROOT / data[section]["input"])
     data["vocab"].update(vocab_over)
     path = tmp_path / "params.yaml"
-    path.write_text(yaml.safe_dump(data))
+    dump_yaml(data, path)
     return path
 
 
@@ -181,9 +181,9 @@ def test_bad_param_stops_the_stage_naming_the_key(tmp_path):
 
 def test_a_stage_the_taxonomy_file_lacks_is_named_with_the_file_and_the_params_key(tmp_path):
     path = _params(tmp_path, stages=[0, 1, 2, 3, 4, 5])
-    data = yaml.safe_load(path.read_text())
+    data = load_yaml(path)
     data["taxonomy"]["stages"] = [0, 1, 2, 3, 4, 5]
-    path.write_text(yaml.safe_dump(data))
+    dump_yaml(data, path)
     proc = curll("taxonomy", "run", cwd=tmp_path, check=False)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "taxonomy_builtin.yaml, field 'taxonomy.stages': no indicator for stage(s) [5]" in proc.stderr
@@ -202,9 +202,9 @@ def test_a_token_budget_too_small_stops_every_stage_before_it_starts(tmp_path):
     """Budgets are checked by the command, not by the params loader (which every stage imports):
     even a stage with no LLM task refuses params whose LLM tasks cannot close their answers."""
     path = _params(tmp_path)
-    data = yaml.safe_load(path.read_text())
+    data = load_yaml(path)
     data["llm"]["profiles"][data["llm"]["use"]]["sampling"]["max_tokens"] = 8
-    path.write_text(yaml.safe_dump(data))
+    dump_yaml(data, path)
     proc = curll("vocab", "run", cwd=tmp_path, check=False)
     assert proc.returncode == 2
     assert f"llm.profiles.{data['llm']['use']}.max_chars" in proc.stderr and "max_tokens 8" in proc.stderr

@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from curll.yamlio import dump_yaml, load_yaml
 from harness.checkpoints import hub_tokenizer, save_checkpoint
 from harness.commands import dvc, run
 from tests.pipeline.test_dvc_smoke import EVALUATE, ran
@@ -33,9 +33,9 @@ def test_checkpoints_are_scored_in_place_of_the_trained_models(reproduced: Repro
         name = f"{order}-{'-'.join(map(str, stages))}"
         save_checkpoint(repo / "checkpoints" / name, tok, seed=i)
         entries.append({"order": order, "stages": stages, "path": name, "seed": 42})
-    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params = load_yaml(repo / "params.yaml")
     params["evaluate"]["checkpoints"]["models"] = entries
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, repo / "params.yaml")
 
     out = dvc("repro", cwd=repo)
     assert ran(out.stdout) == EVALUATE  # split, tokenizer and train are as they were

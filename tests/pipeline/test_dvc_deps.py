@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
 from curll.errors import CurllError
+from curll.yamlio import load_yaml
 from pipeline.tools.codedeps import ROOT, closure, code_deps, has_code, regenerate
 
-STAGES = sorted(yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"])
+STAGES = sorted(load_yaml(ROOT / "dvc.yaml")["stages"])
 
 
 def test_dvc_yaml_holds_the_derived_code_deps():

@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import dvc
 from harness.hub_files import rows, write_repo
 from tests.pipeline.test_dvc_smoke import EVALUATE, ran
@@ -34,14 +34,14 @@ def write_release(root: Path, stages: list[int]) -> None:
 def test_dvc_repro_runs_split_and_after_on_the_imported_release(reproduced: Reproduced, tmp_path: Path):
     repo = tmp_path / "repo"
     shutil.copytree(reproduced.path, repo, symlinks=True)
-    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params = load_yaml(repo / "params.yaml")
     stages = params["train"]["stages"]
     write_release(repo / "releases", stages)
     params["split"]["source"] = "import"
     params["split"]["imported"].update(train=20, validation=2, test=6)
     params["train"]["order"] = ["continual"]  # one order is enough to take the records to the report
     params["train"]["seeds"] = [42]  # and one seed: the import is under test here, not the seeds
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, repo / "params.yaml")
 
     out = dvc("repro", cwd=repo)
     assert ran(out.stdout) == DOWNSTREAM  # taxonomy .. verify are as they were

@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
+
+from curll.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,7 +25,7 @@ def committed_data_files() -> list[str]:
 
 
 def test_every_committed_output_is_the_one_dvc_lock_records():
-    lock = yaml.safe_load((ROOT / "dvc.lock").read_text())["stages"]
+    lock = load_yaml(ROOT / "dvc.lock")["stages"]
     outs = {o["path"]: o["md5"] for stage in lock.values() for o in stage.get("outs", [])}
     stale, stray = [], []
     for name in committed_data_files():

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 from datasets import load_dataset
 
+from curll.yamlio import dump_yaml, load_yaml
 from harness.commands import curll, dvc, run
 from tests.repro import STAGES, Reproduced
 
@@ -28,7 +28,7 @@ GENERATED = {
     *EVALUATE,
 }
 ROOT = Path(__file__).resolve().parents[2]
-PROFILES = yaml.safe_load((ROOT / "params.yaml").read_text())["llm"]["profiles"]
+PROFILES = load_yaml(ROOT / "params.yaml")["llm"]["profiles"]
 ALL_STAGES = {
     "taxonomy",
     "vocab",
@@ -50,7 +50,7 @@ def sent(output: str) -> int:
     return sum(int(n) for n in re.findall(r"(\d+) sent to the model", output))
 
 
-def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Reproduced):
+def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Reproduced, tmp_path: Path):
     repo, first = reproduced.path, reproduced.first
     assert ran(first.stdout) == ALL_STAGES
     data = repo / "data"
@@ -84,7 +84,7 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
         folder = data / "release" / "dataset" / f"stage_{stage}"
         splits = set(records.loc[records["stage"] == stage, "split"])
         assert {p.name for p in folder.iterdir()} == {f"{s}.parquet" for s in splits}
-        loaded = load_dataset("parquet", data_dir=str(folder))
+        loaded = load_dataset("parquet", data_dir=str(folder), cache_dir=str(tmp_path / "hf"))  # not ~/.cache
         assert {k: len(v) for k, v in loaded.items()} == records[records["stage"] == stage][
             "split"
         ].value_counts().to_dict()
@@ -125,22 +125,22 @@ def test_repro_generates_everything_then_reruns_only_what_changed(reproduced: Re
     assert ran(dvc("repro", cwd=repo).stdout) == {"seeds"}  # same seeds: generate stays
 
     # a profile no stage asks: a setting of it reruns nothing; its model, only its own llm_models stage
-    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params = load_yaml(repo / "params.yaml")
     params["llm"]["profiles"]["server"]["concurrency"] += 1
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, repo / "params.yaml")
     assert ran(dvc("repro", cwd=repo).stdout) == set()
     params["llm"]["profiles"]["server"]["model"] = "another/model"
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, repo / "params.yaml")
     assert ran(dvc("repro", cwd=repo).stdout) == {"llm_models@server"}
     # a new judge: every profile's stage (which profiles are in use changed), its own judge stage
     # and the panel; the other judges' stages stay (checked with `dvc status`, nothing is run)
     params["evaluate"]["judges"].append("server")
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, repo / "params.yaml")
     changed = set(json.loads(dvc("status", "--json", cwd=repo).stdout))
     judged = {"evaluate_judge@server", "evaluate_panel"}
     assert changed == {*(f"llm_models@{name}" for name in PROFILES), *judged}
     params["evaluate"]["judges"].remove("server")
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dump_yaml(params, repo / "params.yaml")
     assert ran(dvc("repro", cwd=repo).stdout) == set()
 
     # dvc metrics show: the headline only (a row per order and the judge's verdict) ...
@@ -170,9 +170,9 @@ def test_evaluate_stops_naming_each_stage_and_type_short_of_test_items(reproduce
     """Unless the params accept gaps, a matrix column without enough test items stops the stage,
     naming the stage, the type and where the items were lost; nothing is written."""
     repo = reproduced.path
-    strict = yaml.safe_load((repo / "params.yaml").read_text())
+    strict = load_yaml(repo / "params.yaml")
     strict["evaluate"].update(accept_gaps=False, min_items=10_000)
-    (tmp_path / "strict.yaml").write_text(yaml.safe_dump(strict))
+    dump_yaml(strict, tmp_path / "strict.yaml")
     metrics = (repo / "data" / "evaluate" / "metrics.json").read_bytes()
     proc = curll("evaluate", "run", "--params", str(tmp_path / "strict.yaml"), cwd=repo, check=False)
     assert proc.returncode == 2 and "evaluate.min_items" in proc.stderr, proc.stderr

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
+from curll.yamlio import dump_yaml, load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = ("pipeline/", "src/curll/")  # the stage's own code is named by its place in the repo
@@ -21,7 +21,7 @@ def paths(entries: list[Any]) -> list[str]:
 
 
 def test_every_data_path_in_dvc_yaml_is_a_param():
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    stages = load_yaml(ROOT / "dvc.yaml")["stages"]
     literal = [
         f"{name}.{field}: {path}"
         for name, stage in stages.items()
@@ -40,7 +40,7 @@ def stage_params(tmp_path: Path, params: dict[str, Any], *, files: bool = False)
 
     tmp_path.mkdir()
     (tmp_path / "dvc.yaml").write_text((ROOT / "dvc.yaml").read_text())
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    dump_yaml(params, tmp_path / "params.yaml")
     Repo.init(str(tmp_path), no_scm=True)
     with Repo(str(tmp_path)) as repo:
         if files:
@@ -57,7 +57,7 @@ def stage_params(tmp_path: Path, params: dict[str, Any], *, files: bool = False)
 def test_stages_asking_llm_use_depend_on_its_profile_alone(tmp_path):
     """An edit to a profile no stage of the run asks reruns none of the generation stages; a
     switch of ``llm.use`` points them at the new profile."""
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = load_yaml(ROOT / "params.yaml")
     keys = stage_params(tmp_path / "a", params)
     for stage in ("skill_graph", "templates", "generate"):
         assert keys[stage] >= {"llm.use", "llm.attempts", f"llm.profiles.{params['llm']['use']}"}, stage
@@ -71,7 +71,7 @@ def test_rater_and_judges_depend_on_their_own_profiles_alone(tmp_path):
     judge adds a stage. Each profile has its llm_models stage, which reads only that profile's
     backend and model (and which profiles are in use), and every LLM stage depends on the
     folder of its own profile: an edit to a profile no stage asks reruns nothing after it."""
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = load_yaml(ROOT / "params.yaml")
     params["llm"]["use"] = "smollm2"
     params["split"]["rater"] = "embedded"
     params["evaluate"]["judges"] = ["smollm2-torch", "embedded"]
@@ -101,7 +101,7 @@ def test_split_release_declares_every_param_its_card_records(tmp_path):
     from curll.config import parse_params
     from pipeline.split_release import card_keys, card_params
 
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params = load_yaml(ROOT / "params.yaml")
     params["split"]["rater"] = "embedded"
     keys = stage_params(tmp_path / "repo", params)["split_release"]
     parsed = parse_params(params)

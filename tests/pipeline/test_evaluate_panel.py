@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from curll.artifacts import empty_table, write_table, write_tables
 from curll.config import Params, parse_params
@@ -25,6 +24,7 @@ from curll.evaluate.judge import (
     rating_yields,
 )
 from curll.schemas.evaluate import ControlRatingSchema, ItemSchema, JudgeRatingSchema, RubricSchema
+from curll.yamlio import load_yaml
 from curll.yields import public
 from pipeline import evaluate_panel
 from tests import instances as inst
@@ -42,7 +42,7 @@ def items() -> pd.DataFrame:
 
 
 def params(tmp_path: Path) -> Params:
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = load_yaml(ROOT / "params.yaml")
     data["evaluate"]["judges"] = JUDGES
     out = data["evaluate"]["out"]
     for key in ("panel", "items", "ratings", "rubric", "judges"):
@@ -149,7 +149,7 @@ def test_a_judge_stage_refuses_answers_of_other_repeats_than_evaluate_repeats(tm
     from curll.schemas.evaluate import AnswerSchema
     from pipeline import evaluate_judge
 
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = load_yaml(ROOT / "params.yaml")
     data["evaluate"].update(judges=JUDGES, repeats=2)
     for key in ("items", "answers"):
         data["evaluate"]["out"][key] = str(tmp_path / f"{key}.parquet")

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from curll.config import parse_params
 from curll.errors import CurllError
 from curll.llm.gguf import sha256_file
+from curll.yamlio import load_yaml
 from tests.llm.test_gguf import write_tiny_gguf
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ def gguf_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def params(tmp_path: Path, use: str, judges: list[str], gguf: Path | None = None, sha: str = "") -> Any:
-    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data = load_yaml(ROOT / "params.yaml")
     data["llm"]["use"] = use
     data["split"]["rater"] = use  # only use and the judges are in use here
     data["evaluate"]["judges"] = judges

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from curll.evaluate.headline import Headline, Judge, Order, metric_files
+from curll.yamlio import dump_yaml, load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ EXP_SHOW = _readme_exp_show()
 
 
 def _declared(field: str) -> list[str]:
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    stages = load_yaml(ROOT / "dvc.yaml")["stages"]
     return [next(iter(e)) if isinstance(e, dict) else e
             for s in stages.values() for e in s.get("do", s).get(field, [])]  # fmt: skip
 
@@ -42,7 +42,7 @@ def _declared(field: str) -> list[str]:
 def test_the_headline_folder_is_the_only_metric_and_plots_are_top_level():
     assert _declared("metrics") == ["${evaluate.out.headline}"]
     assert _declared("plots") == [p for p in _declared("plots") if p.startswith("${verify.out.plots}")]
-    top = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
+    top = load_yaml(ROOT / "dvc.yaml")["plots"]
     names = [next(iter(p)) if isinstance(p, dict) else p for p in top]
     assert names == ["${evaluate.out.curves}", "${evaluate.out.plots}"]  # a chart per order file written
 
@@ -99,8 +99,8 @@ def test_plots_show_draws_one_training_chart_per_order_the_run_trained(tmp_path)
     """dvc.yaml's own top-level plots, after a run of one order (``-S train.order=continual``):
     one training chart, and no error for the orders that were not run."""
     (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
-    top = yaml.safe_load((ROOT / "dvc.yaml").read_text())["plots"]
-    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"plots": top}))
+    top = load_yaml(ROOT / "dvc.yaml")["plots"]
+    dump_yaml({"plots": top}, tmp_path / "dvc.yaml")
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     _dvc(tmp_path, "init", "-q")
     (tmp_path / ".dvc" / "plots").mkdir(exist_ok=True)
