@@ -149,7 +149,11 @@ def metrics_cl(
     missing = [str(p) for p in (continual, independent, untrained) if p is not None and not p.is_file()]
     if missing:
         raise CurllError(f"matrix files not found: {', '.join(missing)}")
-    ind = read_matrix(independent) if independent else None
+    trained = {path: read_matrix(path) for path in (continual, independent) if path is not None}
+    for path, matrix in trained.items():
+        if -1 in matrix.index:
+            raise CurllError("a row of trained_to -1 (the untrained model) belongs in the --untrained file",
+                             file=path, field="trained_to")  # fmt: skip
     base = None
     if untrained:
         rows = read_matrix(untrained)
@@ -157,7 +161,8 @@ def metrics_cl(
             raise CurllError(f"{len(rows)} rows: an untrained model's scores are one row", file=untrained)
         base = rows.iloc[0]
     try:
-        result = cl_metrics(read_matrix(continual), independent=ind, untrained=base)
+        ind = trained[independent] if independent is not None else None
+        result = cl_metrics(trained[continual], independent=ind, untrained=base)
     except ValueError as exc:
         raise CurllError(str(exc), file=continual) from None
     write_json(out, result.to_json())

@@ -115,6 +115,9 @@ def test_every_missing_matrix_file_is_named_at_once(tmp_path):
         ("trained_to,0,1\n10,1,2\n", 2, "trained_to", "stage number 0..9"),
         ("trained_to,0,1\n0,1,2\n0,2,3\n", 3, "trained_to", "twice"),
         ('trained_to,0,1\n0,"1,2\n', 2, None, "unclosed quote"),
+        ("trained_to,0,1\n0,inf,2\n", 2, "0", "not a number: 'inf'"),  # float() reads them
+        ("trained_to,0,1\n0,1,nan\n", 2, "1", "not a number: 'nan'"),
+        ("trained_to,0,1\n0,1_0,2\n", 2, "0", "not a number: '1_0'"),
     ],
 )
 def test_a_malformed_matrix_is_one_line_naming_its_row_and_column(tmp_path, text, row, field, says):
@@ -151,3 +154,17 @@ def test_a_matrix_not_in_utf8_and_an_untrained_file_of_two_rows_are_refused_by_t
         proc = curll("metrics", "cl", *flags, "--out", str(tmp_path / "x.json"), cwd=tmp_path, check=False)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert culprit in proc.stderr and not (tmp_path / "x.json").exists()
+
+
+def test_an_untrained_row_in_a_trained_models_matrix_is_refused_by_the_command(tmp_path):
+    """FWT0 averages over models trained to 1..t: an untrained row (-1) among them would count as
+    one (before, it moved FWT_zero_shot from 1.0 to 0.67); it belongs in --untrained."""
+    write_matrix(J, tmp_path / "c.csv")
+    rows = (tmp_path / "c.csv").read_text().splitlines()
+    (tmp_path / "cu.csv").write_text(
+        "\n".join([rows[0], "-1," + ",".join(["1"] * (len(J.columns))), *rows[1:]])
+    )
+    proc = curll("metrics", "cl", "--continual", str(tmp_path / "cu.csv"), "--out", str(tmp_path / "x.json"),
+                 cwd=tmp_path, check=False)  # fmt: skip
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "cu.csv" in proc.stderr and "--untrained" in proc.stderr and not (tmp_path / "x.json").exists()

@@ -262,3 +262,17 @@ def test_a_control_is_named_only_when_its_reverse_sign_test_holds_after_holm():
         and "a shuffled reference" in both
         and "Holm-adjusted 0.000488" in both
     )
+
+
+def test_without_bootstrap_replicates_a_judge_of_enough_items_is_judged_by_its_sign_test_alone():
+    """samples 0: no interval, but 12 items all won against the mismatch are a test that holds;
+    the line gives the share alone, never "fewer than 10 items" beside ``informative: true``."""
+    ratings = {"reference": 5, "mismatch": 2, "empty": 1, "shuffled": 3}
+    rows = [{"judge": "j", "item_id": f"i{i}", "control": c, "rating": float(r)}
+            for i in range(12) for c, r in ratings.items()]  # fmt: skip
+    got = judge_controls(pd.DataFrame(rows), samples=0, seed=1)["j"]
+    assert got["informative"] and got["reference_beats_mismatch"]["lo"] is None
+    assert (
+        got["why"]
+        == "prefers the reference to another item's answer: 1.00 over 12 items, sign test p 0.000244"
+    )

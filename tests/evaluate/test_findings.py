@@ -5,7 +5,7 @@ that failed its controls, no test of max-based forgetting."""
 
 from __future__ import annotations
 
-from curll.evaluate.findings import as_json, baseline_verdict, claims, summary
+from curll.evaluate.findings import as_json, baseline_verdict, claims, gate_keys, summary
 from curll.evaluate.intervals import Interval
 
 
@@ -167,3 +167,27 @@ def test_an_order_outside_the_registry_does_not_break_the_gate():
 
     bounds = {**gains(), "gain/mystery/all/0/0": Interval(0.5, 0.1, 0.9, 0.01)}
     assert gate_keys(bounds)[-1] == "gain/mystery/all/0/0"
+
+
+def test_a_model_whose_own_stage_has_no_scored_record_is_not_shown_to_beat_the_baseline():
+    """Continual's stage-1 records were all unscored (too long for the context): its model has
+    gain cells on other stages but none on its own. The gate counts it and fails; before, the
+    model was left out and the summary said every trained model beat the baseline."""
+    bounds = {k: v for k, v in gains().items() if k != "gain/continual/all/1/1"}
+    bounds["gain/continual/all/1/0"] = Interval(0.3, 0.1, 0.5, 0.001)  # stage 0 still scored
+    base = baseline_verdict(bounds)
+    assert "gain/continual/all/1/1" in gate_keys(bounds) and not base["all_beat"]
+    assert base["models"]["continual/1"] == {"gain": None, "lo": None, "hi": None, "p": None, "beats": False}
+    assert base["orders"]["continual"]["models"] == 2
+    said = summary({"baseline": base, "claims": as_json(claims({"loss": bounds}, judge_informative=False))})
+    assert said[0].startswith("Not shown to beat the unigram baseline on its own stage: continual trained "
+                              "to 1 (1 of 4 models")  # fmt: skip
+
+
+def test_a_mean_without_an_interval_is_written_alone_never_with_dashes_for_bounds():
+    """One item a stratum: the order means have no interval; the opening sentence gives the
+    value alone (before: ``1.18 [-, -]``)."""
+    bounds = {**gains(), "continual/all/gain_own": Interval(0.5, None, None, None)}
+    said = summary({"baseline": baseline_verdict(bounds), "claims": {"list": []}})[0]
+    assert "continual 0.50)" in said  # the last order: the means' parenthesis closes
+    assert "[-" not in said and "None" not in said and "joint 0.60 [0.30, 0.90]" in said

@@ -178,3 +178,38 @@ def test_a_cell_counts_the_degrees_of_freedom_of_its_own_items():
     width = own["cell/continual/ir/1/0"]
     assert width.lo is not None and family.lo is not None and width.hi is not None and family.hi is not None
     assert (width.hi - width.lo) / (family.hi - family.lo) == pytest.approx(12.706 / 2.131, rel=1e-3)
+
+
+def test_a_value_whose_items_all_agree_gets_no_interval_though_round_off_moves_its_replicates():
+    """Every record's loss rises by exactly the same amount (per token 0.1, token counts that
+    differ): the weighted sums differ in their last bits from replicate to replicate, which is no
+    spread of the items, so no interval and no p-value (before, a width of 0 and p ~ 1e-78)."""
+    rng = np.random.default_rng(0)
+    rows = losses(0.4, seed=1)
+    tokens = {r: int(t) for r, t in zip(rows["record_id"].unique(), rng.integers(3, 40, 60), strict=True)}
+    rows["tokens"] = rows["record_id"].map(tokens)
+    rows["nll"] = rows["tokens"] * np.where(rows["trained_to"] == 1, 0.3, 0.1)  # agree on every record
+    rows["unigram_nll"] = rows["tokens"] * 0.8
+    bounds = bootstrap(rows, {"record_id": item_weights(keys_of(rows), 200, seed=5)}, fgt)
+    rise = bounds["continual/ir/FGT_nll_rise"]
+    assert rise.value == pytest.approx(0.2) and (rise.lo, rise.hi, rise.p) == (None, None, None)
+    gain = bounds["gain/continual/ir/0/0"]
+    assert gain.value == pytest.approx(0.7) and gain.p is None
+    rows.loc[rows["record_id"] == "0-3", "nll"] *= 1.5  # one record disagrees: a spread to estimate
+    moved = bootstrap(rows, {"record_id": item_weights(keys_of(rows), 200, seed=5)}, fgt)
+    assert moved["continual/ir/FGT_nll_rise"].p is not None
+
+
+def test_orders_trained_to_other_stages_get_no_paired_difference():
+    """A mean over stages 0-1 against one over 0-2 differs by stage 2's difficulty, not by the
+    order: no difference is computed (before, it was a claim that held)."""
+    rows = losses(0.0, seed=2)
+    joint = rows.assign(order="joint", run=rows["run"].str.replace("continual", "joint"))
+    both = pd.concat([rows, joint], ignore_index=True)
+    w = np.ones((len(both), 1))
+    assert "diff/joint-continual/ir/mean_nll" in loss_values(both, w, ["ir"])
+    more = joint[joint["trained_to"] == 1].assign(trained_to=2, stage=2, run="seed-42/joint/0-1-2",
+                                                  record_id=lambda d: "2-" + d["record_id"])  # fmt: skip
+    uneven = pd.concat([both, more], ignore_index=True)
+    got = loss_values(uneven, np.ones((len(uneven), 1)), ["ir"])
+    assert "joint/ir/mean_nll" in got and not any(k.startswith("diff/") for k in got)

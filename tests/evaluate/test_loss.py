@@ -136,3 +136,21 @@ def test_a_record_that_was_not_scored_leaves_its_cell_empty_not_its_row():
     j = loss_matrix(table, "continual", "ir")
     assert list(j.index) == [0, 1] and j.loc[1].isna().all()
     assert list(loss_matrix(table, "continual", "ir", value="n").loc[1]) == [0, 0]
+
+
+def test_the_loss_table_refuses_a_null_nll_on_scored_tokens_and_a_unigram_nll_apart_from_it():
+    """A null nll over tokens > 0 would be counted as 0 nats by the matrix and left out by the
+    bootstrap: the stage boundary refuses it, as it refuses unigram_nll null where nll is not."""
+    import pandera.errors
+
+    from curll.schemas.evaluate import LossSchema
+
+    good = pd.DataFrame([{"record_id": "a" * 16, "split": "test", "stage": 0, "type": "ir",
+                          "run": "seed-42/continual/0", "order": "continual", "seed": 42, "trained_to": 0,
+                          "nll": 12.0, "tokens": 4, "unigram_nll": 20.0}])  # fmt: skip
+    LossSchema.validate(good)
+    LossSchema.validate(good.assign(nll=math.nan, unigram_nll=math.nan, tokens=0))  # unscored: fine
+    for bad in (good.assign(nll=math.nan, unigram_nll=math.nan), good.assign(unigram_nll=math.nan),
+                good.assign(tokens=0)):  # fmt: skip
+        with pytest.raises(pandera.errors.SchemaError, match="null exactly where tokens is 0"):
+            LossSchema.validate(bad)

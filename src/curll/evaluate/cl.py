@@ -224,11 +224,13 @@ def _value(v: float) -> float | None:
 def read_matrix(path: str | Path) -> pd.DataFrame:
     """A matrix CSV: header ``trained_to,<stage>,<stage>,...`` (test stages 0..MAX_STAGE, each
     once), one row per model (``trained_to`` a stage, or -1 for the untrained model), numeric cells
-    (empty = not measured); blank lines are skipped. Read strictly (:func:`curll.csvio.read_csv`:
+    (plain decimals, :data:`curll.text.DECIMAL`; empty = not measured: never ``nan`` or ``inf``);
+    blank lines are skipped. Read strictly (:func:`curll.csvio.read_csv`:
     UTF-8, no cells past the header's, no unclosed quote); a file with no data rows is refused.
     Errors name the file, the CSV row (header = 1) and the column."""
     from curll.csvio import read_csv
     from curll.schemas.data import MAX_STAGE
+    from curll.text import DECIMAL
 
     table = read_csv(path)
     p, header = table.path, [h.strip() for h in table.header]
@@ -259,10 +261,10 @@ def read_matrix(path: str | Path) -> pd.DataFrame:
         index.append(trained)
         vals = []
         for col, cell in zip(header[1:], cells[1:], strict=True):
-            try:
-                vals.append(float(cell) if cell.strip() else math.nan)
-            except ValueError:
-                raise CurllError(f"not a number: {cell!r}", file=p, row=n, field=col) from None
+            if cell.strip() and not DECIMAL.fullmatch(cell.strip()):  # not inf, nan, 1_0 (float() reads them)
+                raise CurllError(f"not a number: {cell!r} (write a plain decimal, e.g. 3.5; empty: not "
+                                 "measured)", file=p, row=n, field=col)  # fmt: skip
+            vals.append(float(cell) if cell.strip() else math.nan)
         values.append(vals)
     return pd.DataFrame(values, index=pd.Index(index, name="trained_to"), columns=columns).sort_index()
 

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from curll.evaluate.headline import fmt
 from curll.evaluate.intervals import ALPHA, holm
 from curll.schemas.evaluate import CONTROLS
 
@@ -138,16 +139,16 @@ def _why(stats: dict[str, Any], p: float, below: dict[str, float]) -> str:
     the reference: those whose test rejects at :data:`ALPHA` after Holm's correction over the
     controls tested (the mismatch's share is in the line already)."""
     b = stats["reference_beats_mismatch"]
-    if b["n"] < MIN_ITEMS or b["lo"] is None:
+    if b["n"] < MIN_ITEMS:
         return f"only {b['n']} item(s) with the reference and a mismatch both rated: fewer than {MIN_ITEMS}"
-    span = f"{b['value']:.2f} [{b['lo']:.2f}, {b['hi']:.2f}] over {b['n']} items, sign test p {p:.3g}"
+    span = f"{fmt((b['value'], b['lo'], b['hi']))} over {b['n']} items, sign test p {p:.3g}"
     if p < ALPHA:
         return f"prefers the reference to another item's answer: {span}"
     adjusted = holm(below)
     above = ""
     for c in (c for c in COMPARED if adjusted.get(c, 1.0) < ALPHA):
         r = stats[f"reference_beats_{c}"]
-        share = f"{r['value']:.2f}" + (f" [{r['lo']:.2f}, {r['hi']:.2f}]" if r["lo"] is not None else "")
+        share = fmt((r["value"], r["lo"], r["hi"]))
         above += (f"; rated {WORSE[c]} above the reference: {share}, sign test p {below[c]:.3g}, "
                   f"Holm-adjusted {adjusted[c]:.3g}")  # fmt: skip
     return f"not shown to prefer the reference to another item's answer: {span}{above}"

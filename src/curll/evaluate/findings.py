@@ -32,9 +32,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from curll.evaluate.cl import METRICS, Wording
-from curll.evaluate.headline import judges_of
+from curll.evaluate.headline import fmt, judges_of
 from curll.evaluate.intervals import ALPHA, Interval, holm
 from curll.orders import pair_of, ranked
+from curll.schemas.evaluate import UNTRAINED
 
 #: the gate's wording (what, positive meaning, negative meaning) and the kind it pools
 GATE: Wording = ("gain over the unigram baseline on its own stage (nats a token)",
@@ -69,9 +70,7 @@ class Claim:
             else f"{parts[1]} trained to stage {parts[3]}" if parts[0] == "gain"
             else parts[0]
         )  # fmt: skip
-        span = _f(self.value)
-        if self.lo is not None and self.hi is not None:
-            span += f" [{_f(self.lo)}, {_f(self.hi)}]"
+        span = fmt((self.value, self.lo, self.hi))
         adjusted = "not tested" if self.p_holm is None else f"Holm-adjusted p {self.p_holm:.3g}"
         return f"{subject}: {self.what} {span}, {adjusted}: {self.direction}."
 
@@ -93,12 +92,20 @@ def _tested(family: str, bounds: Mapping[str, Interval]) -> list[tuple[str, str,
 
 
 def gate_keys(loss: Mapping[str, Interval]) -> list[str]:
-    """``gain/<order>/all/<t>/<t>`` of every trained model in ``loss`` (the loss family's
-    bounds), orders in the registry's order, stages ascending."""
+    """``gain/<order>/all/<t>/<t>`` of every trained model with a gain cell in ``loss`` (the loss
+    family's bounds), orders in the registry's order, stages ascending. A model whose own stage
+    has no scored record has a key all the same, absent from ``loss``: it is not shown to beat
+    the baseline."""
     keys = [k.split("/") for k in loss]
-    mine = [p for p in keys if len(p) == 5 and p[0] == "gain" and p[2] == GATE_KIND and p[3] == p[4]]
-    rank = {o: i for i, o in enumerate(ranked({p[1] for p in mine}))}  # an unknown order goes last
-    return ["/".join(p) for p in sorted(mine, key=lambda p: (rank.get(p[1], len(rank)), p[1], int(p[3])))]
+    models = {(p[1], int(p[3])) for p in keys
+              if len(p) == 5 and p[0] == "gain" and p[2] == GATE_KIND and p[1] != UNTRAINED}  # fmt: skip
+    rank = {o: i for i, o in enumerate(ranked({o for o, _ in models}))}  # an unknown order goes last
+    ordered = sorted(models, key=lambda m: (rank.get(m[0], len(rank)), m[0], m[1]))
+    return [f"gain/{o}/{GATE_KIND}/{t}/{t}" for o, t in ordered]
+
+
+#: a value the bounds do not hold
+NO_VALUE = Interval(None, None, None)
 
 
 def _beats(iv: Interval) -> bool:
@@ -111,8 +118,9 @@ def claims(bounds: Mapping[str, Mapping[str, Interval]], *, judge_informative: b
     gate's cells too); the judge's tests only if ``judge_informative``."""
     loss = bounds.get("loss", {})
     keys = gate_keys(loss)
-    gate = [_claim("baseline", k, *GATE, loss[k], loss[k].p) for k in keys if loss[k].p is not None]
-    passed = bool(keys) and all(_beats(loss[k]) for k in keys)
+    gate = [_claim("baseline", k, *GATE, loss[k], loss[k].p) for k in keys
+            if loss.get(k, NO_VALUE).p is not None]  # fmt: skip
+    passed = bool(keys) and all(_beats(loss.get(k, NO_VALUE)) for k in keys)
     judged = [("judge", bounds.get("judge", {}))] if judge_informative else []
     return gate + _family([("loss", loss), *judged], tested=passed)
 
@@ -145,14 +153,14 @@ def baseline_verdict(loss: Mapping[str, Interval]) -> dict[str, Any]:
     models: dict[str, dict[str, Any]] = {}
     for key in gate_keys(loss):
         _, order, _, stage, _ = key.split("/")
-        iv = loss[key]
+        iv = loss.get(key, NO_VALUE)
         p = None if iv.p is None else round(iv.p, 6)
         models[f"{order}/{stage}"] = {"gain": iv.value, "lo": iv.lo, "hi": iv.hi, "p": p, "beats": _beats(iv)}
     orders: dict[str, dict[str, Any]] = {}
     for name, m in models.items():
         order = name.split("/")[0]
         if order not in orders:
-            mean = loss.get(f"{order}/{GATE_KIND}/gain_own", Interval(None, None, None))
+            mean = loss.get(f"{order}/{GATE_KIND}/gain_own", NO_VALUE)
             orders[order] = {"gain": mean.value, "lo": mean.lo, "hi": mean.hi, "models": 0, "beating": 0}
         orders[order]["models"] += 1
         orders[order]["beating"] += int(m["beats"])
@@ -196,7 +204,7 @@ def summary(metrics: Mapping[str, Any]) -> list[str]:
     if not base or not base["orders"]:
         return ["No intervals were computed (evaluate.bootstrap.samples: 0): no claim is made."]
     per = {o: base["orders"][o] for o in ranked(base["orders"])}  # in the registry's order
-    gains = "; ".join(f"{o} {_f(v['gain'])} [{_f(v['lo'])}, {_f(v['hi'])}]" for o, v in per.items())
+    gains = "; ".join(f"{o} {fmt((v['gain'], v['lo'], v['hi']))}" for o, v in per.items())
     models, beating = gate_counts(base)
     means = f"mean gain per order in nats per answer token, 95% interval: {gains}"
     if base["all_beat"]:
@@ -250,8 +258,3 @@ def verdict(listed: Mapping[str, Any]) -> str:
         return "not tested"
     held = "yes" if listed["holds"] else "no"
     return f"{held} (this model alone)" if listed["family"] == "baseline" else held
-
-
-def _f(v: float | None) -> str:
-    """Two decimals; a value that rounds to zero is 0.00, never -0.00."""
-    return "-" if v is None else f"{v:.2f}".replace("-0.00", "0.00")

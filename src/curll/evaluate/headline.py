@@ -185,13 +185,22 @@ def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
     return Headline(out, *judges_of(metrics))
 
 
+def two(v: float, digits: int = 2) -> str:
+    """``v`` to ``digits`` decimals; a value that rounds to zero shows as 0.00, never -0.00."""
+    text = f"{float(v):.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
 def fmt(span: Span, digits: int = 2) -> str:
-    """``v [lo, hi]`` to ``digits`` decimals (``v`` alone without bounds; an en dash without ``v``)."""
+    """``v [lo, hi]`` to ``digits`` decimals (:func:`two`): ``v`` alone when either bound is
+    undefined (None or NaN), an en dash when ``v`` is. Every value with its interval that curll
+    prints (report, findings, results, docs) is written by this function."""
     v, lo, hi = span
-    if v is None:
+    if v is None or math.isnan(v):
         return DASH
-    inside = f" [{lo:.{digits}f}, {hi:.{digits}f}]" if lo is not None and hi is not None else ""
-    return f"{v:.{digits}f}{inside}"
+    if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
+        return two(v, digits)
+    return f"{two(v, digits)} [{two(lo, digits)}, {two(hi, digits)}]"
 
 
 def rows(h: Headline) -> list[list[str]]:

@@ -27,7 +27,8 @@ items and strata a value rests on, so a matrix cell counts its own stage's items
 the two-sided p-value of "the value is 0" is ``2 * P(T_df > |value| / se)``: the interval
 leaves out 0 exactly when p < :data:`ALPHA` (0.05, so the interval is a 95% one).
 A value that no replicate moves gets no interval and no p-value; nor does one that no redraw
-of the items moves (all its strata hold one item, or its items agree), though the seeds' draw
+of the items moves (all its strata hold one item, or its items agree: replicates that differ by
+round-off alone, :data:`ROUND_OFF`, do not move it), though the seeds' draw
 moves it: the seeds' spread alone leaves out the items', which one item per stratum cannot
 estimate. Nor does a value that some replicate leaves undefined (a model missing for one seed:
 the replicates without it would estimate another quantity).
@@ -195,9 +196,19 @@ def _stacked(got: Mapping[str, np.ndarray], names: list[str]) -> np.ndarray:
     return np.stack([np.asarray(got[n], dtype=float) for n in names], axis=1)
 
 
+#: replicates that differ by no more than this share of their size (at least 1) differ by the
+#: round-off of their weighted sums alone: the same ratio summed in another order
+ROUND_OFF = 1e-9
+
+
 def _unmoved(col: np.ndarray) -> bool:
+    """No replicate of ``col`` moves the value beyond :data:`ROUND_OFF` (or fewer than two are
+    defined): items that all agree give replicates that differ in the last bits only."""
     defined = col[~np.isnan(col)]
-    return len(defined) < 2 or bool(np.all(defined == defined[0]))
+    if len(defined) < 2:
+        return True
+    scale = max(1.0, float(np.max(np.abs(defined))))
+    return bool(np.ptp(defined) <= ROUND_OFF * scale)
 
 
 def _interval(

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from curll.artifacts import atomic_path
-from curll.evaluate.report_tables import two
+from curll.evaluate.headline import two
 
 #: relative luminance above which black text contrasts more than white: (1 + 0.05) / (L + 0.05)
 #: equals (L + 0.05) / (0 + 0.05) at L = sqrt(1.05 * 0.05) - 0.05 (WCAG contrast ratios)

@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 
 from curll.evaluate import plots
+from curll.evaluate.headline import two
 from curll.evaluate.plots import MINUS, RHO
-from curll.evaluate.report_tables import two
 
 #: the judge's rating scale (:func:`curll.evaluate.judge.judge_schema`: 1-5)
 RATING = (1.0, 5.0)

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from curll.evaluate.findings import verdict
+from curll.evaluate.headline import DASH, fmt, two
 
 #: what an undefined value shows as
-DASH = "\u2013"
 
 Format = Callable[[Any], str]
 
@@ -50,17 +50,12 @@ def percent(v: Any) -> str:
 
 
 def span(value: Any, lo: Any = None, hi: Any = None) -> str:
-    """``value [lo, hi]`` with two decimals; the bounds left out when either is undefined."""
-    if value is None or pd.isna(value):
-        return DASH
-    bounds = lo is not None and hi is not None and not (pd.isna(lo) or pd.isna(hi))
-    return two(value) + (f" [{two(lo)}, {two(hi)}]" if bounds else "")
+    """``value [lo, hi]`` with two decimals (:func:`curll.evaluate.headline.fmt`)."""
+    return fmt((_num(value), _num(lo), _num(hi)))
 
 
-def two(v: float) -> str:
-    """Two decimals; a value that rounds to zero shows as 0.00, not -0.00."""
-    text = f"{float(v):.2f}"
-    return "0.00" if text == "-0.00" else text
+def _num(v: Any) -> float | None:
+    return None if v is None or pd.isna(v) else float(v)
 
 
 def render(table: pd.DataFrame, formats: Mapping[str, Format] | None = None) -> str:

@@ -117,14 +117,15 @@ def _cell_names(
 
 
 def _all_diffs(
-    values: dict[str, np.ndarray], orders: list[str], kinds: list[str], *, loss: bool
+    values: dict[str, np.ndarray], trained: dict[str, list[int]], kinds: list[str], *, loss: bool
 ) -> dict[str, np.ndarray]:
     """The paired differences ``diff/<a>-<b>/<kind>/<metric>`` (a's value minus b's, on the same
     replicate) of each metric tested as a difference (:attr:`curll.evaluate.cl.Metric.test`:
     AP, ``mean_nll`` on losses), for every kind and every pair of
-    :func:`curll.orders.compared`."""
+    :func:`curll.orders.compared` whose models were trained to the same stages (``trained``:
+    order -> its stages): a mean over other stages would differ by those stages' difficulty."""
     out: dict[str, np.ndarray] = {}
-    pairs = order_specs.compared(orders)
+    pairs = [(a, b) for a, b in order_specs.compared(order_specs.ranked(trained)) if trained[a] == trained[b]]
     for m in METRICS.values():
         if m.test == "difference":
             metric = m.loss_name if loss else m.name
@@ -172,7 +173,7 @@ def loss_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[str
         for name in (f"{o}/{kind}/{level}" for o in trained for level in levels):
             if name in out:
                 out[name] = -out[name]  # a level of -NLL (AP) back to a loss
-    return out | _all_diffs(out, order_specs.ranked(trained), kinds, loss=True)
+    return out | _all_diffs(out, trained, kinds, loss=True)
 
 
 def judge_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[str, np.ndarray]:
@@ -201,7 +202,7 @@ def judge_values(rows: pd.DataFrame, w: np.ndarray, kinds: list[str]) -> dict[st
                 total[o] = total[o] + part
         out |= _cell_names("cell", total, trained, tested, "sum")
         out |= _metrics(total, trained, tested, "sum", {})
-    return out | _all_diffs(out, order_specs.ranked(trained), kinds, loss=False)
+    return out | _all_diffs(out, trained, kinds, loss=False)
 
 
 def score_scale() -> tuple[float, float]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
@@ -49,6 +50,11 @@ class ItemSchema(pa.DataFrameModel):
         strict = True
 
 
+def _scored_where_tokens(df: pd.DataFrame) -> pd.Series:
+    """Per row: nll is null exactly where tokens is 0, and unigram_nll exactly where nll is."""
+    return (df["nll"].isna() == (df["tokens"] == 0)) & (df["unigram_nll"].isna() == df["nll"].isna())
+
+
 class LossSchema(pa.DataFrameModel):
     """``losses.parquet``: one model's negative log-likelihood of one held-out record's answer
     (see :mod:`curll.evaluate.loss`). nll: summed nats over the answer's ``tokens`` (null, with
@@ -71,6 +77,10 @@ class LossSchema(pa.DataFrameModel):
     _order = one_of("order", model_orders, "a registered order or untrained")
 
     _type = one_of(*_TEST_TYPE)
+
+    _scored = pa.dataframe_check(name="nll and unigram_nll null exactly where tokens is 0")(
+        classmethod(lambda cls, df: _scored_where_tokens(df))
+    )
 
     class Config:
         strict = True
