@@ -610,3 +610,13 @@ def test_what_dump_yaml_writes_load_yaml_reads_back_as_written(tmp_path):
     dump_yaml(data, tmp_path / "p.yaml")
     back = load_yaml(tmp_path / "p.yaml")
     assert back == data and list(back) == ["z", "a"]  # keys in their order
+
+
+def test_a_repeated_list_shows_its_value_once(good):
+    """The section's message gives the value; the check's own words must not give it again."""
+    for section, key in (("train", "seeds"), ("taxonomy", "stages")):
+        data = copy.deepcopy(good)
+        data[section][key] = [6, 6] if key == "stages" else [42, 42]
+        with pytest.raises(CurllError) as err:
+            parse_params(data)
+        assert str(err.value).count("got") == 1 and "must not repeat" in str(err.value), err.value

@@ -143,10 +143,8 @@ def test_parts_read_as_one(tok):
 def test_a_stage_without_a_fitting_record_is_named(tok, tmp_path):
     p = params(tmp_path, budget="steps", order=("joint",), context=4)
     runs = plan("joint", (0, 1, 2), seed=42)
-    with pytest.raises(
-        CurllError, match=r"run seed-42/joint/0-1: none of its 6 train records of stage 0"
-    ) as err:
-        Budget(on_disk(frame(), tmp_path), tok, p, runs).data(runs[1])
+    with pytest.raises(CurllError, match=r"none of the 6 train records of stage 0 fits") as err:
+        Budget(on_disk(frame(), tmp_path), tok, p, runs)  # refused before any run is packed
     assert err.value.field == "train.context"
 
 

@@ -98,3 +98,19 @@ def test_strategies_differ_from_continual_only_in_their_technique(tok, tmp_path,
     differs = any(not torch.equal(states["continual/0-1"][k], states["continual-ewc/0-1"][k])
                   for k in states["continual/0-1"])  # fmt: skip
     assert same and differs
+
+
+@pytest.mark.parametrize(("share", "taken"), [(0.1, {1: 1, 2: 1}), (0.5, {1: 6, 2: 2})])
+def test_replay_takes_its_share_rounded_and_at_least_one_record(tok, tmp_path, share, taken):
+    """Own records a stage 6, 14 and 3 (``frame``): 0.1 x 14 rounds to 1 and 0.1 x 3 to 0, but a
+    positive share replays at least one (before, stage 2 replayed none: plain continual); 0.5 x 14
+    is 7, of the 6 records stage 0 has; 0.5 x 3 = 1.5 takes 2."""
+    from curll.train.runs import pack_run
+
+    base = params(tmp_path, order=("continual-replay",))
+    p = base.model_copy(update={"strategies": base.strategies.model_copy(update={"replay": share})})
+    records = on_disk(frame(), tmp_path)
+    own = records.meta["stage"].value_counts().to_dict()
+    for run in plan("continual-replay", (0, 1, 2), seed=42, replay=share)[1:]:
+        packed = pack_run(records, run, p, tok)
+        assert packed.records - own[run.trained_to] == taken[run.trained_to], run.name

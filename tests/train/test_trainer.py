@@ -209,20 +209,32 @@ def test_a_run_whose_records_all_exceed_the_context_stops_naming_the_param(tok, 
 
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
     p = P.model_copy(update={"order": ("joint",), "stages": (0,), "context": 4, "out": out})
-    with pytest.raises(CurllError, match=r"run seed-42/joint/0: none of its 6 train records fits") as err:
+    with pytest.raises(CurllError, match=r"none of the 6 train records of stage 0 fits") as err:
         run_order(on_disk(records(stages=(0,)), tmp_path), tok, p)
     assert err.value.field == "train.context"
 
 
-def test_a_trained_stage_the_records_lack_is_named(tok, tmp_path):
-    """A stage added to train.stages that split never saw (an imported release without it)."""
+def test_a_trained_stage_the_records_lack_is_named_before_any_run_trains(tok, tmp_path):
+    """A stage added to train.stages that split never saw (an imported release without it), or
+    whose every record is longer than the context: refused before stage 0's model is trained and
+    written (before, the runs up to that stage trained first)."""
     from curll.errors import CurllError
 
     out = P.out.model_copy(update={"models": str(tmp_path / "m"), "checkpoints": str(tmp_path / "c")})
-    p = P.model_copy(update={"order": ("independent",), "stages": (0, 3), "context": 48, "out": out})
-    with pytest.raises(CurllError, match=r"run seed-42/independent/3: .* no train record of stage 3") as err:
+    orders = ("continual", "independent")
+    p = P.model_copy(update={"order": orders, "stages": (0, 3), "context": 48, "out": out})
+    said = r"stages.: split.out.records holds no train record of stage 3;"
+    with pytest.raises(CurllError, match=said) as err:
         run_order(on_disk(records(stages=(0,)), tmp_path), tok, p)
-    assert err.value.field == "train.stages"
+    assert err.value.field == "train.stages" and not list(tmp_path.glob("[mc]/**/*.*"))
+    long = records(stages=(0, 1))
+    turns = [{"role": "user", "content": "Why? " * 5}, {"role": "assistant", "content": "So. " * 80}]
+    words = json.dumps(turns)
+    long.loc[long["stage"] == 1, "messages"] = words  # no passage to cut: longer than 48 tokens
+    p = p.model_copy(update={"stages": (0, 1)})
+    with pytest.raises(CurllError, match=r"context.: none of the 6 train records of stage 1 fits") as err:
+        run_order(on_disk(long, tmp_path, "long.parquet"), tok, p)
+    assert err.value.field == "train.context" and not list(tmp_path.glob("[mc]/**/*.*"))
 
 
 def test_checkpoints_are_keyed_by_params_data_and_tokenizer(tok, tmp_path):

@@ -136,7 +136,7 @@ class ParamsError(ValueError):
 
 def unique_sorted(stages: tuple[int, ...]) -> tuple[int, ...]:
     if len(set(stages)) != len(stages):
-        raise ValueError(f"stages must not repeat, got {list(stages)}")
+        raise ValueError("stages must not repeat")
     return tuple(sorted(stages))
 
 

@@ -187,7 +187,7 @@ class TrainParams(Section):
     @classmethod
     def _no_repeats(cls, v: Any, info: ValidationInfo) -> Any:
         if not isinstance(v, str) and len(set(v)) != len(v):  # refused, not silently dropped
-            raise ValueError(f"{info.field_name} must not repeat, got {list(v)}")
+            raise ValueError(f"{info.field_name} must not repeat")
         return v
 
     @property

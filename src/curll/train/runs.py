@@ -21,6 +21,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from curll.model.hf import save_hf
 from curll.model.llama import CausalLM
 from curll.orders import spec
 from curll.train import distributed, strategies
-from curll.train.data import Doc, Packed, Parts, encode, pack
+from curll.train.data import Doc, Packed, Parts, encode, fit, pack
 from curll.train.ewc import Memory, importances
 from curll.train.orders import Run, budget_order, cumulative, plan, spent, stage_steps, untrained_model
 from curll.train.records import RecordFile
@@ -127,13 +128,16 @@ def _pack(records: RecordFile, picked: pd.DataFrame, order: np.ndarray, p: Train
 
 def pack_run(records: RecordFile, run: Run, p: TrainParams, tok: Any) -> Packed:
     """The run's training data: the records of its stages (plus, for a run with replay stages,
-    a seeded sample of the earlier stages'), shuffled with the run's seed."""
+    a seeded sample of the earlier stages': ``replay`` x its own records, rounded, at least one),
+    shuffled with the run's seed."""
     rng = np.random.default_rng(run.seed)
     meta = records.meta
     own = meta[meta["stage"].isin(run.data_stages)]
     if run.replay_stages:
         old = meta[meta["stage"].isin(run.replay_stages)]
-        take = min(len(old), round(strategies.replay_share(run.order, p) * len(own)))
+        # the share of the run's own records, halves rounded up, and at least one: a positive
+        # share replays something on the smallest stage too (round() gave 0 for 0.1 x 4)
+        take = min(len(old), max(1, math.floor(strategies.replay_share(run.order, p) * len(own) + 0.5)))
         own = pd.concat([own, old.iloc[np.sort(rng.choice(len(old), size=take, replace=False))]])
     return _pack(records, own, rng.permutation(len(own)), p, tok)
 
@@ -180,6 +184,24 @@ class Start:
     memory: Memory | None = None
 
 
+def check_stages(records: RecordFile, p: TrainParams, tok: Any) -> None:
+    """Before any run trains: every stage of ``train.stages`` has a train record, and one that
+    fits ``train.context`` (its passage cut where it has one); a CurllError naming the key
+    otherwise. Records are tokenised only until one fits, a batch at a time."""
+    meta, cut = records.meta, tok(CUT, add_special_tokens=False)["input_ids"]
+    for k in p.stages:
+        rows = np.sort(meta.loc[meta["stage"] == k, "position"].to_numpy())
+        if not len(rows):
+            raise CurllError(f"split.out.records holds no train record of stage {k}; with split.source "
+                             "import, download that stage's train repositories, or leave the stage out",
+                             field="train.stages")  # fmt: skip
+        docs = _encoded(records.messages(rows), records.passage_chars(rows), tok, p)
+        if not any(fit(doc, p.context, cut) is not None for doc in docs):
+            raise CurllError(f"none of the {len(rows)} train records of stage {k} fits in train.context="
+                             f"{p.context} tokens, even with its passage cut; raise train.context",
+                             field="train.context")  # fmt: skip
+
+
 class Budget:
     """Per run of ``runs``: its data, steps, row order and span of the learning-rate schedule.
 
@@ -194,6 +216,7 @@ class Budget:
     of the seed's earlier runs of that order, steps of all of them)."""
 
     def __init__(self, records: RecordFile, tok: Any, p: TrainParams, runs: list[Run]) -> None:
+        check_stages(records, p, tok)  # every run's parts then hold a record that fits
         self.records, self.tok, self.p, self.runs = records, tok, p, runs
         self.held: dict[str, tuple[Parts, list[int]]] = {}  # packed ahead (for lr_span)
         self.steps_of: dict[int, int] = {}
@@ -225,20 +248,6 @@ class Budget:
             labels = [str(k) for k in run.data_stages]
         else:
             parts, labels = [pack_run(records, run, p, tok)], ["-".join(map(str, run.data_stages))]
-        for part, label in zip(parts, labels, strict=True):
-            if part.records == 0:
-                raise CurllError(
-                    f"run {run.name}: split.out.records holds no train record of stage {label}; with "
-                    "split.source import, download that stage's train repositories, or leave the stage out",
-                    field="train.stages",
-                )
-            if part.rows == 0:
-                of = f" of stage {label}" if len(parts) > 1 else ""
-                raise CurllError(
-                    f"run {run.name}: none of its {part.records} train records{of} fits in train.context="
-                    f"{p.context} tokens, even with its passage cut; raise train.context",
-                    field="train.context",
-                )
         if p.budget == "steps":
             steps = [self.steps_of[k] for k in self._stages(run)]
         else:
