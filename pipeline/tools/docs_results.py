@@ -110,8 +110,9 @@ def verified(v: Mapping[str, Any]) -> str:
         reasons = f" ({', '.join(f'{r} {n}' for r, n in why)})" if why else ""
         parts.append(f"{c['kept']} of {c['in']} {name}{reasons}")
     listed = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else "".join(parts)
-    return (f"In the committed run (`{VERIFY}`), verify kept {listed}: each reason is a row of "
-            "`data/verify/rejects.parquet`.")  # fmt: skip
+    return (f"In the committed run (`{VERIFY}`), verify kept {listed}: each drop is a row of "
+            "`data/verify/rejects.parquet`, where an unparsed request, one row, counts the pairs it "
+            "asked for (`generate.pairs`).")  # fmt: skip
 
 
 #: block -> (the metrics file it is rendered from, how)
