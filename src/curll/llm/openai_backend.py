@@ -20,7 +20,8 @@
   key with white space around it or a character a header cannot carry is refused at
   construction. A 200 body that is not a chat
   completion (:func:`curll.llm.openai_wire.completion_fields`), or an answer longer than its
-  ``max_tokens`` could make (:func:`curll.llm.openai_wire.answer_limits`: reading stops there),
+  ``max_tokens`` could make (:func:`curll.llm.openai_wire.answer_limits`: the body is read only
+  up to its byte limit, and its text is checked against the character limit),
   is a ValueError, retried like a malformed body.
 - ``complete(requests, on_answer)`` calls ``on_answer(index, completion)`` as each request
   finishes (its retries done), from the calling thread (the requests are tasks of one
