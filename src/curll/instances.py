@@ -104,6 +104,12 @@ class InstanceType:
         return bool(self.template_kind)
 
     @property
+    def required(self) -> tuple[str, ...]:
+        """The text columns verify drops as ``empty`` when blank: the prompt, the reply and the
+        compared ones."""
+        return tuple(dict.fromkeys((self.prompt, self.reply, *self.compared)))
+
+    @property
     def link(self) -> str:
         """The column naming the instance it was made on (``context_id``), or ""."""
         return f"{self.on}_id" if self.on else ""

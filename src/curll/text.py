@@ -19,7 +19,9 @@ _WORD = re.compile(r"[a-z0-9']+")
 #: and exponent (``3``, ``.5``, ``3e-3``); not ``1_0.6``, ``inf``, ``0x1F`` or other scripts' digits,
 #: which Python's float() would read
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")  # zero-width spaces and joiners, BOMs
+#: characters that show nothing: zero-width spaces and joiners, BOMs, the soft hyphen, the
+#: Mongolian vowel separator and the bidirectional marks, embeddings and isolates
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 #: (British ending, American replacement), for :func:`re.Pattern.sub`
 SPELLINGS = (
@@ -36,6 +38,7 @@ def words(text: str) -> list[str]:
 
 
 def canonical(text: str) -> str:
-    """``text`` with invisible zero-width characters dropped and accents composed (NFC): "café"
-    typed as one character or as ``e`` and a combining accent is one text."""
+    """``text`` with invisible characters dropped (zero-width, soft hyphens, direction marks) and
+    accents composed (NFC): "café" typed as one character or as ``e`` and a combining accent is
+    one text."""
     return unicodedata.normalize("NFC", _INVISIBLE.sub("", text))

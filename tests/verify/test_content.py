@@ -58,7 +58,12 @@ def result(encoder):
                 ("noword", 0, "coins", PASSAGES[2].replace("apple", "pear")),
                 ("loop", 0, "coins", LOOP),
                 ("off", 0, "coins", STORM),  # a weather text, seeded for the coins indicator
+                ("notopic", 0, "coins", PASSAGES[0]),  # its expanded_topic blanked below
             ]
+        ).assign(
+            expanded_topic=lambda d: d["expanded_topic"].where(
+                d["instance_id"] != inst.hx("notopic"), " \u200f"
+            )
         ),
         {
             inst.hx("good"): "apple",
@@ -80,9 +85,18 @@ def result(encoder):
                     "Quanti centesimi fanno due monete da dieci centesimi?",
                     "Due monete da dieci centesimi fanno venti centesimi.",
                 ),  # not English
+                (
+                    "r-zh",
+                    0,
+                    "coins",
+                    "How many cents are two dimes and a nickel?",
+                    "两个一角硬币是二十美分。",
+                ),
+                ("r-rlm", 0, "coins", "How many cents are three dimes?", "\u200f\u00ad"),  # shows nothing
+                ("r-dots", 0, "coins", "How many cents are four dimes?", "..."),
             ]
         ),
-        {inst.hx(k): "dime" for k in ("r-good", "r-echo", "r-short", "r-other")},
+        {inst.hx(k): "dime" for k in ("r-good", "r-echo", "r-short", "r-other", "r-zh", "r-rlm", "r-dots")},
     )
     pairs = [("Who taught Leo?", "Grandpa taught Leo to count coins."),
              ("What did Leo buy?", "A spaceship from the moon base.")]  # fmt: skip
@@ -112,12 +126,16 @@ def test_each_content_filter_drops_its_planted_row(result):
         inst.hx("noword"): "seed_word",
         inst.hx("loop"): "degenerate",
         inst.hx("off"): "off_topic",
+        inst.hx("notopic"): "empty",  # the topic a record's user turn quotes: blank to a reader
     }
     assert set(result.kept["context"]["instance_id"]) == {inst.hx("good")}
     assert reasons(result, "ir") == {
         inst.hx("r-echo"): "degenerate",
         inst.hx("r-short"): "short_prompt",
         inst.hx("r-other"): "not_english",
+        inst.hx("r-zh"): "not_english",  # another script: pooled with the question it was 8 of 9 words
+        inst.hx("r-rlm"): "empty",  # direction marks and a soft hyphen alone
+        inst.hx("r-dots"): "empty",  # punctuation alone
     }
     cqa = result.rejects[result.rejects["type"] == "cqa"]
     assert cqa["reason"].tolist() == ["ungrounded"] and "spaceship" not in " ".join(
@@ -135,4 +153,5 @@ def test_content_rates_are_reported_per_type_and_stage(result):
     assert c["context"]["0"]["degenerate"] == 0.25
     assert c["context"]["0"]["on_topic"] < 1.0 and c["context"]["0"]["on_topic_mean"] is not None
     assert c["cqa"]["0"]["grounded"] == 0.5
-    assert c["ir"]["0"]["degenerate"] == 0.25 and c["ir"]["0"]["english"] == 0.75
+    # 5 IR rows reach the checks (the two empty ones do not): one loops, two are not English
+    assert c["ir"]["0"]["n"] == 5 and c["ir"]["0"]["degenerate"] == 0.2 and c["ir"]["0"]["english"] == 0.6

@@ -37,6 +37,17 @@ def test_a_copy_typed_with_decomposed_accents_or_zero_width_characters_is_an_exa
     assert index.add(["a"], [text]) == {} and index.add(["b", "c"], [nfd, hidden]) == {"b": "a", "c": "a"}
 
 
+def test_texts_that_display_alike_normalise_alike():
+    """A soft hyphen or direction mark inside a word, fullwidth letters, a ligature and ``_``
+    (a word character to a regex) show as the plain text: one text to exact dedup."""
+    plain = normalise("The cat sat on the mat.")
+    shown = ["The c\u00adat sat on the mat.", "The c\u200fat sat on the mat.",
+             "\uff34\uff48\uff45 cat sat on the mat.", "The cat sat on the mat_"]  # fmt: skip
+    for text in shown:
+        assert normalise(text) == plain, text
+    assert normalise("a \ufb01sh") == "a fish"
+
+
 def test_exact_duplicates_keep_the_first_and_point_to_it():
     texts = ["A cat sat.", "a CAT   sat", "A dog ran.", "A cat sat!"]
     assert exact_duplicates(["a", "b", "c", "d"], texts) == {"b": "a", "d": "a"}

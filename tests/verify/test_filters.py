@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from curll import instances as inst_types
 from curll.config.verify import ContentChecks
 from curll.schemas.quality import VERIFY_REASONS
 from curll.verify import filters as flt
@@ -83,3 +84,14 @@ def test_a_field_of_zero_width_characters_alone_is_empty():
     row = {"instruction": "\u200b\u2060 \ufeff", "response": "Cats purr."}
     assert flt.not_empty("instruction", "response")(row) == Drop("empty", "instruction")
     assert flt.not_empty("response")(row) is None
+
+
+def test_a_field_of_marks_or_punctuation_alone_is_empty_and_the_prompt_of_a_passage_counts():
+    """Direction marks, a soft hyphen or punctuation alone carry no word; a passage's
+    expanded_topic (its record's prompt) is checked with its text."""
+    row = {"instruction": "Say something about cats.", "response": "\u200e\u200f\u00ad"}
+    assert flt.not_empty("instruction", "response")(row) == Drop("empty", "response")
+    assert flt.not_empty("response")({"response": "..."}) == Drop("empty", "response")
+    assert flt.not_empty("response")({"response": "7"}) is None
+    assert inst_types.TYPES["context"].required == ("expanded_topic", "text")
+    assert inst_types.TYPES["ir"].required == ("instruction", "response")

@@ -110,10 +110,8 @@ def require_records(counts: RecordCounts, stages: list[int], p: SplitParams) -> 
     if empty:
         have = ", ".join(f"stage {s} {k} {n}" for (s, k), n in sorted(per.items())) or "none"
         raise YieldError(
-            "split: empty splits (every stage needs train records, and test/validation when "
-            "split.test_per_indicator/val_per_indicator ask for them):\n"
-            + "\n".join(empty)
-            + f"\n  records made: {have}",
+            "split: empty splits (every stage needs train records, and test ones when "
+            "split.test_per_indicator asks for them):\n" + "\n".join(empty) + f"\n  records made: {have}",
             field="split",
         )
 

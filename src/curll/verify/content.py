@@ -34,7 +34,7 @@ from typing import Any
 
 from curll.config.verify import ContentChecks
 from curll.instances import spec
-from curll.lexicon import english_share
+from curll.lexicon import english_share, foreign_script
 from curll.text import SPELLINGS, words
 from curll.verify.checks import verdict
 from curll.verify.verdict import Drop, Verdict
@@ -126,6 +126,12 @@ def degenerate(fields: Mapping[str, str], *, n: int, limit: float, pair: tuple[s
     return None
 
 
+def _english(texts: Mapping[str, str], fields: Sequence[str]) -> float:
+    if any(foreign_script(texts[f]) for f in fields):
+        return 0.0
+    return english_share(" ".join(texts[f] for f in fields))
+
+
 def measure_texts(
     kind: str, texts: Mapping[str, str], checks: ContentChecks, *, english_of: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -133,14 +139,16 @@ def measure_texts(
     (:attr:`curll.instances.InstanceType.columns`), checked for loops, with its (prompt, reply)
     pair that must differ. Returns ``degenerate`` (a Drop or None, with ``checks.ngram`` and
     ``checks.max_repeated``), ``english`` (the share of dictionary words in the fields
-    ``english_of``, default all) and ``prompt_words`` (the words of the prompt, an instruction
-    or question; NaN for a type whose prompt is no request: a passage)."""
+    ``english_of``, default all; 0 when one of them is written in another script, as a one-word
+    answer in Cyrillic to an English question would pass the pooled share) and ``prompt_words``
+    (the words of the prompt, an instruction or question; NaN for a type whose prompt is no
+    request: a passage)."""
     t = spec(kind)
     return {
         "degenerate": degenerate(
             texts, n=checks.ngram, limit=float(checks.max_repeated), pair=(t.prompt, t.reply)
         ),
-        "english": english_share(" ".join(texts[f] for f in (english_of or t.columns))),
+        "english": _english(texts, english_of or t.columns),
         "prompt_words": len(words(texts[t.prompt])) if t.asks else math.nan,
     }
 

@@ -11,8 +11,9 @@ included; returns the metrics of paper Appendix B:
 - ``counts[type]``: rows in, kept, and dropped per reason, with ``in == kept + sum(dropped)``
   (an unparsed CQA/CSQA request counts as the pairs it should have made);
 - ``yields[type][stage]``: the same per stage (see :mod:`curll.yields`), with examples;
-- ``content[type][stage]``: the share passing each content check (seed word, on topic,
-  grounded, not degenerate; :mod:`curll.verify.content`), measured on the rows that reach them;
+- ``content[type][stage]``: the share passing each content check (english, seed word, on topic,
+  grounded; :mod:`curll.verify.content`) and the share ``degenerate`` (failing: it loops),
+  measured on the rows that reach them;
 - ``dedup[type][stage]``: share of a stage's seeded instances (passages, IR pairs) that are near-duplicates of
   another in the same stage; ``dedup_pairs[type]["i-j"]``: share of stage j's texts with a
   near-duplicate in stage i (both measured after exact-duplicate removal);

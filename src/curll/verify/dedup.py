@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,7 +38,7 @@ from curll.text import canonical
 if TYPE_CHECKING:
     from vicinity.backends import AbstractBackend
 
-_PUNCT = re.compile(r"[^\w\s]+")
+_PUNCT = re.compile(r"(?:[^\w\s]|_)+")
 _SPACE = re.compile(r"\s+")
 
 Index = Literal["exact", "usearch"]
@@ -52,9 +53,11 @@ def choose_index(setting: Literal["auto", "exact", "usearch"], n: int, auto_abov
 
 
 def normalise(text: str) -> str:
-    """The text exact dedup and decontamination compare: :func:`curll.text.canonical` (NFC, no
-    zero-width characters), lower case, punctuation as space, runs of space as one."""
-    return _SPACE.sub(" ", _PUNCT.sub(" ", canonical(text).lower())).strip()
+    """The text exact dedup and decontamination compare: :func:`curll.text.canonical` (no
+    invisible characters), compatibility forms folded (NFKC: fullwidth letters, ligatures), lower
+    case, punctuation (and ``_``) as space, runs of space as one."""
+    folded = unicodedata.normalize("NFKC", canonical(text)).lower()
+    return _SPACE.sub(" ", _PUNCT.sub(" ", folded)).strip()
 
 
 class ExactIndex:

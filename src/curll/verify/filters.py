@@ -40,8 +40,11 @@ def reject_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def not_empty(*fields: str) -> Filter:
+    """``empty`` for a field with no letter or digit once invisible characters are dropped
+    (blank, direction marks alone, punctuation alone)."""
+
     def check(row: Mapping[str, Any]) -> Verdict:
-        blank = [f for f in fields if not canonical(str(row[f])).strip()]  # zero-width alone is blank
+        blank = [f for f in fields if not any(c.isalnum() for c in canonical(str(row[f])))]
         return Drop("empty", ", ".join(blank)) if blank else None
 
     return check

@@ -135,7 +135,7 @@ class Screen:
         """A batch of instances of a seeded type (passages, IR pairs)."""
         p, words, t = self.settings.params, self.settings.words, self.spec
         self.rows_in.update(df["stage"].tolist())
-        basic = [flt.not_empty(*t.compared)]
+        basic = [flt.not_empty(*t.required)]
         if t.words:  # a passage's length
             basic.append(flt.word_range(t.words, words.min, words.max))
         df = self._drop(df, flt.flag(df, basic))
@@ -159,7 +159,7 @@ class Screen:
         self.rows_in.update(df["stage"].tolist())
         df = self._drop(df, flt.orphans(df, kept_contexts, link))
         df = self._drop(df, flt.qa_count(df, self.settings.qa_pairs[self.kind], link))
-        df = self._drop(df, flt.flag(df, [flt.not_empty(*self.spec.compared)]))
+        df = self._drop(df, flt.flag(df, [flt.not_empty(*self.spec.required)]))
         df = self._content(df, passages, None)
         dups: dict[str, Drop] = {}
         for _, group in df.groupby(link, sort=False):
