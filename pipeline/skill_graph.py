@@ -2,7 +2,8 @@
 
 Reads the indicators, ``params.skill_graph`` and ``params.llm``; writes ``out.edges`` (every
 candidate pair with its decision), ``out.graphml`` and ``out.graph_json`` (the graph) and
-``out.stats`` (edges per stage pair, degrees, cycles, back edges).
+``out.stats`` (edges per stage pair, degrees, cycles, back edges). No candidate pair is a
+YieldError naming ``skill_graph.candidates``, before any model is loaded, and nothing is written.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from curll.schemas import EdgeSchema, IndicatorSchema
 from curll.skill_graph.analysis import build_graph, graph_stats, save_graph
 from curll.skill_graph.candidates import candidate_pairs
 from curll.skill_graph.edges import EDGE, WEIGHT, predict_edges
-from curll.yields import check_yields, measure, public, unit_frame
+from curll.yields import YieldError, check_yields, measure, public, unit_frame
 from pipeline.tools.console import say
 
 
@@ -23,6 +24,11 @@ def run(params: Params) -> None:
     ind = read_table(params.taxonomy.out.indicators, IndicatorSchema)
     pairs = candidate_pairs(ind, p.candidates, neighbours=p.neighbours, max_stage_gap=p.max_stage_gap)
     say(f"skill_graph: {len(pairs)} candidate pairs ({p.candidates})")
+    if not pairs:  # nothing to ask: a graph of no edge would pass for one the model found empty
+        gap = "" if p.candidates == "all" else f", max_stage_gap {p.max_stage_gap}"
+        raise YieldError(f"skill_graph: no candidate pair among {len(ind)} indicators (candidates "
+                         f"{p.candidates}{gap}): widen skill_graph.candidates or max_stage_gap",
+                         field="skill_graph.candidates")  # fmt: skip
     caps = llm.profile.max_chars
     edge_task = make_task(params, EDGE)  # predict_edges asks each pair under its own schema
     weight_task = make_task(params, WEIGHT)

@@ -620,3 +620,11 @@ def test_a_repeated_list_shows_its_value_once(good):
         with pytest.raises(CurllError) as err:
             parse_params(data)
         assert str(err.value).count("got") == 1 and "must not repeat" in str(err.value), err.value
+
+
+def test_a_yaml_file_not_in_utf8_names_the_row_of_its_first_bad_byte(tmp_path):
+    path = tmp_path / "p.yaml"
+    path.write_bytes("a: 1\nb: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(CurllError, match=r"not valid UTF-8 \(byte 0xe9\)") as err:
+        load_yaml(path)
+    assert err.value.row == 2

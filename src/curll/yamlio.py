@@ -82,8 +82,9 @@ def load_yaml(path: str | Path) -> Any:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise CurllError("not valid UTF-8", file=p) from None
+    except UnicodeDecodeError as exc:  # the row of the first bad byte, as the CSV reader names it
+        row = p.read_bytes()[: exc.start].count(b"\n") + 1
+        raise CurllError(f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})", file=p, row=row) from None
     reader = _reader()
     try:
         node = reader.compose(text)

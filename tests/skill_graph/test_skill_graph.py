@@ -149,3 +149,27 @@ def test_a_reason_with_control_characters_is_graphml_that_reads_back(tmp_path):
     linked = json.loads((tmp_path / "g.json").read_text())
     assert linked["edges"][0]["reason"] == "needed\x01 first\ttab"
     assert g.edges["a", "b"]["reason"] == "needed\x01 first\ttab"  # the graph given is left as it was
+
+
+def test_no_candidate_pair_stops_the_stage_before_any_model_and_writes_nothing(tmp_path):
+    """One indicator: no pair to ask about. Before, the stage wrote an empty edge table and a
+    graph of no edge, exit 0, as if the model had found none."""
+    from curll.artifacts import write_table
+    from curll.config import parse_params
+    from curll.schemas import IndicatorSchema
+    from curll.yamlio import load_yaml
+    from curll.yields import YieldError
+    from pipeline import skill_graph
+    from tests import instances as inst
+
+    data = load_yaml(ROOT / "params.yaml")
+    data["taxonomy"]["out"]["indicators"] = str(tmp_path / "indicators.parquet")
+    data["skill_graph"]["out"] = {
+        k: str(tmp_path / "out" / Path(v).name) for k, v in data["skill_graph"]["out"].items()
+    }
+    data["skill_graph"]["candidates"] = "all"
+    one = inst.indicators(["only"]).assign(source="t.yaml", source_row=1)
+    write_table(one, tmp_path / "indicators.parquet", IndicatorSchema)
+    with pytest.raises(YieldError, match="no candidate pair among 1 indicators") as err:
+        skill_graph.run(parse_params(data))
+    assert err.value.field == "skill_graph.candidates" and not (tmp_path / "out").exists()

@@ -118,6 +118,19 @@ def test_stage_column_without_indicators_is_refused(write):
         ),
         (b",Skills,Goals,stage-1\n,Maths,Count,x\n", "missing column", 1, "Sub-skills"),
         (b",Skills,Sub-skills,Goals\n,Maths,N,Count\n", "no stage columns", 1, None),
+        # another script's digit one (Arabic-Indic, fullwidth): \d would read stage 1
+        (
+            ",Skills,Sub-skills,Goals,stage-\u0661\n,Maths,N,Count,x\n".encode(),
+            "must read 'stage-k'",
+            1,
+            "stage-\u0661",
+        ),
+        (
+            ",Skills,Sub-skills,Goals,stage-\uff11\n,Maths,N,Count,x\n".encode(),
+            "must read 'stage-k'",
+            1,
+            "stage-\uff11",
+        ),
         (b",Skills,Sub-skills,Goals,Stage-12\n,Maths,N,Count,x\n", "stage 12 is above 9", 1, "Stage-12"),
         # a minus sign, not the joiner of "stage-1": not to be read as stage 1
         (b",Skills,Sub-skills,Goals,Stage -1\n,Maths,N,Count,x\n", "cannot be negative", 1, "Stage -1"),

@@ -35,9 +35,9 @@ from curll.taxonomy.model import IndicatorRecord, cell_text, normalise
 
 _LEVELS = ("skill", "subskill", "goal")
 _LEVEL_NAMES = {"skill": "Skills", "subskill": "Sub-skills", "goal": "Goals"}
-_STAGE_RE = re.compile(r"^stage[\s_-]*(\d+)$")
+_STAGE_RE = re.compile(r"^stage[\s_-]*([0-9]+)$")  # ASCII digits: \d matches any script's
 # a minus sign rather than a joiner: "stage -1", "stage--1", "stage_-1" (not "stage-1", "stage - 1")
-_NEGATIVE_STAGE_RE = re.compile(r"^stage[\s_-]+-\d+$")
+_NEGATIVE_STAGE_RE = re.compile(r"^stage[\s_-]+-[0-9]+$")
 
 
 def _header_key(cell: str) -> str | None:
