@@ -273,10 +273,24 @@ def test_a_lemma_in_two_cases_is_one_word_and_two_ages_of_it_are_refused(write):
     first = import_vocab("kuperman", write("aoa.csv", kuperman(rows)), stages=[0], dedup="first_row")
     assert sorted(first["word"]) == ["Brownie", "brownie", "cat"]  # the authors' code keeps both
     clash = write("clash.csv", kuperman(["dog,Noun,dog,3.5,1.00", "Dog,Noun,Dog,7.5,0.90"]))
-    with pytest.raises(CurllError, match=r"'Dog' \(Noun\) has two ages of acquisition, 3.5 in row 2") as err:
+    with pytest.raises(CurllError, match=r"'Dog' has two ages of acquisition, 3.5 \(Noun\) in row 2") as err:
         import_vocab("kuperman", clash, stages=range(5))
     assert err.value.row == 3
     own = write("w.csv", "word,pos,stage\ndog,Noun,0\nDog,Noun,2\n")
     with pytest.raises(CurllError, match=r"duplicate of row 2 \(in any case\)") as err:
         import_vocab("curll-words", own, stages=range(5))
     assert err.value.row == 3
+
+
+def test_a_word_with_two_ages_is_refused_whatever_its_parts_of_speech(write):
+    """walk as a verb at 4.0 and as a noun at 5.5 (exclusive bands would put it in stages 0 and
+    1): the norms give a lemma one age, so the file is refused naming both rows; before, only two
+    ages of one part of speech were. One age under two parts of speech is one word."""
+    clash = write("clash.csv", kuperman(["walk,Verb,walk,4.0,1.00", "walks,Noun,walk,5.5,0.90"]))
+    with pytest.raises(
+        CurllError, match=r"'walk' has two ages of acquisition, 4.0 \(Verb\) in row 2 and 5.5"
+    ) as err:
+        import_vocab("kuperman", clash, stages=range(5))
+    assert err.value.row == 3
+    same = write("same.csv", kuperman(["run,Verb,run,4.0,1.00", "run,Noun,run,4.0,1.00"]))
+    assert import_vocab("kuperman", same, stages=[0])["word"].tolist() == ["run"]

@@ -75,16 +75,23 @@ class Candidate:
 
 
 def _one_age(candidates: list[Candidate], path: Path, fold: bool = True) -> list[Candidate]:
-    """``candidates`` unless a (word, pos) has two of them (two ages of acquisition): then a
+    """``candidates`` unless a word has two of them with two ages of acquisition (whatever their
+    parts of speech: the norms give a lemma one age), or two of one part of speech: then a
     CurllError naming the word and both rows. ``fold``: words are compared in any case ("Dog"
     and "dog" are one word)."""
-    seen: dict[tuple[str, str], Candidate] = {}
+    seen: dict[str, list[Candidate]] = {}
     for c in candidates:
-        first = seen.setdefault((c.word.casefold() if fold else c.word, c.pos), c)
-        if first is not c:
-            raise CurllError(f"{c.word!r} ({c.pos}) has two ages of acquisition, {first.aoa} in row "
-                             f"{first.row} and {c.aoa} in this row: keep one", file=path, row=c.row,
-                             field=KUPERMAN_COLUMNS[2])  # fmt: skip
+        earlier = seen.setdefault(c.word.casefold() if fold else c.word, [])
+        for first in earlier:
+            if first.aoa != c.aoa:
+                raise CurllError(f"{c.word!r} has two ages of acquisition, {first.aoa} ({first.pos}) in row "
+                                 f"{first.row} and {c.aoa} ({c.pos}) in this row: keep one", file=path,
+                                 row=c.row, field=KUPERMAN_COLUMNS[2])  # fmt: skip
+            if first.pos == c.pos:
+                raise CurllError(f"{c.word!r} ({c.pos}) is listed twice, in row {first.row} and in "
+                                 "this row: keep one", file=path, row=c.row,
+                                 field=KUPERMAN_COLUMNS[0])  # fmt: skip
+        earlier.append(c)
     return candidates
 
 
