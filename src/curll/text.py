@@ -1,12 +1,15 @@
 """Words of a text, and British spellings in American form: one definition for every check.
 
-:func:`words` is how verify's content checks, the dictionary share (:mod:`curll.lexicon`) and
-generate's retry checks split a text: lower-cased runs of letters, digits and apostrophes.
+:func:`words` is how verify's content checks and generate's retry checks split a text:
+lower-cased runs of ASCII letters, digits and apostrophes. :func:`words_any_script` is how the
+dictionary share (:mod:`curll.lexicon`) does: runs of letters and digits of any script, accents
+stripped (``café`` is ``cafe``), so a word in another script is one word, not a gap.
 :data:`SPELLINGS` maps a British ending to its American one (organise -> organize, organiser
 -> organizer, colour -> color, centre -> center, catalogue -> catalog); the dictionary check
 tries each rule on a word it does not know, and verify's stems apply them all.
-:func:`canonical` is how text typed in different ways compares as one (NFC, no zero-width
-characters): the importers' keys, verify's dedup and empty check, split's decontamination.
+:func:`canonical` is how text typed in different ways compares as one (NFC, no invisible
+characters: zero-width ones, soft hyphens, direction marks): the importers' keys, verify's dedup
+and empty check, split's decontamination.
 """
 
 from __future__ import annotations
@@ -35,6 +38,17 @@ SPELLINGS = (
 def words(text: str) -> list[str]:
     """The lower-cased words of ``text`` (letters, digits and apostrophes), in order."""
     return _WORD.findall(text.lower())
+
+
+#: a word in any script: letters and digits, apostrophes within
+_ANY_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def words_any_script(text: str) -> list[str]:
+    """The lower-cased words of ``text`` in any script (letters, digits, apostrophes within), each
+    with its accents stripped: ``Café`` is ``cafe``, ``кот`` stays ``кот``."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
+    return _ANY_WORD.findall(bare)
 
 
 def canonical(text: str) -> str:

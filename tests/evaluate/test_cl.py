@@ -167,4 +167,5 @@ def test_an_untrained_row_in_a_trained_models_matrix_is_refused_by_the_command(t
     proc = curll("metrics", "cl", "--continual", str(tmp_path / "cu.csv"), "--out", str(tmp_path / "x.json"),
                  cwd=tmp_path, check=False)  # fmt: skip
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert "cu.csv" in proc.stderr and "--untrained" in proc.stderr and not (tmp_path / "x.json").exists()
+    assert "cu.csv, row 2, field 'trained_to'" in proc.stderr and "--untrained" in proc.stderr
+    assert not (tmp_path / "x.json").exists()

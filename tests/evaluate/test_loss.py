@@ -154,3 +154,20 @@ def test_the_loss_table_refuses_a_null_nll_on_scored_tokens_and_a_unigram_nll_ap
                 good.assign(tokens=0)):  # fmt: skip
         with pytest.raises(pandera.errors.SchemaError, match="null exactly where tokens is 0"):
             LossSchema.validate(bad)
+
+
+def test_a_row_check_names_the_row_once_not_every_column():
+    """A check of whole rows fails once per column in pandera's report: the error names the
+    row and the check (whose name says which fields), once, not the first column it lists."""
+    from curll.artifacts import validate
+    from curll.errors import CurllError
+    from curll.schemas.evaluate import LossSchema
+
+    row = {"record_id": "a" * 16, "split": "test", "stage": 0, "type": "ir", "run": "seed-42/continual/0",
+           "order": "continual", "seed": 42, "trained_to": 0, "nll": 12.0, "tokens": 4,
+           "unigram_nll": 20.0}  # fmt: skip
+    table = pd.DataFrame([row, {**row, "record_id": "b" * 16, "nll": math.nan}])
+    with pytest.raises(CurllError) as err:
+        validate(table, LossSchema, source="losses.parquet")
+    assert (err.value.row, err.value.field) == (1, None)
+    assert str(err.value).count("null exactly where tokens is 0") == 1 and "record_id" not in str(err.value)

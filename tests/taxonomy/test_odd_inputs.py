@@ -91,8 +91,8 @@ def test_a_kuperman_column_named_twice_is_refused_wherever_the_copy_is(write, he
 def test_a_word_with_two_ages_is_refused_naming_both_rows(write):
     path = write("aoa.csv", f"{AOA}\ndog,Noun,dog,3.0,1.0\ncat,Noun,cat,3.0,1.0\ndogg,Noun,dog,3.5,0.9\n")
     for dedup in ("lemma_row", "first_row"):
-        with pytest.raises(CurllError, match=r"'dog' \(Noun\) has two ages of acquisition, 3.0 in row 2 "
-                                             r"and 3.5 in this row") as err:  # fmt: skip
+        with pytest.raises(CurllError, match=r"'dog' has two ages of acquisition, 3.0 \(Noun\) in row 2 "
+                                             r"and 3.5 \(Noun\) in this row") as err:  # fmt: skip
             import_vocab("kuperman", path, dedup=dedup)
         assert (err.value.row, err.value.field) == (4, "AoA_Kup_lem") and "\n" not in str(err.value)
 

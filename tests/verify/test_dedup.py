@@ -46,6 +46,7 @@ def test_texts_that_display_alike_normalise_alike():
     for text in shown:
         assert normalise(text) == plain, text
     assert normalise("a \ufb01sh") == "a fish"
+    assert normalise("What is 3\u00b2?") != normalise("What is 32?")  # a square is no other number
 
 
 def test_exact_duplicates_keep_the_first_and_point_to_it():

@@ -92,6 +92,7 @@ def test_a_field_of_marks_or_punctuation_alone_is_empty_and_the_prompt_of_a_pass
     row = {"instruction": "Say something about cats.", "response": "\u200e\u200f\u00ad"}
     assert flt.not_empty("instruction", "response")(row) == Drop("empty", "response")
     assert flt.not_empty("response")({"response": "..."}) == Drop("empty", "response")
-    assert flt.not_empty("response")({"response": "7"}) is None
+    for answer in ("7", ">", "=", "%", "+", "$"):  # questions about symbols have such answers
+        assert flt.not_empty("response")({"response": answer}) is None, answer
     assert inst_types.TYPES["context"].required == ("expanded_topic", "text")
     assert inst_types.TYPES["ir"].required == ("instruction", "response")

@@ -221,13 +221,14 @@ def _value(v: float) -> float | None:
     return None if math.isnan(v) else round(float(v), 6)
 
 
-def read_matrix(path: str | Path) -> pd.DataFrame:
+def read_matrix(path: str | Path, *, untrained: bool = True) -> pd.DataFrame:
     """A matrix CSV: header ``trained_to,<stage>,<stage>,...`` (test stages 0..MAX_STAGE, each
     once), one row per model (``trained_to`` a stage, or -1 for the untrained model), numeric cells
     (plain decimals, :data:`curll.text.DECIMAL`; empty = not measured: never ``nan`` or ``inf``);
     blank lines are skipped. Read strictly (:func:`curll.csvio.read_csv`:
     UTF-8, no cells past the header's, no unclosed quote); a file with no data rows is refused.
-    Errors name the file, the CSV row (header = 1) and the column."""
+    Errors name the file, the CSV row (header = 1) and the column. ``untrained`` False: a row of
+    -1 is refused (a matrix of trained models: FWT0 would count the untrained one as trained)."""
     from curll.csvio import read_csv
     from curll.schemas.data import MAX_STAGE
     from curll.text import DECIMAL
@@ -258,6 +259,9 @@ def read_matrix(path: str | Path) -> pd.DataFrame:
                              row=n, field="trained_to")  # fmt: skip
         if trained in index:
             raise CurllError(f"stage {trained} appears twice", file=p, row=n, field="trained_to")
+        if trained == -1 and not untrained:
+            raise CurllError("a row of trained_to -1 (the untrained model) belongs in the --untrained "
+                             "file", file=p, row=n, field="trained_to")  # fmt: skip
         index.append(trained)
         vals = []
         for col, cell in zip(header[1:], cells[1:], strict=True):

@@ -193,8 +193,9 @@ def two(v: float, digits: int = 2) -> str:
 
 def fmt(span: Span, digits: int = 2) -> str:
     """``v [lo, hi]`` to ``digits`` decimals (:func:`two`): ``v`` alone when either bound is
-    undefined (None or NaN), an en dash when ``v`` is. Every value with its interval that curll
-    prints (report, findings, results, docs) is written by this function."""
+    undefined (None or NaN), an en dash when ``v`` is: the report's tables and sentences, the
+    findings, ``curll results`` and the docs' results blocks (a heatmap cell puts value and
+    interval on two lines, each by :func:`two`)."""
     v, lo, hi = span
     if v is None or math.isnan(v):
         return DASH

@@ -21,8 +21,6 @@ import pandas as pd
 from curll.evaluate.findings import verdict
 from curll.evaluate.headline import DASH, fmt, two
 
-#: what an undefined value shows as
-
 Format = Callable[[Any], str]
 
 

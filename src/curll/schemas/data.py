@@ -82,7 +82,7 @@ class WordSchema(pa.DataFrameModel):
     - perc_known: share of raters who knew the word, 0..1 (null for the built-in list).
     - stage: the band the word belongs to; a (word, pos) sits in several stages only when
       bands are cumulative (curll's own list may give a word's parts of speech other stages:
-      "estimate", a verb at 3 and a noun at 4).
+      "estimate", a noun at 3 and a verb at 4).
     - rank: 0-based order within the stage (most widely known first).
     """
 

@@ -12,7 +12,7 @@ from curll.schemas.generation import Provenance
 #: what verify drops, and why (the ``reason`` column of the rejects tables)
 VERIFY_REASONS = (
     "unparsed",  # the generation request itself was rejected (its reason is in detail)
-    "empty",  # a required text field has no letter or digit (blank, invisible or punctuation alone)
+    "empty",  # a required text field has no letter, digit, maths or currency sign (blank, punctuation alone)
     "words",  # passage length outside verify.context_words
     "qa_count",  # a passage's QA set has the wrong number of pairs
     "exact_duplicate",  # same normalised text as an earlier row

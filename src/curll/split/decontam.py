@@ -5,11 +5,12 @@ For a train text u and a test text t,
     overlap(u, t) = |G(u) & G(t)| / min(|G(u)|, |G(t)|),
 
 where G is the set of word n-grams of the normalised text (:func:`curll.verify.dedup.normalise`:
-NFC, lower case, no punctuation); a text shorter than n words has one n-gram, itself. Dividing
-by the smaller set catches both directions: most of the train text inside a test text, and a
-test text copied into a longer train text (a test pair quoted in a train passage). A train text
-is contaminated when max over t of overlap(u, t) is >= threshold. An inverted index (n-gram ->
-test ids) keeps this linear in the data size.
+NFC, no invisible characters, fullwidth forms folded, lower case, no punctuation); a text
+shorter than n words has one n-gram, itself. Dividing by the smaller set catches both
+directions: most of the train text inside a test text, and a test text copied into a longer
+train text (a test pair quoted in a train passage). A train text is contaminated when max over t
+of overlap(u, t) is >= threshold. An inverted index (n-gram -> test ids) keeps this linear in
+the data size.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,8 @@ def pack_run(records: RecordFile, run: Run, p: TrainParams, tok: Any) -> Packed:
         old = meta[meta["stage"].isin(run.replay_stages)]
         # the share of the run's own records, halves rounded up, and at least one: a positive
         # share replays something on the smallest stage too (round() gave 0 for 0.1 x 4)
-        take = min(len(old), max(1, math.floor(strategies.replay_share(run.order, p) * len(own) + 0.5)))
+        share = Fraction(str(strategies.replay_share(run.order, p)))  # exact: 0.29 x 50 is 14.5
+        take = min(len(old), max(1, math.floor(share * len(own) + Fraction(1, 2))))
         own = pd.concat([own, old.iloc[np.sort(rng.choice(len(old), size=take, replace=False))]])
     return _pack(records, own, rng.permutation(len(own)), p, tok)
 

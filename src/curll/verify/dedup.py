@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from vicinity.backends import AbstractBackend
 
 _PUNCT = re.compile(r"(?:[^\w\s]|_)+")
+_WIDE = re.compile("[\uff01-\uff5e\ufb00-\ufb06]")  # fullwidth ASCII, Latin ligatures
 _SPACE = re.compile(r"\s+")
 
 Index = Literal["exact", "usearch"]
@@ -54,9 +55,10 @@ def choose_index(setting: Literal["auto", "exact", "usearch"], n: int, auto_abov
 
 def normalise(text: str) -> str:
     """The text exact dedup and decontamination compare: :func:`curll.text.canonical` (no
-    invisible characters), compatibility forms folded (NFKC: fullwidth letters, ligatures), lower
-    case, punctuation (and ``_``) as space, runs of space as one."""
-    folded = unicodedata.normalize("NFKC", canonical(text)).lower()
+    invisible characters), fullwidth forms and Latin ligatures folded to their letters (not
+    superscripts: 3 squared is not 32), lower case, punctuation (and ``_``) as space, runs of
+    space as one."""
+    folded = _WIDE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), canonical(text)).lower()
     return _SPACE.sub(" ", _PUNCT.sub(" ", folded)).strip()
 
 

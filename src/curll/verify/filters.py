@@ -10,6 +10,7 @@ each Drop's code and detail as they are.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Container, Mapping
 from typing import Any
 
@@ -39,12 +40,17 @@ def reject_frame(columns: Mapping[str, Any]) -> pd.DataFrame:
     return df.astype({**strings, "stage": "int64"}).reset_index(drop=True)
 
 
+def _content(c: str) -> bool:
+    return c.isalnum() or unicodedata.category(c) in ("Sm", "Sc") or c == "%"
+
+
 def not_empty(*fields: str) -> Filter:
-    """``empty`` for a field with no letter or digit once invisible characters are dropped
-    (blank, direction marks alone, punctuation alone)."""
+    """``empty`` for a field with no letter, digit, maths or currency sign once invisible
+    characters are dropped (blank, direction marks alone, punctuation alone): ``>`` and ``%``
+    answer questions about symbols."""
 
     def check(row: Mapping[str, Any]) -> Verdict:
-        blank = [f for f in fields if not any(c.isalnum() for c in canonical(str(row[f])))]
+        blank = [f for f in fields if not any(_content(c) for c in canonical(str(row[f])))]
         return Drop("empty", ", ".join(blank)) if blank else None
 
     return check
