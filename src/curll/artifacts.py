@@ -270,12 +270,12 @@ def schema_error(
     exc: pa_errors.SchemaErrors, schema: type[pa.DataFrameModel], source: str | Path
 ) -> CurllError:
     cases = exc.failure_cases
+    whole = cases["schema_context"].eq("DataFrameSchema") & ~cases["check"].isin(_PANDERAS)
+    # a custom check of whole rows fails once per column of the row: once a row is enough
+    cases = cases.assign(whole=whole)[~(whole & cases.duplicated(["index", "check"]))]
     lines = []
     first_row: int | None = None
     first_field: str | None = None
-    whole_rows = cases["schema_context"].eq("DataFrameSchema") & ~cases["check"].isin(_PANDERAS)
-    # a check of whole rows fails once per column of the row: once a row is enough
-    cases = cases[~(whole_rows & cases.duplicated(["index", "check"]))]
     for rec in cases.head(_MAX_LISTED).to_dict("records"):
         column = rec.get("column")
         index = rec.get("index")
@@ -283,9 +283,7 @@ def schema_error(
         value = rec.get("failure_case")
         if check in _COLUMN_CHECKS:
             column = str(value)  # a missing or unexpected column: its name is the failure case
-        elif column == schema.__name__ or (
-            rec.get("schema_context") == "DataFrameSchema" and check not in _PANDERAS
-        ):
+        elif column == schema.__name__ or rec["whole"]:
             column = None  # a table-level failure: the check's name says which fields
             value = None if index is not None and not pd.isna(index) else value
         row = None if index is None or pd.isna(index) else int(index)

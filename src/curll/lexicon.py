@@ -44,7 +44,12 @@ def is_word(word: str) -> bool:
 def foreign_script(text: str) -> bool:
     """``text`` has at least two letters and most of them, accents stripped, lie outside ASCII:
     Chinese, Cyrillic, Greek... (not "café", not a lone ``π``)."""
-    letters = [c for w in words_any_script(text) for c in w if c.isalpha()]
+    return foreign_words(words_any_script(text))
+
+
+def foreign_words(words: list[str]) -> bool:
+    """:func:`foreign_script` of words already split by :func:`curll.text.words_any_script`."""
+    letters = [c for w in words for c in w if c.isalpha()]
     return len(letters) >= 2 and sum(not c.isascii() for c in letters) * 2 > len(letters)
 
 
@@ -53,5 +58,10 @@ def english_share(text: str) -> float:
     text without words (:func:`curll.text.words_any_script`: accents stripped). A word with a
     letter outside ASCII even so (another script, a Cyrillic look-alike of a Latin letter) is not
     English: the word list is ASCII."""
-    found = [w for w in words_any_script(text) if any(c.isalpha() for c in w)]
+    return english_share_of(words_any_script(text))
+
+
+def english_share_of(words: list[str]) -> float:
+    """:func:`english_share` of words already split by :func:`curll.text.words_any_script`."""
+    found = [w for w in words if any(c.isalpha() for c in w)]
     return sum(w.isascii() and is_word(w) for w in found) / len(found) if found else 1.0

@@ -125,7 +125,7 @@ def _all_diffs(
     :func:`curll.orders.compared` whose models were trained to the same stages (``trained``:
     order -> its stages): a mean over other stages would differ by those stages' difficulty."""
     out: dict[str, np.ndarray] = {}
-    pairs = [(a, b) for a, b in order_specs.compared(order_specs.ranked(trained)) if trained[a] == trained[b]]
+    pairs = [(a, b) for a, b in order_specs.compared(trained) if trained[a] == trained[b]]
     for m in METRICS.values():
         if m.test == "difference":
             metric = m.loss_name if loss else m.name

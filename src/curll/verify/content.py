@@ -34,8 +34,8 @@ from typing import Any
 
 from curll.config.verify import ContentChecks
 from curll.instances import spec
-from curll.lexicon import english_share, foreign_script
-from curll.text import SPELLINGS, words
+from curll.lexicon import english_share_of, foreign_words
+from curll.text import SPELLINGS, words, words_any_script
 from curll.verify.checks import verdict
 from curll.verify.verdict import Drop, Verdict
 
@@ -127,9 +127,9 @@ def degenerate(fields: Mapping[str, str], *, n: int, limit: float, pair: tuple[s
 
 
 def _english(texts: Mapping[str, str], fields: Sequence[str]) -> float:
-    if any(foreign_script(texts[f]) for f in fields):
-        return 0.0
-    return english_share(" ".join(texts[f] for f in fields))
+    """The English share of ``fields`` pooled, 0 when one is in another script (each split once)."""
+    split = [words_any_script(texts[f]) for f in fields]
+    return 0.0 if any(map(foreign_words, split)) else english_share_of([w for ws in split for w in ws])
 
 
 def measure_texts(
