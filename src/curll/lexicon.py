@@ -29,12 +29,14 @@ def dictionary() -> frozenset[str]:
 
 def is_word(word: str) -> bool:
     """True for a dictionary word (any case), in British or American spelling; a hyphenated
-    word when every part is one."""
+    word when it has a part and every part is one. Not a word: punctuation alone ("--"), a
+    possessive ending alone ("'s")."""
     w = word.lower().strip("'")
-    if not w:
+    if not w or (word.startswith("'") and w == "s"):
         return False
     if "-" in w:
-        return all(is_word(part) for part in w.split("-") if part)
+        parts = [part for part in w.split("-") if part]
+        return bool(parts) and all(is_word(part) for part in parts)
     words = dictionary()
     if w in words or w.removesuffix("'s") in words:
         return True
