@@ -71,7 +71,7 @@ def run(params: Params) -> None:
     digest = params_hash(dumped)
 
     def card(counts: Counts) -> str:
-        return dataset_card(p.name, counts, models=models, params_digest=digest,
+        return dataset_card(p.name, counts, models=models, params_digest=digest, license_id=p.license,
                             params_json=json.dumps(dumped, indent=2), made=made)  # fmt: skip
 
     counts = write_release(iter_table(params.split.out.records, RecordSchema), p.out.dir, card=card)

@@ -267,6 +267,16 @@ def test_repo_params_load_frozen(good):
             "tokenizer.out.dir",
             r"overlaps vocab\.out\.words: one output inside another's folder",
         ),
+        (  # the card's title: a second line would break its YAML header and heading
+            lambda d: d["split_release"].update(name="slice\nv2"),
+            "split_release.name",
+            r"^one line of text",
+        ),
+        (
+            lambda d: d["split_release"].update(license="Apache 2.0"),
+            "split_release.license",
+            r"^a Hub license id: .* \(got 'Apache 2\.0'\)$",
+        ),
     ],
 )
 def test_bad_params_name_the_key(good, mutate, key, message):

@@ -7,7 +7,9 @@ from collections import Counter
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from datasets import load_dataset
+from huggingface_hub import DatasetCard
 
 from curll.release import Counts, dataset_card, params_hash, write_release
 from tests.instances import hx
@@ -39,7 +41,12 @@ def test_release_loads_with_datasets_and_card_configs(tmp_path):
 
     def card(counts: Counts) -> str:
         return dataset_card(
-            "demo", counts, models=["m@1"], params_digest=params_hash({"a": 1}), params_json="{}"
+            "demo",
+            counts,
+            models=["m@1"],
+            params_digest=params_hash({"a": 1}),
+            params_json="{}",
+            license_id="apache-2.0",
         )
 
     counts = write_release(
@@ -85,7 +92,8 @@ def test_every_stage_loads_as_the_readme_shows_when_a_split_is_empty(tmp_path):
     recs = recs.sort_values(["stage", "split", "type", "record_id"])
 
     def card(counts):
-        return dataset_card("demo", counts, models=["m@1"], params_digest="0" * 16, params_json="{}")
+        return dataset_card("demo", counts, models=["m@1"], params_digest="0" * 16, params_json="{}",
+                            license_id="apache-2.0")  # fmt: skip
 
     counts = write_release([recs], tmp_path / "rel", card=card)
     assert "stage_0/validation" not in counts and counts["stage_1/validation"] == {"cqa": 1}
@@ -96,3 +104,21 @@ def test_every_stage_loads_as_the_readme_shows_when_a_split_is_empty(tmp_path):
         by_card = load_dataset(str(tmp_path / "rel"), f"stage_{stage}", cache_dir=cache(tmp_path))
         want = {"train": 2, "test": 1} | ({"validation": 1} if stage else {})
         assert {k: len(v) for k, v in by_dir.items()} == want == {k: len(v) for k, v in by_card.items()}
+
+
+@pytest.mark.parametrize("name", ["CurLL: a slice", "# first", "yes", "2024", "[draft]", "it's *new*"])
+def test_the_card_header_holds_any_one_line_name_as_text(tmp_path, name):
+    """The name went into the YAML header bare: "CurLL: a slice" made a card that neither
+    ``load_dataset(folder, config)`` nor the Hub could read, and "yes" read back as a boolean."""
+    recs = records().sort_values(["stage", "split", "type", "record_id"])
+
+    def card(counts: Counts) -> str:
+        return dataset_card(name, counts, models=["m@1"], params_digest="0" * 16, params_json="{}",
+                            license_id="cc-by-4.0")  # fmt: skip
+
+    write_release([recs], tmp_path / "rel", card=card)
+    text = (tmp_path / "rel" / "README.md").read_text(encoding="utf-8")
+    header = DatasetCard(text).data  # the Hub's own reading of a card's metadata
+    assert header.get("pretty_name") == name and header.get("license") == "cc-by-4.0"
+    ds = load_dataset(str(tmp_path / "rel"), "stage_0", cache_dir=cache(tmp_path))
+    assert len(ds["train"]) == 2

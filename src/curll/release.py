@@ -131,11 +131,19 @@ units overlapping a test unit (word n-grams) were removed."""
 
 
 def dataset_card(
-    name: str, counts: Counts, *, models: list[str], params_digest: str, params_json: str, made: str = ""
+    name: str,
+    counts: Counts,
+    *,
+    models: list[str],
+    params_digest: str,
+    params_json: str,
+    license_id: str,
+    made: str = "",
 ) -> str:
     """Markdown card with a Hugging Face YAML header; figures come from ``counts``. ``made``
     replaces the "How it was made" text of curll's own generation (records imported from
-    elsewhere)."""
+    elsewhere). ``name`` and ``license_id`` go into the header as JSON strings (valid YAML
+    whatever they hold: a colon, a leading ``#``, ``yes``)."""
     stages = sorted({s for s, _, _ in counts})
     present = {(s, sp) for s, sp, _ in counts}  # a split with no records has no file
     configs = "".join(
@@ -158,7 +166,8 @@ def dataset_card(
         for stage, split in sorted({(s, sp) for s, sp, _ in counts})
     ]
     return f"""---
-pretty_name: {name}
+pretty_name: {json.dumps(name)}
+license: {json.dumps(license_id)}
 language: [en]
 task_categories: [text-generation]
 configs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictBool, StrictStr, model_validator
@@ -202,8 +203,30 @@ class ReleaseOutputs(Section):
     stats: PathStr
 
 
+def _one_line(text: str) -> str:
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ValueError("one line of text, without tabs or other control characters")
+    return text
+
+
+def _license_id(text: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", text):
+        raise ValueError("a Hub license id: lower case, no spaces, such as apache-2.0, cc-by-4.0 or other")
+    return text
+
+
+#: the card's title and its YAML ``pretty_name``
+CardName = Annotated[StrictStr, Field(min_length=1), AfterValidator(_one_line)]
+#: a Hugging Face Hub license id (``apache-2.0``, ``cc-by-4.0``, ``other``)
+LicenseId = Annotated[StrictStr, AfterValidator(_license_id)]
+
+
 class SplitReleaseParams(Section):
     """``split_release``: per-stage parquet splits that ``datasets.load_dataset`` reads, plus a card."""
 
-    name: PathStr
+    name: CardName = Field(description="the dataset's name on the card (one line)")
+    license: LicenseId = Field(
+        description="the card's license, a Hub license id; check the generating model's terms (or, "
+        "for split.source import, the imported repositories') before publishing"
+    )
     out: ReleaseOutputs
