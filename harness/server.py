@@ -10,7 +10,9 @@ matches no task schema), ``"400"`` (an invalid request), ``"503"``, ``"500-inval
 (llama.cpp's way of refusing an unsupported ``response_format``), ``"401"`` (a key is
 required), ``"400-echo"``, ``"401-echo"`` and ``"500-echo"`` (the key echoed back in the error, as
 OpenAI does), ``"400-long"`` (an error message of 100,000 characters),
-``"403"``, ``"404"`` (no such path), ``"404-model"`` (no such model), ``"trickle"`` (headers at
+``"403"``, ``"404"`` (no such path), ``"404-model"`` (no such model), error bodies not in OpenAI's
+form (``"400-detail"``: FastAPI's ``{"detail": ...}``; ``"404-ollama"``: ``{"error": "<text>"}``
+naming a missing model; ``"502-html"``: a proxy's HTML page), ``"trickle"`` (headers at
 once, then the body a byte every ``trickle_s``: never idle, never on time), and 200 bodies of odd
 shape: ``"usage-null"`` (null token counts), ``"content-parts"`` (content as a list of text
 parts), ``"content-number"`` (content a number), ``"content-null"`` (no content, the answer in
@@ -27,7 +29,8 @@ answers nothing.
 
 A request with ``"stream": true`` is answered as server-sent events, one word per event
 (``"loop"``: the same sentence over and over, up to ``loop_events`` events; ``"stream-cut"``:
-half the answer's events, then the connection closes with no finish_reason; ``streamed``
+half the answer's events, then the connection closes with no finish_reason; ``"stream-broken"``:
+the same, but the headers promised a longer body, so the client sees a body cut off; ``streamed``
 counts the events each such request got out before the client hung up).
 """
 
@@ -176,6 +179,13 @@ class FakeChatServer:
                 if action == "404-model":
                     return self._send(404, b'{"error": {"message": "The model does not exist.", "code": '
                                            b'"model_not_found"}}')  # fmt: skip
+                if action == "400-detail":
+                    return self._send(400, b'{"detail": "max_tokens too large for the context"}')
+                if action == "404-ollama":
+                    return self._send(404, b'{"error": "model \\"tiny\\" not found, try pulling it first"}')
+                if action == "502-html":
+                    page = b"<html><head><title>502</title></head><body><h1>502 Bad Gateway</h1></body>"
+                    return self._send(502, page, {"Content-Type": "text/html"})
                 if action == "error-200":
                     return self._send(200, b'{"error": {"message": "the model is overloaded"}}')
                 if action == "gzip-bad":
@@ -249,12 +259,15 @@ class FakeChatServer:
                 else:
                     words = [w + " " for w in server.answer(body).split(" ")]
                     words[-1] = words[-1].rstrip()
+                cut = action in ("stream-cut", "stream-broken")
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
+                if action == "stream-broken":  # more than will come: the close breaks the body
+                    self.send_header("Content-Length", "1000000")
                 self.end_headers()
                 sent = 0
                 try:
-                    for w in words[: len(words) // 2] if action == "stream-cut" else words:
+                    for w in words[: len(words) // 2] if cut else words:
                         chunk = {
                             "id": "c",
                             "object": "chat.completion.chunk",
@@ -266,7 +279,7 @@ class FakeChatServer:
                         self.wfile.flush()
                         sent += 1
                         time.sleep(0.0005)
-                    if action == "stream-cut":  # the connection closes mid-answer: no finish, no [DONE]
+                    if cut:  # the connection closes mid-answer: no finish, no [DONE]
                         self.close_connection = True
                         return
                     last = {

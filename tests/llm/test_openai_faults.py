@@ -220,3 +220,54 @@ def test_waits_of_a_retry_after_are_at_least_it_spread_and_grow_with_the_retries
     first = [retry_after(error, retry=0) or 0 for _ in range(50)]
     assert all(1.0 <= w <= 1.25 for w in first) and len(set(first)) > 40  # no lock-step
     assert min(retry_after(error, retry=6) or 0 for _ in range(50)) >= 15.0  # the backoff's half of 30 s
+
+
+def test_a_stream_whose_body_breaks_is_asked_again_and_stops_no_other_request(server):
+    """A streamed body that broke after the headers (the client wraps the cut in its
+    APIConnectionError) was taken for an unreachable server: the run stopped naming base_url,
+    and requests still queued were never sent to a server that was answering."""
+    server.pick = lambda body: "stream-broken" if "cut" in body["messages"][-1]["content"] else "ok"
+    b = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, stop_loops=True, max_retries=1,
+                      backoff_s=0.001, concurrency=2)  # fmt: skip
+    asked = ["ok first"] + [f"cut {i}" for i in range(2)] + [f"ok {i}" for i in range(3)]
+    done = b.complete([req(q) for q in asked])
+    assert [d.error is None for d in done] == [True, False, False, True, True, True], [d.error for d in done]
+    for d in done[1:3]:
+        assert d.transient and d.sent is not False, d.error
+        assert "the stream broke off after" in (d.error or ""), d.error
+    server.pick = None
+    server.script.append("stream-broken")
+    [again] = b.complete([req("cut once")])
+    assert again.error is None and again.text == server.answer(server.requests[-1])
+
+
+@pytest.mark.parametrize(
+    ("action", "said"),
+    [("400-detail", "Error code: 400 - max_tokens too large for the context"),
+     ("502-html", "Error code: 502 - 502 502 Bad Gateway")],
+)  # fmt: skip
+def test_an_error_body_in_another_form_than_openais_keeps_the_servers_reason(server, action, said):
+    """The client reads a reason only from ``{"error": {"message": ...}}``: the reason of a
+    FastAPI server or a proxy's page was lost, leaving a bare "Error code: 400"."""
+    server.pick = lambda body: action
+    b = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, max_retries=0)
+    [done] = b.complete([req("a")])
+    assert done.text == "" and said in (done.error or ""), done.error
+
+
+def test_a_404_whose_text_names_a_missing_model_names_the_model_key(server):
+    from curll.errors import CurllError
+
+    server.script.append("404-ollama")
+    b = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, url_key="llm.profiles.s.base_url")
+    with pytest.raises(CurllError, match=r'does not serve the model .*model "tiny" not found') as e:
+        b.complete([req("a")])
+    assert e.value.field == "llm.profiles.s.model"
+
+
+def test_an_ipv6_server_keeps_its_brackets():
+    from curll.llm.redact import server_of
+
+    assert server_of("http://user:pw@[::1]:8000/v1/") == "http://[::1]:8000/v1"
+    assert server_of("http://[fe80::1]/v1") == "http://[fe80::1]/v1"
+    assert server_of("https://host.example:8443/v1") == "https://host.example:8443/v1"

@@ -85,13 +85,14 @@ from hashlib import sha256
 from typing import Any
 
 from curll.config.llm import JsonMode
-from curll.errors import CurllError, one_line
+from curll.errors import CurllError
 from curll.llm.identity import tagged
 from curll.llm.openai_wire import (
     BACKOFF_S,
     SAID_CHARS,
     AttemptTimeoutError,
     describe,
+    error_text,
     retry_after,
     stream_completion,
     whole_completion,
@@ -271,7 +272,7 @@ class OpenAIBackend:
                               "where it points", field=self.url_key)  # fmt: skip
         if status not in (401, 404):
             return None  # 403 too may be one prompt's (a moderation refusal): that request's error
-        said = redact(one_line(exc, None), self._api_key)[:SAID_CHARS]
+        said = redact(error_text(exc), self._api_key)[:SAID_CHARS]
         if status == 404 and "model" not in said.lower():
             return CurllError(f"the server at {where} has no chat completions there (HTTP 404: {said}): "
                               "base_url ends where the server's /chat/completions starts, often /v1",

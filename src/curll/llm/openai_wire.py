@@ -97,6 +97,8 @@ async def stream_completion(client: Any, kwargs: dict[str, Any], heard: list[boo
     pieces: list[str] = []
     finish, usage, size = "", None, 0
     chars, _ = answer_limits(kwargs)
+    import openai
+
     try:
         async for chunk in stream:
             usage = chunk.usage or usage
@@ -112,6 +114,9 @@ async def stream_completion(client: Any, kwargs: dict[str, Any], heard: list[boo
                 if len(pieces) % LOOP_CHECK_EVERY == 0 and find_loop(pieces):
                     finish = "loop"
                     break
+    except openai.APIConnectionError as exc:  # the client's name for a body cut off after the headers:
+        cause = exc.__cause__ or exc  # the server answered, so a malformed answer, not one unreached
+        raise ValueError(f"the stream broke off after {len(pieces)} pieces ({describe(cause)})") from None
     finally:
         await stream.close()  # on a loop: the server stops generating when the stream closes
     if not pieces and not finish:
@@ -187,11 +192,35 @@ def completion_fields(resp: Any) -> dict[str, Any]:
     }
 
 
-def describe(exc: Exception) -> str:
-    said = one_line(exc, None)
+def describe(exc: BaseException) -> str:
+    """``exc`` as a reason: its class and :func:`error_text`."""
+    said = error_text(exc)
     if not said and isinstance(exc, _transport_errors()):
         said = "the connection broke while the answer was read"
     return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
+def error_text(exc: BaseException) -> str:
+    """``exc``'s message on one line. The client keeps only ``{"error": {"message": ...}}`` of
+    an error status's body; a body in another form (``{"detail": ...}``, ``{"error": "..."}``,
+    plain text, an HTML page, its tags dropped) is added after its ``Error code: N``, so the
+    server's own reason is not lost. Not yet cut or redacted."""
+    import openai
+
+    said = one_line(exc, None)
+    if not isinstance(exc, openai.APIStatusError):
+        return said
+    body = exc.body
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str) and inner["message"]:
+            return said  # the form the client reads: its message is in ``said`` already
+        body = next((body[k] for k in ("error", "detail", "message") if isinstance(body.get(k), str)), body)
+    text = body if isinstance(body, str) else json.dumps(body, default=str) if body is not None else ""
+    if text.lstrip().startswith("<"):
+        text = re.sub(r"<[^>]*>", " ", text)
+    text = " ".join(text.split())
+    return f"{said} - {text}" if text and text != "{}" else said
 
 
 def _transport_errors() -> tuple[type[Exception], ...]:
@@ -252,7 +281,7 @@ def retry_after(exc: Exception, retry: int, base: float | None = None) -> float 
         status = exc.status_code
         if status not in RETRY_STATUS and status < 500:
             return None  # the request itself is wrong (400, 401, 403, 404, 422...)
-        if status >= 500 and INVALID.search(str(exc)):
+        if status >= 500 and INVALID.search(error_text(exc)):
             return None  # a server that reports an invalid request as a 5xx
         asked = server_wait(exc.response.headers)
         if asked is not None:  # at least the server's wait; spread, and growing as ours does,

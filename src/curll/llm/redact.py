@@ -34,10 +34,12 @@ def without_key(text: str, key: str | None) -> str:
 
 
 def server_of(base_url: str) -> str:
-    """``base_url`` without user and password (``http://u:p@host:8000/v1`` -> ``http://host:8000/v1``)."""
+    """``base_url`` without user and password (``http://u:p@host:8000/v1`` -> ``http://host:8000/v1``;
+    an IPv6 host keeps its brackets: ``http://[::1]:8000/v1``)."""
     from urllib.parse import urlsplit, urlunsplit
 
     parts = urlsplit(base_url)
     host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
