@@ -2,7 +2,8 @@
 
 Reads ``split.out.records`` (streamed, a batch at a time) and the model names of the verify
 tables of the seeded instance types (the models that wrote the data; with ``split.source:
-import`` no verify table: the card says which release sample the records are); writes
+import`` no verify table: the card says which release sample the records are, and names the
+repositories that ``split.out.stats`` lists); writes
 ``out.dir`` (per-stage parquet splits + a dataset card, see :mod:`curll.release`) and
 ``out.stats`` (counts and the hash of the params of the data stages). Push it with
 ``dvc push``; others get it with ``dvc pull split_release``.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from curll.artifacts import read_table, write_json
@@ -56,8 +58,10 @@ def run(params: Params) -> None:
     p, imp = params.split_release, params.split.imported
     made, models = "", []
     if params.split.source == "import":
+        repos = json.loads(Path(params.split.out.stats).read_text(encoding="utf-8")).get("repositories", [])
         made = textwrap.fill(
-            f"Imported from the CurLL authors' release ({imp.layout} repositories under {imp.dir}): at "
+            f"Imported from the CurLL authors' release ({imp.layout} repositories under {imp.dir}: "
+            f"{', '.join(repos) or 'none listed'}; their license applies to these records): at "
             f"most {imp.train} train, {imp.validation} validation and {imp.test} test questions per stage "
             "and type, and a passage record for each passage they ask about (curll wrote its request), "
             f"a sample seeded by split.seed ({params.split.seed}); the release's own splits are kept.",

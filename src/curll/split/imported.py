@@ -115,6 +115,7 @@ def imported_files(
     tables = [empty_table(RatingSchema), units, kept, rejects]
     stats = {
         "source": "import",
+        "repositories": sorted(source.folder.name for source in sources),
         "sample": {"per_stage_and_type": caps, "seed": p.seed},
         "in_release": {"/".join(map(str, g)): n for g, n in sorted(plan.available.items())},
         "set_aside": plan.aside,
