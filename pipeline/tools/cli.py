@@ -186,30 +186,30 @@ def write_deps(
 
 @app.command("results", help="The run's headline (per order: loss, baseline, judge verdict) and identity.")
 def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
-    """Reads ``evaluate.out.metrics`` and its matrices (the evaluate stage's outputs); the
-    table and identity are :mod:`curll.evaluate.headline`'s, as in the report's header."""
+    """Reads ``evaluate.out.metrics`` and its matrices (the evaluate stage's outputs, paths taken
+    from the params file's folder); the table and identity are :mod:`curll.evaluate.headline`'s,
+    as in the report's header. A metrics file that is not a JSON object is a CurllError naming it."""
     import json
     from dataclasses import replace
 
-    from rich import box
-    from rich.table import Table
-
     from curll.evaluate.headline import COLUMNS, UNITS, Identity, headline, identity, rows
+    from pipeline.tools.tables import fitted
 
-    out = load_params(params).evaluate.out
-    metrics = Path(out.metrics)
+    out, root = load_params(params).evaluate.out, params.resolve().parent
+    root = Path() if root == Path.cwd().resolve() else root  # paths as the user wrote them, from here
+    metrics = root / out.metrics
     if not metrics.is_file():
         raise CurllError("no results yet: run `dvc repro` (or `make run`)", file=metrics)
-    values = json.loads(metrics.read_text(encoding="utf-8"))
-    head = headline(values, Path(out.matrices))
+    try:
+        values = json.loads(metrics.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CurllError(f"not JSON ({exc}): run `dvc repro` to write it again", file=metrics) from None
+    if not isinstance(values, dict):
+        raise CurllError("not a JSON object of results: run `dvc repro` to write it again", file=metrics)
+    head = headline(values, root / out.matrices)
     now = identity(params)
     recorded = Identity.of_run(values)
     run = recorded or replace(now, written=None)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    for name in COLUMNS:
-        table.add_column(name, no_wrap=True)
-    for row in rows(head):
-        table.add_row(*row)
     console = screen()
     console.print(run.line())
     if recorded is None:
@@ -219,7 +219,7 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
             f"{params} differs from the params of this run (now {now.params_hash}): `dvc status` says "
             "whether anything is stale"
         )
-    console.print(table)
+    console.print(fitted(console, COLUMNS, rows(head)))
     console.print(UNITS)
     for line in (head.gate_line(), head.judge_line()):
         if line:
@@ -231,29 +231,31 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
 )
 def show_experiments(params: ParamsOpt = DEFAULT_PARAMS) -> None:
     """``dvc exp show --json`` in the params file's folder, laid out by
-    :mod:`pipeline.tools.experiments` (a row per experiment and order)."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
+    :mod:`pipeline.tools.experiments` (a row per experiment and order). A params file that does
+    not load still names its headline folder as written (the workspace row is then noted)."""
+    from pipeline.tools.experiments import (
+        COLUMNS,
+        dvc_exp_show,
+        experiments,
+        headline_folder,
+        notes,
+        table_rows,
+    )
+    from pipeline.tools.tables import fitted
 
-    from pipeline.tools.experiments import COLUMNS, dvc_exp_show, experiments, table_rows
-
-    folder = Path(load_params(params).evaluate.out.headline).as_posix()
+    folder, invalid = headline_folder(params)
     found = experiments(dvc_exp_show(params.resolve().parent), folder)
     if not any(r.headline for r in found):
         raise CurllError("no results yet: run `dvc repro` (or `make run`) or `dvc exp run`", file=params)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in COLUMNS:
-        table.add_column(name, no_wrap=name != COLUMNS[1], overflow="fold")
-    for i, row in enumerate(table_rows(found)):
-        if row[0] and i:
-            table.add_section()
-        table.add_row(*(Text(cell) for cell in row))  # Text: "[joint, continual]" is not rich markup
+    lines = table_rows(found)
     console = screen()
-    console.print(table)
+    sections = {i for i, row in enumerate(lines) if row[0] and i}
+    console.print(fitted(console, COLUMNS, lines, fold={COLUMNS[1]}, sections=sections))
     console.print(
         "nats per answer token; gain: the unigram baseline's NLL minus the model's on its own stage"
     )
+    for line in notes(found, params, invalid):
+        console.print(line)
 
 
 @app.command("params", help="Validate a params file and print it as curll reads it (JSON, on stdout).")

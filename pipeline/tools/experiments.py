@@ -102,7 +102,8 @@ def table_rows(rows: list[Experiment]) -> list[list[str]]:
     keys = differing(rows)
     out = []
     for r in rows:
-        said = "\n".join(f"{k}={_value(r.params.get(k))}" for k in keys) or "(same)"
+        said = "\n".join(f"{k}={_value(r.params[k])}" if k in r.params else f"{k} (absent)"
+                          for k in keys) or "(same)"  # fmt: skip
         judge = r.headline.get(JUDGE_FILE, {}).get("informative")
         verdict = DASH if judge is None else ("passed" if judge else "failed")
         files = {Path(n).stem: n for n in r.headline if n != JUDGE_FILE}
@@ -115,6 +116,40 @@ def table_rows(rows: list[Experiment]) -> list[list[str]]:
             first = i == 0
             out.append([r.label if first else "", said if first else "", Path(name).stem, fmt(nll), fmt(gain),
                         verdict if first else ""])  # fmt: skip
+    return out
+
+
+def headline_folder(params: Path) -> tuple[str, str | None]:
+    """``evaluate.out.headline`` of ``params`` (relative to its folder, as DVC reads it), and
+    None; where the file does not load (a failed ``dvc exp run -S`` leaves its bad value there),
+    the key as written and the one-line reason, so experiments can still be compared."""
+    from curll.config import load_params
+    from curll.yamlio import load_yaml
+
+    try:
+        return Path(load_params(params).evaluate.out.headline).as_posix(), None
+    except CurllError as exc:
+        written = ((load_yaml(params) or {}).get("evaluate") or {}).get("out", {}).get("headline")
+        if not isinstance(written, str):
+            raise
+        return Path(written).as_posix(), str(exc)
+
+
+def notes(rows: Sequence[Experiment], params: Path, invalid: str | None) -> list[str]:
+    """Lines under the table: a params file that does not load, and a row holding headline
+    files of orders its ``train.order`` does not train (left in the workspace by another
+    experiment's outputs, as ``dvc exp apply`` over an applied experiment leaves them)."""
+    out = [f"{params} does not load ({invalid}): the workspace row shows its values as written"]
+    out = out if invalid else []
+    fix = "before `dvc exp apply`, run `git checkout -- . && dvc checkout --force`"
+    for r in rows:
+        order = r.params.get("train.order")
+        trained = [order] if isinstance(order, str) else order if isinstance(order, list) else None
+        files = [Path(n).stem for n in r.headline if n != JUDGE_FILE]
+        stale = sorted(o for o in files if trained is not None and o not in trained)
+        if stale:
+            out.append(f"{r.label.strip()}: {', '.join(stale)} not in its train.order: files left by "
+                       f"another experiment ({fix})")  # fmt: skip
     return out
 
 

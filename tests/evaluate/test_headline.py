@@ -70,6 +70,19 @@ def test_metric_files_are_one_small_row_an_order(tmp_path):
     json.dumps(files)
 
 
+def test_metric_files_hold_what_the_tables_show_and_a_run_without_intervals_its_gain(tmp_path):
+    """The files held 3 decimals, which ``curll experiments`` rounded again: 0.625055 was 0.63 in
+    ``curll results`` and 0.62 there. With ``bootstrap.samples: 0`` (no ``baseline`` section)
+    the gain was dropped although ``metrics.json`` has it."""
+    loss = {"mean_nll": 4.194922, "gain_own": 0.625055, "gain_own_lo": 0.484574, "gain_own_hi": -0.0041}
+    metrics = {"loss": {"joint": {"all": loss}}, "judge_controls": {}}
+    h = headline(metrics, tmp_path)
+    got = metric_files(h)["joint.json"]
+    assert got == {"nll": 4.19, "nll_lo": None, "nll_hi": None, "gain": 0.63, "gain_lo": 0.48, "gain_hi": 0.0}
+    assert str(got["gain_hi"]) == "0.0"  # never -0.0
+    assert rows(h)[0][1] == "4.19" and rows(h)[0][5] == "0.63 [0.48, 0.00]"
+
+
 def test_identity_names_params_hash_model_and_dirty_commit(tmp_path):
     params = tmp_path / "params.yaml"
     params.write_text(

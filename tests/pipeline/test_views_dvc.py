@@ -142,6 +142,40 @@ def test_curll_experiments_shows_each_experiments_orders_and_the_params_that_dif
     assert done.stdout.count("failed") == 3  # the judge's verdict once an experiment
 
 
+def test_experiments_at_80_columns_keep_every_params_value_and_interval(exp_repo: Path):
+    """The "params that differ" column was squeezed to nothing at 80 columns, header and all."""
+    from rich.console import Console
+
+    from pipeline.tools.experiments import COLUMNS, dvc_exp_show, experiments, table_rows
+    from pipeline.tools.tables import fitted
+
+    rows = table_rows(experiments(dvc_exp_show(exp_repo), "data/evaluate/headline"))
+    console = Console(width=80, record=True)
+    console.print(fitted(console, COLUMNS, rows, fold={COLUMNS[1]}))
+    lines = console.export_text().splitlines()
+    assert max(map(len, lines)) <= 80 and "\u2026" not in "".join(lines), lines
+    a, b = lines[0].index("params that"), lines[1].index("order")  # the column, from its header
+    column = "".join(ln[a:b] for ln in lines[3:]).replace(" ", "")
+    assert "train.order=[independent,joint,continual]" in column, lines
+    assert "[-10.12, -10.12]" in "".join(lines)
+
+
+def test_a_key_one_experiment_lacks_is_absent_and_files_of_untrained_orders_are_noted():
+    from pipeline.tools.experiments import Experiment, notes, table_rows
+
+    head: dict[str, dict[str, Any]] = {
+        "joint.json": {"nll": 4.2},
+        "continual.json": {"nll": 4.8},
+        "judge.json": {"informative": False},
+    }
+    rows = [Experiment("workspace", {"train.order": ["continual"], "foo.bar": 1}, head),
+            Experiment("main", {"train.order": ["joint", "continual"]}, head)]  # fmt: skip
+    said = [r[1] for r in table_rows(rows) if r[1]]
+    assert said == ["train.order=[continual]\nfoo.bar=1", "train.order=[joint, continual]\nfoo.bar (absent)"]
+    [note] = notes(rows, Path("params.yaml"), None)
+    assert note.startswith("workspace: joint not in its train.order: files left by another experiment")
+
+
 def test_a_failed_or_queued_experiment_shows_its_params_and_no_results():
     """DVC shows a failed or queued experiment with the params it was given and the metrics of
     the commit it started from: those are not its results."""

@@ -9,7 +9,7 @@ a hash of the params file, the LLM profile and model in use, the git commit (``+
 tracked files differ from it) and when the outputs were written. :func:`rows` lays the headline
 out as one table of strings, the same for ``curll results`` (a terminal table) and the HTML
 report's header, and :func:`metric_files` gives the small DVC metrics files (``<order>.json``
-and ``judge.json``, rounded to 3 decimals) that ``dvc metrics show`` prints.
+and ``judge.json``, rounded to the 2 decimals every table shows) that ``dvc metrics show`` prints.
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
             continue
         loss = kinds.get("all", {})
         b = base.get(order, {})
-        gain = (_num(b.get("gain")), _num(b.get("lo", loss.get("gain_own_lo"))),
+        gain = (_num(b.get("gain", loss.get("gain_own"))), _num(b.get("lo", loss.get("gain_own_lo"))),
                 _num(b.get("hi", loss.get("gain_own_hi"))))  # fmt: skip
         spans = (_span(loss, "mean_nll"), _span(loss, "FGT_nll_rise"), _span(loss, "BWT_nll_fall"))
         unigram = _num(b["unigram"]) if "unigram" in b else _unigram_own(matrices, order)
@@ -213,11 +213,13 @@ def rows(h: Headline) -> list[list[str]]:
 def metric_files(h: Headline) -> dict[str, dict[str, float | bool | None]]:
     """File name -> content of the DVC headline metrics: ``<order>.json`` (``nll``, ``gain`` and
     their ``_lo``/``_hi``) and ``judge.json`` (``informative``). Few keys, shared by every
-    order's file, so ``dvc metrics show`` prints one narrow row per order."""
+    order's file, so ``dvc metrics show`` prints one narrow row per order. Values are rounded
+    as :func:`two` shows them, so ``curll experiments`` (which reads these files) shows what
+    ``curll results`` shows, never a second rounding of a rounded value."""
     out: dict[str, dict[str, float | bool | None]] = {}
     for o in h.orders:
         out[f"{o.order}.json"] = {
-            f"{name}{suffix}": None if v is None else round(v, 3)
+            f"{name}{suffix}": None if v is None or math.isnan(v) else float(two(v))
             for name, span in (("nll", o.nll), ("gain", o.gain))
             for suffix, v in zip(("", "_lo", "_hi"), span, strict=True)
         }
