@@ -129,8 +129,10 @@ def headline_folder(params: Path) -> tuple[str, str | None]:
     try:
         return Path(load_params(params).evaluate.out.headline).as_posix(), None
     except CurllError as exc:
-        written = ((load_yaml(params) or {}).get("evaluate") or {}).get("out", {}).get("headline")
-        if not isinstance(written, str):
+        written: Any = load_yaml(params)
+        for key in ("evaluate", "out", "headline"):
+            written = written.get(key) if isinstance(written, Mapping) else None
+        if not isinstance(written, str) or not written:
             raise
         return Path(written).as_posix(), str(exc)
 

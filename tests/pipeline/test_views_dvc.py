@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from curll.errors import CurllError
 from curll.evaluate.headline import Headline, Judge, Order, metric_files
 from curll.yamlio import dump_yaml, load_yaml
 
@@ -207,3 +208,19 @@ def test_a_failed_or_queued_experiment_shows_its_params_and_no_results():
         ["  bad (failed)", "train.lr=5.0", *none],
         ["  later (queued)", "train.lr=0.02", *none],
     ]  # fmt: skip
+
+
+def test_a_params_file_left_invalid_still_names_its_headline_folder(tmp_path: Path):
+    """A failed ``dvc exp run -S train.epochs=-1`` leaves that value in params.yaml: experiments
+    refused to compare anything until the file was fixed."""
+    from pipeline.tools.experiments import headline_folder
+
+    params = load_yaml(ROOT / "params.yaml")
+    params["train"]["epochs"] = -1
+    dump_yaml(params, tmp_path / "params.yaml")
+    folder, why = headline_folder(tmp_path / "params.yaml")
+    assert folder == params["evaluate"]["out"]["headline"] and why is not None and "train.epochs" in why
+    del params["evaluate"]["out"]["headline"]
+    dump_yaml(params, tmp_path / "params.yaml")
+    with pytest.raises(CurllError, match=r"train\.epochs"):
+        headline_folder(tmp_path / "params.yaml")
