@@ -13,7 +13,7 @@ synthetic instances, made without an LLM.
   verbatim copies of an earlier one of the same stage, a share ``near`` are copies with one
   edit (harness/corpus.py): verify must find them.
 
-N counts instances (passages + IR pairs + QA pairs), the unit of the paper's 87M.
+N counts instances (passages + IR pairs + QA pairs), the unit of the paper's Table 1 (about 150M).
 """
 
 from __future__ import annotations

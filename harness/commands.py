@@ -25,9 +25,8 @@ def env() -> dict[str, str]:
     return out
 
 
-#: a guard against a hung child, not a speed limit: the slowest command here (the smoke test's
-#: whole-pipeline ``dvc repro``) takes about 2 minutes on an idle 2-core machine and was seen at
-#: 5x that on a loaded one; an hour trips only on a real hang
+#: a guard against a hung child, not a speed limit: the slowest command here is the smoke test's
+#: whole-pipeline ``dvc repro`` (minutes, more on a loaded machine); an hour trips only on a real hang
 HANG = 3600
 
 
