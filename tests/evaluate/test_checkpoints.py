@@ -512,3 +512,38 @@ def test_swish_is_silu_by_another_name(checkpoint: Path, tmp_path: Path):
     shutil.copytree(checkpoint, tmp_path / "swish")
     _config(tmp_path / "swish", hidden_act="swish")
     assert unreadable(tmp_path / "swish") == ""
+
+
+def _slow_only(checkpoint: Path, folder: Path, vocab_size: int) -> Path:
+    """``checkpoint``'s model with a byte-level BPE of ``vocab_size`` kept only in the slow files
+    (``vocab.json``, ``merges.txt``) and one fixed ``tokenizer_config.json``: two such folders
+    differ only in the files a tokenizer.json-less download holds."""
+    corpus = [hub_text(q, p) + a for _, _, q, p, a in ROWS] * 5
+    model = json.loads(hub_tokenizer(corpus, vocab_size=vocab_size).backend_tokenizer.to_str())["model"]
+    shutil.copytree(checkpoint, folder)
+    for name in ("tokenizer.json", "special_tokens_map.json"):
+        (folder / name).unlink(missing_ok=True)
+    (folder / "vocab.json").write_text(json.dumps(model["vocab"]))
+    merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
+    (folder / "merges.txt").write_text("#version: 0.2\n" + "\n".join(merges) + "\n")
+    config = {"tokenizer_class": "GPT2Tokenizer", "eos_token": EOS, "bos_token": EOS, "unk_token": EOS}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    return folder
+
+
+@pytest.mark.filterwarnings("ignore:Deprecated in 0.9.0:DeprecationWarning")  # transformers' slow GPT-2 class
+def test_checkpoints_whose_slow_tokenizer_files_differ_each_get_their_own(checkpoint: Path, tmp_path: Path):
+    """The tokenizers were shared by the bytes of tokenizer.json, tokenizer_config.json and
+    special_tokens_map.json alone: a second folder with other vocab.json and merges.txt was
+    scored with the first one's tokenizer."""
+    from curll.evaluate.models import tokenizers
+
+    a, b = _slow_only(checkpoint, tmp_path / "a", 300), _slow_only(checkpoint, tmp_path / "b", 270)
+    params = _params([{"order": "joint", "stages": [0], "path": "a", "layout": "curll-hub"},
+                      {"order": "joint", "stages": [0], "path": "b", "seed": 1, "layout": "curll-hub"}],
+                     tmp_path)  # fmt: skip
+    got = tokenizers(params, _unchecked(params), tokenizer=None)
+    text = "How many apples does Sam have now?"
+    for folder in (a, b):
+        assert got[folder][0](text)["input_ids"] == load_tokenizer(folder, "curll-hub")(text)["input_ids"]
+    assert len(got[a][0].get_vocab()) == 300 and len(got[b][0].get_vocab()) == 270

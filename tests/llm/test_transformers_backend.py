@@ -170,3 +170,20 @@ def test_each_answer_is_reported_as_its_row_finishes(backend):
     assert sorted(i for i, _ in seen) == list(range(6))
     assert [c for _, c in sorted(seen, key=lambda t: t[0])] == out
     assert [i for i, _ in seen] != list(range(6))  # the short rows came first
+
+
+def test_the_hub_clients_download_records_are_not_part_of_a_models_fingerprint(tmp_path, embedded_model):
+    """``hf download --local-dir`` writes ``.cache/huggingface/download/*.metadata`` with the time
+    of the download: the same weights downloaded twice got two names, so other seeds and answers."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(embedded_model, copy)
+    record = copy / ".cache" / "huggingface" / "download" / "config.json.metadata"
+    record.parent.mkdir(parents=True)
+    record.write_text("abc123\netag-1\n1732700000.0\n")
+    assert fingerprint(copy) == fingerprint(embedded_model)
+    record.write_text("abc123\netag-1\n1732800000.0\n")
+    assert fingerprint(copy) == fingerprint(embedded_model)
+    (copy / "config.json").write_text((copy / "config.json").read_text() + " ")
+    assert fingerprint(copy) != fingerprint(embedded_model)  # a file that is content still counts

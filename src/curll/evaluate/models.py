@@ -119,8 +119,10 @@ def _tokenizer_problem(tok: Any, folder: Path, layout: str) -> str:
 
 def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> dict[Path, tuple[Any, str]]:
     """Each model folder's (tokenizer, layout): ``tokenizer`` (curll's) in curll's layout for
-    curll's models, else the folder's own in its layout, loaded once per distinct tokenizer
-    files and layout (the same object for models that share them)."""
+    curll's models, else the folder's own in its layout, loaded once per distinct files and
+    layout (the same object for models that share them). The files compared are every file of
+    the folder but its weights, so slow-only tokenizers (``vocab.json``, ``merges.txt``,
+    ``tokenizer.model``) that differ are loaded apart."""
     from curll.evaluate.layouts import load_tokenizer
 
     if not params.evaluate.checkpoints.models:
@@ -130,8 +132,7 @@ def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> 
     loaded: dict[tuple[str, bytes], tuple[Any, str]] = {}
     out = {}
     for m in models:
-        files = [m.folder / n for n in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")]
-        key = (m.layout, b"\0".join(f.read_bytes() if f.is_file() else b"" for f in files))
+        key = (m.layout, _tokenizer_files(m.folder))
         try:
             if key not in loaded:
                 loaded[key] = (load_tokenizer(m.folder, m.layout), m.layout)
@@ -142,6 +143,18 @@ def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> 
             raise CurllError(why, file=m.folder, field=keys.get(m.folder))
         out[m.folder] = loaded[key]
     return out
+
+
+#: weight files: never part of a tokenizer (and possibly GBs)
+_WEIGHTS = frozenset({".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack"})
+
+
+def _tokenizer_files(folder: Path) -> bytes:
+    """Name and content of every file directly in ``folder`` but weights and hidden files: the
+    tokenizer in any of its forms, fast or slow."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix not in _WEIGHTS
+                   and not p.name.startswith("."))  # fmt: skip
+    return b"\0".join(p.name.encode() + b"\0" + p.read_bytes() for p in files)
 
 
 class Untrained(NamedTuple):

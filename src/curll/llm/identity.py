@@ -38,9 +38,12 @@ def fingerprint(folder: Path) -> str:
 
     Config and tokenizer files are hashed whole; weight files (possibly many GB) by name,
     size and their first and last MiB, which any retraining or re-initialisation changes.
+    Hidden files and folders are not content: the Hub client's download records
+    (``.cache/huggingface/``, with the time of the download) would make one model two.
     """
     h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    content = [p for p in folder.rglob("*") if p.is_file() and not _hidden(p.relative_to(folder))]
+    for path in sorted(content):
         h.update(path.relative_to(folder).as_posix().encode())
         size = path.stat().st_size
         h.update(str(size).encode())
@@ -52,6 +55,10 @@ def fingerprint(folder: Path) -> str:
                 f.seek(size - _HEAD)
                 h.update(f.read(_HEAD))
     return h.hexdigest()[:12]
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
 
 
 def request_seed(request: ChatRequest, model: str) -> int:
