@@ -184,7 +184,9 @@ class FakeChatServer:
                 if action == "404-ollama":
                     return self._send(404, b'{"error": "model \\"tiny\\" not found, try pulling it first"}')
                 if action == "502-html":
-                    page = b"<html><head><title>502</title></head><body><h1>502 Bad Gateway</h1></body>"
+                    page = (b"<html><head><title>502</title><style>h1 {color: red}</style></head>"
+                            b"<body><h1>502 Bad Gateway</h1><script>var x = 'not supported';</script>"
+                            b"</body>")  # fmt: skip
                     return self._send(502, page, {"Content-Type": "text/html"})
                 if action == "error-200":
                     return self._send(200, b'{"error": {"message": "the model is overloaded"}}')

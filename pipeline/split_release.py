@@ -61,7 +61,8 @@ def run(params: Params) -> None:
         repos = json.loads(Path(params.split.out.stats).read_text(encoding="utf-8")).get("repositories", [])
         made = textwrap.fill(
             f"Imported from the CurLL authors' release ({imp.layout} repositories under {imp.dir}: "
-            f"{', '.join(repos) or 'none listed'}; their license applies to these records): at "
+            f"{', '.join(repos) or 'none listed'}; the license above is split_release.license: set it to "
+            "theirs): at "
             f"most {imp.train} train, {imp.validation} validation and {imp.test} test questions per stage "
             "and type, and a passage record for each passage they ask about (curll wrote its request), "
             f"a sample seeded by split.seed ({params.split.seed}); the release's own splits are kept.",

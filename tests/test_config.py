@@ -272,6 +272,11 @@ def test_repo_params_load_frozen(good):
             "split_release.name",
             r"^one line of text",
         ),
+        (  # a line separator is a line break to a Markdown reader
+            lambda d: d["split_release"].update(name="slice\u2028v2"),
+            "split_release.name",
+            r"^one line of text",
+        ),
         (
             lambda d: d["split_release"].update(license="Apache 2.0"),
             "split_release.license",

@@ -202,11 +202,15 @@ def show_results(params: ParamsOpt = DEFAULT_PARAMS) -> None:
         raise CurllError("no results yet: run `dvc repro` (or `make run`)", file=metrics)
     try:
         values = json.loads(metrics.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # a UnicodeDecodeError too
         raise CurllError(f"not JSON ({exc}): run `dvc repro` to write it again", file=metrics) from None
+    again = "not the results the evaluate stage writes: run `dvc repro` to write it again"
     if not isinstance(values, dict):
-        raise CurllError("not a JSON object of results: run `dvc repro` to write it again", file=metrics)
-    head = headline(values, root / out.matrices)
+        raise CurllError(again, file=metrics)
+    try:
+        head = headline(values, root / out.matrices)
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:  # a section of another shape
+        raise CurllError(f"{again} ({type(exc).__name__}: {exc})", file=metrics) from None
     now = identity(params)
     recorded = Identity.of_run(values)
     run = recorded or replace(now, written=None)

@@ -140,11 +140,14 @@ def headline_folder(params: Path) -> tuple[str, str | None]:
 def notes(rows: Sequence[Experiment], params: Path, invalid: str | None) -> list[str]:
     """Lines under the table: a params file that does not load, and a row holding headline
     files of orders its ``train.order`` does not train (left in the workspace by another
-    experiment's outputs, as ``dvc exp apply`` over an applied experiment leaves them)."""
+    experiment's outputs, as ``dvc exp apply`` over an applied experiment leaves them; not
+    where ``evaluate.checkpoints`` scores other models, whose orders are their own)."""
     out = [f"{params} does not load ({invalid}): the workspace row shows its values as written"]
     out = out if invalid else []
-    fix = "before `dvc exp apply`, run `git checkout -- . && dvc checkout --force`"
+    fix = "before `dvc exp apply`, run `git checkout -- params.yaml dvc.lock data && dvc checkout --force`"
     for r in rows:
+        if r.params.get("evaluate.checkpoints.models"):
+            continue  # checkpoints scored in place of train's models: their own orders
         order = r.params.get("train.order")
         trained = [order] if isinstance(order, str) else order if isinstance(order, list) else None
         files = [Path(n).stem for n in r.headline if n != JUDGE_FILE]

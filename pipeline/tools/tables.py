@@ -4,7 +4,7 @@
 fits the console; where it does not, the ``fold`` columns (free text) wrap; where it still
 does not, each ``v [lo, hi]`` cell also puts its interval under its value (a 17-character
 cell becomes 12 wide) and columns are one space apart: ``curll results`` fits 80 columns. A
-table still too wide is then rich's to shrink; no column is dropped.
+table still too wide then wraps every cell: no column is dropped and no character cut.
 """
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ def _table(
 ) -> Table:
     tight = {"show_edge": False, "padding": (0, 0)} if narrow else {"collapse_padding": True}
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, **tight)  # tight: one space between columns
-    for name in columns:
-        wraps = name in fold
-        table.add_column(name, no_wrap=not wraps, overflow="fold", min_width=12 if wraps else None)
+    for name in columns:  # narrow: every cell may wrap, so none is ever cut (a cut number reads as
+        wraps = narrow or name in fold  # another number)
+        table.add_column(name, no_wrap=not wraps, overflow="fold", min_width=12 if name in fold else None)
     for i, row in enumerate(rows):
         if i in sections:
             table.add_section()

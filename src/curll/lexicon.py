@@ -13,6 +13,8 @@ import re
 
 from curll.text import SPELLINGS, words_any_script
 
+#: endings that are words only joined to one ("it's", "we're", "they'll")
+_CLITICS = frozenset({"s", "d", "m", "t", "re", "ve", "ll"})
 #: the numbered suffix of a word's second and later pronunciations ("read(2)")
 _VARIANT = re.compile(r"\(\d+\)$")
 
@@ -30,9 +32,9 @@ def dictionary() -> frozenset[str]:
 def is_word(word: str) -> bool:
     """True for a dictionary word (any case), in British or American spelling; a hyphenated
     word when it has a part and every part is one. Not a word: punctuation alone ("--"), a
-    possessive ending alone ("'s")."""
+    possessive or contraction ending alone ("'s", "'re", "'ll")."""
     w = word.lower().strip("'")
-    if not w or (word.startswith("'") and w == "s"):
+    if not w or (word.startswith("'") and w in _CLITICS):
         return False
     if "-" in w:
         parts = [part for part in w.split("-") if part]

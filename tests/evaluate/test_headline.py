@@ -72,15 +72,27 @@ def test_metric_files_are_one_small_row_an_order(tmp_path):
 
 def test_metric_files_hold_what_the_tables_show_and_a_run_without_intervals_its_gain(tmp_path):
     """The files held 3 decimals, which ``curll experiments`` rounded again: 0.625055 was 0.63 in
-    ``curll results`` and 0.62 there. With ``bootstrap.samples: 0`` (no ``baseline`` section)
-    the gain was dropped although ``metrics.json`` has it."""
-    loss = {"mean_nll": 4.194922, "gain_own": 0.625055, "gain_own_lo": 0.484574, "gain_own_hi": -0.0041}
-    metrics = {"loss": {"joint": {"all": loss}}, "judge_controls": {}}
-    h = headline(metrics, tmp_path)
-    got = metric_files(h)["joint.json"]
-    assert got == {"nll": 4.19, "nll_lo": None, "nll_hi": None, "gain": 0.63, "gain_lo": 0.48, "gain_hi": 0.0}
-    assert str(got["gain_hi"]) == "0.0"  # never -0.0
-    assert rows(h)[0][1] == "4.19" and rows(h)[0][5] == "0.63 [0.48, 0.00]"
+    ``curll results`` and 0.62 there. A run with ``bootstrap.samples: 0`` writes no ``baseline``
+    section, and its gain was dropped although its matrix has it (the mean of its diagonal)."""
+    import pandas as pd
+
+    from curll.evaluate.report import build
+    from tests.evaluate.test_analysis import losses_of, scores
+
+    s = scores().assign(score=lambda f: f["score"] + f["item_id"].str[-1].astype(int) * 0.5)
+    items = s[s["run"] == "continual/0"][["item_id", "stage"]].assign(reference="A cat sat on the mat.")
+    degree = pd.Series(0, index=s["indicator_id"].unique())
+    m = tmp_path / "m"
+    rep = build(s, items, degree, ["ir", "cqa"], m, tmp_path / "p", losses=losses_of(s), samples=0)
+    assert "baseline" not in rep.metrics
+    gain = pd.read_csv(m / "loss_continual_all_gain.csv", index_col=0)
+    own = sum(gain.loc[t, str(t)] for t in gain.index) / len(gain.index)
+    got = metric_files(headline(rep.metrics, m))["continual.json"]
+    assert got["gain"] == float(f"{own:.2f}") and got["gain_lo"] is None and got["nll"] is not None
+    both = {"loss": {"joint": {"all": {"mean_nll": 1.0}}},
+            "baseline": {"orders": {"joint": {"gain": 0.625055, "lo": -0.0041, "hi": 0.2}}}}  # fmt: skip
+    rounded = metric_files(headline(both, tmp_path))["joint.json"]
+    assert rounded["gain"] == 0.63 and str(rounded["gain_lo"]) == "0.0"  # as shown; never -0.0
 
 
 def test_identity_names_params_hash_model_and_dirty_commit(tmp_path):

@@ -244,7 +244,7 @@ def test_a_stream_whose_body_breaks_is_asked_again_and_stops_no_other_request(se
 @pytest.mark.parametrize(
     ("action", "said"),
     [("400-detail", "Error code: 400 - max_tokens too large for the context"),
-     ("502-html", "Error code: 502 - 502 502 Bad Gateway")],
+     ("502-html", "Error code: 502 - 502 502 Bad Gateway")],  # no style or script: not "not supported"
 )  # fmt: skip
 def test_an_error_body_in_another_form_than_openais_keeps_the_servers_reason(server, action, said):
     """The client reads a reason only from ``{"error": {"message": ...}}``: the reason of a
@@ -253,6 +253,9 @@ def test_an_error_body_in_another_form_than_openais_keeps_the_servers_reason(ser
     b = OpenAIBackend("tiny", base_url=server.base_url, timeout_s=5, max_retries=0)
     [done] = b.complete([req("a")])
     assert done.text == "" and said in (done.error or ""), done.error
+    if action == "502-html":  # a page's style and script are no reason, and "not supported" in a
+        assert "color" not in (done.error or "") and "supported" not in (done.error or "")
+        assert done.transient  # script made the 502 final as an invalid request: it is retried
 
 
 def test_a_404_whose_text_names_a_missing_model_names_the_model_key(server):

@@ -31,7 +31,9 @@ def test_results_read_the_run_next_to_the_params_file_from_any_folder(run_dir: P
     assert all(cell in done.stdout for cell in ("4.81", "[4.51, 5.12]", "0.49", "[0.25, 0.74]")), done.stdout
 
 
-@pytest.mark.parametrize("text", ["", "{not json", "[]", "<<<<<<< HEAD\n{}\n=======\n{}\n>>>>>>> exp\n"])
+@pytest.mark.parametrize(
+    "text", ["", "{not json", "[]", "<<<<<<< HEAD\n{}\n=======\n{}\n>>>>>>> exp\n", '{"loss": []}']
+)
 def test_a_metrics_file_that_is_no_json_object_is_one_line_and_status_2(run_dir: Path, text: str):
     metrics = run_dir / "data" / "evaluate" / "metrics.json"
     metrics.write_text(text)
@@ -63,6 +65,10 @@ def test_a_narrow_table_stacks_intervals_and_folds_free_text_only():
     text = console.export_text()
     assert max(map(len, text.splitlines())) <= 60 and "\u2026" not in text, text
     assert "[3.94, 4.45]" in text and "4.20" in text and "joint" in text
+    tiny = Console(width=36, record=True)
+    tiny.print(fitted(tiny, ["experiment", "params", "order", "NLL"], rows, fold={"params"}))
+    left = "".join(tiny.export_text().split())  # too narrow for any layout: cells wrap, none is cut
+    assert "4.20" in left and "4.45]" in left and "joint" in left and "\u2026" not in left, left
     wide = Console(width=200, record=True)
     wide.print(fitted(wide, ["experiment", "params", "order", "NLL"], rows, fold={"params"}))
     assert "4.20 [3.94, 4.45]" in wide.export_text()  # one line where it fits

@@ -175,6 +175,10 @@ def test_a_key_one_experiment_lacks_is_absent_and_files_of_untrained_orders_are_
     assert said == ["train.order=[continual]\nfoo.bar=1", "train.order=[joint, continual]\nfoo.bar (absent)"]
     [note] = notes(rows, Path("params.yaml"), None)
     assert note.startswith("workspace: joint not in its train.order: files left by another experiment")
+    scored = Experiment(
+        "ws", {"train.order": ["continual"], "evaluate.checkpoints.models": [{"path": "a"}]}, head
+    )
+    assert notes([scored], Path("params.yaml"), None) == []  # checkpoints: their orders are their own
 
 
 def test_a_failed_or_queued_experiment_shows_its_params_and_no_results():
@@ -224,3 +228,8 @@ def test_a_params_file_left_invalid_still_names_its_headline_folder(tmp_path: Pa
     dump_yaml(params, tmp_path / "params.yaml")
     with pytest.raises(CurllError, match=r"train\.epochs"):
         headline_folder(tmp_path / "params.yaml")
+    for broken in ({"out": "oops"}, {"out": None}, "oops"):  # a section on the way that is no mapping
+        params["evaluate"] = broken
+        dump_yaml(params, tmp_path / "params.yaml")
+        with pytest.raises(CurllError, match=r"evaluate"):  # one line naming the key, no traceback
+            headline_folder(tmp_path / "params.yaml")

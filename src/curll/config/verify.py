@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StrictBool, StrictStr, model_validator
@@ -204,8 +205,8 @@ class ReleaseOutputs(Section):
 
 
 def _one_line(text: str) -> str:
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
-        raise ValueError("one line of text, without tabs or other control characters")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text):  # controls, U+2028, U+2029
+        raise ValueError("one line of text, without tabs, line breaks or other control characters")
     return text
 
 

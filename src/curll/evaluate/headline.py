@@ -151,11 +151,13 @@ def _span(values: dict[str, Any], name: str) -> Span:
     return _num(values.get(name)), _num(values.get(f"{name}_lo")), _num(values.get(f"{name}_hi"))
 
 
-def _unigram_own(matrices: Path, order: str) -> float | None:
-    """Mean of the diagonal of ``loss_<order>_all_unigram.csv``: the baseline on each model's
-    own stage (the cells ``gain_own`` averages); None without the file. ``metrics.json`` records
-    it (``baseline.orders.<order>.unigram``); this reads a run written before it did."""
-    path = matrices / f"loss_{order}_all_unigram.csv"
+def _own_stage(matrices: Path, order: str, what: str) -> float | None:
+    """Mean of the diagonal of ``loss_<order>_all_<what>.csv`` (``unigram``: the baseline on each
+    model's own stage; ``gain``: the model's gain over it there, the cells ``gain_own``
+    averages); None without the file. ``metrics.json`` records both under ``baseline`` when it
+    bootstraps; this reads a run without intervals (``bootstrap.samples: 0``) or one written
+    before it did."""
+    path = matrices / f"loss_{order}_all_{what}.csv"
     if not path.is_file():
         return None
     with path.open(newline="", encoding="utf-8") as f:
@@ -176,10 +178,11 @@ def headline(metrics: dict[str, Any], matrices: Path) -> Headline:
             continue
         loss = kinds.get("all", {})
         b = base.get(order, {})
-        gain = (_num(b.get("gain", loss.get("gain_own"))), _num(b.get("lo", loss.get("gain_own_lo"))),
+        own_gain = _num(b["gain"]) if "gain" in b else _own_stage(matrices, order, "gain")
+        gain = (own_gain, _num(b.get("lo", loss.get("gain_own_lo"))),
                 _num(b.get("hi", loss.get("gain_own_hi"))))  # fmt: skip
         spans = (_span(loss, "mean_nll"), _span(loss, "FGT_nll_rise"), _span(loss, "BWT_nll_fall"))
-        unigram = _num(b["unigram"]) if "unigram" in b else _unigram_own(matrices, order)
+        unigram = _num(b["unigram"]) if "unigram" in b else _own_stage(matrices, order, "unigram")
         beats = (int(b["beating"]), int(b["models"])) if "models" in b else None
         out.append(Order(order, *spans, unigram, gain, beats))
     return Headline(out, *judges_of(metrics))
@@ -215,7 +218,8 @@ def metric_files(h: Headline) -> dict[str, dict[str, float | bool | None]]:
     their ``_lo``/``_hi``) and ``judge.json`` (``informative``). Few keys, shared by every
     order's file, so ``dvc metrics show`` prints one narrow row per order. Values are rounded
     as :func:`two` shows them, so ``curll experiments`` (which reads these files) shows what
-    ``curll results`` shows, never a second rounding of a rounded value."""
+    ``curll results`` shows, not a second rounding of a rounded value (files of experiments
+    made before, with 3 decimals, are still rounded again)."""
     out: dict[str, dict[str, float | bool | None]] = {}
     for o in h.orders:
         out[f"{o.order}.json"] = {

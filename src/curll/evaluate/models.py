@@ -121,8 +121,8 @@ def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> 
     """Each model folder's (tokenizer, layout): ``tokenizer`` (curll's) in curll's layout for
     curll's models, else the folder's own in its layout, loaded once per distinct files and
     layout (the same object for models that share them). The files compared are every file of
-    the folder but its weights, so slow-only tokenizers (``vocab.json``, ``merges.txt``,
-    ``tokenizer.model``) that differ are loaded apart."""
+    the folder a tokenizer may be read from, so slow-only tokenizers (``vocab.json``,
+    ``merges.txt``, ``tokenizer.model``) that differ are loaded apart."""
     from curll.evaluate.layouts import load_tokenizer
 
     if not params.evaluate.checkpoints.models:
@@ -145,15 +145,19 @@ def tokenizers(params: Params, models: Sequence[SavedModel], tokenizer: Any) -> 
     return out
 
 
-#: weight files: never part of a tokenizer (and possibly GBs)
-_WEIGHTS = frozenset({".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack"})
+#: the kinds of file a tokenizer is read from, fast or slow (tokenizer.json, vocab.json,
+#: merges.txt, vocab.txt, tokenizer.model, a chat template); weights, a card or a log are none
+_TOKENIZER_SUFFIXES = frozenset({".json", ".txt", ".model", ".jinja", ".tiktoken"})
+#: files of those kinds that describe the model or its training, not its tokenizer
+_NOT_TOKENIZER = frozenset({"config.json", "generation_config.json", "trainer_state.json",
+                            "model.safetensors.index.json", "adapter_config.json"})  # fmt: skip
 
 
 def _tokenizer_files(folder: Path) -> bytes:
-    """Name and content of every file directly in ``folder`` but weights and hidden files: the
-    tokenizer in any of its forms, fast or slow."""
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix not in _WEIGHTS
-                   and not p.name.startswith("."))  # fmt: skip
+    """Name and content of every file directly in ``folder`` a tokenizer may be read from (not
+    hidden): the key under which checkpoints share one."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in _TOKENIZER_SUFFIXES
+                   and p.name not in _NOT_TOKENIZER and not p.name.startswith("."))  # fmt: skip
     return b"\0".join(p.name.encode() + b"\0" + p.read_bytes() for p in files)
 
 

@@ -203,8 +203,8 @@ def describe(exc: BaseException) -> str:
 def error_text(exc: BaseException) -> str:
     """``exc``'s message on one line. The client keeps only ``{"error": {"message": ...}}`` of
     an error status's body; a body in another form (``{"detail": ...}``, ``{"error": "..."}``,
-    plain text, an HTML page, its tags dropped) is added after its ``Error code: N``, so the
-    server's own reason is not lost. Not yet cut or redacted."""
+    plain text, an HTML page, its tags, styles and scripts dropped) is added after its
+    ``Error code: N``, so the server's own reason is not lost. Not yet cut or redacted."""
     import openai
 
     said = one_line(exc, None)
@@ -217,8 +217,8 @@ def error_text(exc: BaseException) -> str:
             return said  # the form the client reads: its message is in ``said`` already
         body = next((body[k] for k in ("error", "detail", "message") if isinstance(body.get(k), str)), body)
     text = body if isinstance(body, str) else json.dumps(body, default=str) if body is not None else ""
-    if text.lstrip().startswith("<"):
-        text = re.sub(r"<[^>]*>", " ", text)
+    if text.lstrip().startswith("<"):  # a page: its text, without its styles and scripts
+        text = re.sub(r"<[^>]*>", " ", re.sub(r"(?is)<(script|style)\b.*?</\1\s*>", " ", text))
     text = " ".join(text.split())
     return f"{said} - {text}" if text and text != "{}" else said
 
