@@ -142,8 +142,9 @@ def notes(rows: Sequence[Experiment], params: Path, invalid: str | None) -> list
     files of orders its ``train.order`` does not train (left in the workspace by another
     experiment's outputs, as ``dvc exp apply`` over an applied experiment leaves them; not
     where ``evaluate.checkpoints`` scores other models, whose orders are their own)."""
-    out = [f"{params} does not load ({invalid}): the workspace row shows its values as written"]
-    out = out if invalid else []
+    out = []
+    if invalid:
+        out.append(f"{params} does not load ({invalid}): the workspace row shows its values as written")
     fix = "before `dvc exp apply`, run `git checkout -- params.yaml dvc.lock data && dvc checkout --force`"
     for r in rows:
         if r.params.get("evaluate.checkpoints.models"):

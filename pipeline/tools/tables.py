@@ -2,9 +2,10 @@
 
 :func:`fitted` lays rows of strings out as a rich table: cells on one line where the table
 fits the console; where it does not, the ``fold`` columns (free text) wrap; where it still
-does not, each ``v [lo, hi]`` cell also puts its interval under its value (a 17-character
-cell becomes 12 wide) and columns are one space apart: ``curll results`` fits 80 columns. A
-table still too wide then wraps every cell: no column is dropped and no character cut.
+does not, each ``v [lo, hi]`` cell also puts its interval under its value (``4.85 [4.64,
+5.05]``, 17 characters, becomes 12 wide) and columns are one space apart: ``curll results``
+fits 80 columns. A table still too wide then wraps every cell: no column is dropped and no
+character cut.
 """
 
 from __future__ import annotations
@@ -38,16 +39,18 @@ def fitted(
     """A table of ``rows`` under ``columns`` for ``console``'s width (see the module); a line
     above each row index in ``sections``. Cells are plain text, never rich markup."""
     wide = console.options.update_width(1 << 20)  # measured unbounded: rich caps a measure at the width
-    for folds, narrow in ((False, False), (True, False), (True, True)):
-        if folds and not narrow and not fold:  # nothing to fold: stack at once
-            continue
-        table = _table(columns, rows, fold if folds else (), narrow, sections)
-        # a folded column as narrow as its longest word: the width the table can shrink to
-        least = _table(columns, [[_longest(c) if n in fold else c for n, c in zip(columns, r, strict=True)]
-                                 for r in rows], fold if folds else (), narrow, sections)  # fmt: skip
-        if narrow or Measurement.get(console, wide, least if folds else table).maximum <= console.width:
-            return table
-    raise AssertionError("unreachable")  # pragma: no cover
+
+    def fits(table: Table) -> bool:
+        return Measurement.get(console, wide, table).maximum <= console.width
+
+    one_line = _table(columns, rows, (), False, sections)
+    if fits(one_line):
+        return one_line
+    if fold:  # measured with each folded cell as narrow as its longest word: the least it can take
+        least = [[_longest(c) if n in fold else c for n, c in zip(columns, r, strict=True)] for r in rows]
+        if fits(_table(columns, least, fold, False, sections)):
+            return _table(columns, rows, fold, False, sections)
+    return _table(columns, rows, fold, True, sections)
 
 
 def _longest(cell: str) -> str:
